@@ -1,0 +1,415 @@
+package smt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// EmptyRoot is the root of the empty tree (and the hash of any empty subtree).
+var EmptyRoot = [32]byte{}
+
+// MaxDepth is the maximum depth of a node below the root.
+const MaxDepth = 256
+
+const (
+	leafPrefix  byte = 0x00
+	innerPrefix byte = 0x01
+
+	innerEncLen   = 1 + 32 + 32
+	minLeafEncLen = 1 + 32 + 1
+)
+
+// ErrEmptyValue is returned by Update for an empty value; use Delete.
+var ErrEmptyValue = errors.New("smt: empty value (use Delete)")
+
+// ErrCorruptNode is returned (wrapped) when a stored node cannot be decoded or
+// the stored tree violates the canonical shape.
+var ErrCorruptNode = errors.New("smt: corrupt node")
+
+type nodeKind uint8
+
+const (
+	// kindStub is a node known only by its hash; it is loaded on demand and
+	// then turned in place into a leaf or inner node.
+	kindStub nodeKind = iota
+	kindLeaf
+	kindInner
+)
+
+// node is an in-memory tree node. A nil *node is the empty subtree.
+//
+// Nodes are copy-on-write: once created, the logical content of a node (kind
+// after resolution, path, value, children) never changes. The only in-place
+// mutations are caching: filling in hash, marking it stored, and resolving a
+// stub into the node it names.
+type node struct {
+	kind   nodeKind
+	hashed bool // hash is valid
+	stored bool // node is present in the store
+	hash   [32]byte
+
+	path  [32]byte // leaf
+	value []byte   // leaf, non-empty, owned by the node
+
+	children [2]*node // inner
+}
+
+// Tree is a sparse Merkle tree rooted at a given root in a NodeStore. Changes
+// are kept in memory until Commit. A Tree is not safe for concurrent use.
+type Tree struct {
+	store  NodeStore
+	root   *node
+	hasher crypto.KeccakState
+	buf    [innerEncLen]byte
+}
+
+// New returns a tree over store with the given root. Use EmptyRoot for a new
+// tree. Any root previously committed to store may be opened, so historical
+// states stay readable. New does not access the store; a root missing from
+// the store surfaces as an ErrNodeNotFound error on first use.
+func New(store NodeStore, root [32]byte) *Tree {
+	t := &Tree{store: store, hasher: crypto.NewKeccakState()}
+	if root != EmptyRoot {
+		t.root = &node{kind: kindStub, hash: root, hashed: true, stored: true}
+	}
+	return t
+}
+
+// Root returns the current root hash, including uncommitted changes. It
+// hashes dirty nodes (caching the result) but writes nothing.
+func (t *Tree) Root() [32]byte {
+	return t.hashNode(t.root)
+}
+
+// Commit hashes all dirty nodes, writes them to the store (children before
+// parents) and returns the root. Nodes already stored are not rewritten. If a
+// write fails, the error is returned and the unwritten nodes stay dirty, so
+// Commit may be retried.
+func (t *Tree) Commit() ([32]byte, error) {
+	root := t.hashNode(t.root)
+	if err := t.persist(t.root); err != nil {
+		return EmptyRoot, fmt.Errorf("smt: commit: %w", err)
+	}
+	return root, nil
+}
+
+// Get returns the value stored under key. found is false if key is absent.
+// The returned slice is a copy owned by the caller.
+func (t *Tree) Get(key []byte) (value []byte, found bool, err error) {
+	value, found, err = t.getPath(t.keccak(key))
+	if err != nil {
+		return nil, false, fmt.Errorf("smt: get %x: %w", key, err)
+	}
+	return value, found, nil
+}
+
+func (t *Tree) getPath(path [32]byte) ([]byte, bool, error) {
+	n := t.root
+	for depth := 0; ; depth++ {
+		if n == nil {
+			return nil, false, nil
+		}
+		if err := t.resolve(n, depth); err != nil {
+			return nil, false, err
+		}
+		if n.kind == kindLeaf {
+			if n.path != path {
+				return nil, false, nil
+			}
+			return bytes.Clone(n.value), true, nil
+		}
+		n = n.children[bitAt(&path, depth)]
+	}
+}
+
+// Update sets key to value. value must be non-empty (see Delete). The value is
+// copied. On error the tree is unchanged.
+func (t *Tree) Update(key, value []byte) error {
+	if err := t.updatePath(t.keccak(key), value); err != nil {
+		return fmt.Errorf("smt: update %x: %w", key, err)
+	}
+	return nil
+}
+
+func (t *Tree) updatePath(path [32]byte, value []byte) error {
+	if len(value) == 0 {
+		return ErrEmptyValue
+	}
+	leaf := &node{kind: kindLeaf, path: path, value: bytes.Clone(value)}
+	root, err := t.insert(t.root, 0, leaf)
+	if err != nil {
+		return err
+	}
+	t.root = root
+	return nil
+}
+
+// Delete removes key. Deleting an absent key is a no-op. On error the tree is
+// unchanged.
+func (t *Tree) Delete(key []byte) error {
+	if err := t.deletePath(t.keccak(key)); err != nil {
+		return fmt.Errorf("smt: delete %x: %w", key, err)
+	}
+	return nil
+}
+
+func (t *Tree) deletePath(path [32]byte) error {
+	root, _, err := t.remove(t.root, 0, &path)
+	if err != nil {
+		return err
+	}
+	t.root = root
+	return nil
+}
+
+// insert returns the subtree n (rooted at depth) with leaf inserted.
+func (t *Tree) insert(n *node, depth int, leaf *node) (*node, error) {
+	if n == nil {
+		return leaf, nil
+	}
+	if err := t.resolve(n, depth); err != nil {
+		return nil, err
+	}
+	if n.kind == kindLeaf {
+		if n.path == leaf.path {
+			if bytes.Equal(n.value, leaf.value) {
+				return n, nil // unchanged: keep the hashed/stored node
+			}
+			return leaf, nil
+		}
+		if commonPrefixLen(&n.path, &leaf.path) < depth {
+			return nil, fmt.Errorf("%w: leaf %x at depth %d is off its path", ErrCorruptNode, n.hash, depth)
+		}
+		return split(n, leaf, depth), nil
+	}
+	b := bitAt(&leaf.path, depth)
+	child := n.children[b]
+	nc, err := t.insert(child, depth+1, leaf)
+	if err != nil {
+		return nil, err
+	}
+	if nc == child {
+		return n, nil
+	}
+	cp := &node{kind: kindInner, children: n.children}
+	cp.children[b] = nc
+	return cp, nil
+}
+
+// split joins two leaves with different paths that both belong to the
+// subtree at depth: an inner node where their paths diverge, under a chain of
+// single-child inner nodes for the shared bits below depth.
+func split(a, b *node, depth int) *node {
+	d := commonPrefixLen(&a.path, &b.path) // < 256 since paths differ; >= depth
+	n := &node{kind: kindInner}
+	n.children[bitAt(&a.path, d)] = a
+	n.children[bitAt(&b.path, d)] = b
+	for i := d - 1; i >= depth; i-- {
+		p := &node{kind: kindInner}
+		p.children[bitAt(&a.path, i)] = n
+		n = p
+	}
+	return n
+}
+
+// remove returns the subtree n (rooted at depth) without path, and whether
+// anything changed. It restores the canonical shape: a subtree left with a
+// single leaf collapses to that leaf.
+func (t *Tree) remove(n *node, depth int, path *[32]byte) (*node, bool, error) {
+	if n == nil {
+		return nil, false, nil
+	}
+	if err := t.resolve(n, depth); err != nil {
+		return nil, false, err
+	}
+	if n.kind == kindLeaf {
+		if n.path == *path {
+			return nil, true, nil
+		}
+		return n, false, nil
+	}
+	b := bitAt(path, depth)
+	nc, changed, err := t.remove(n.children[b], depth+1, path)
+	if err != nil || !changed {
+		return n, false, err
+	}
+	sib := n.children[1-b]
+	switch {
+	case nc == nil && sib == nil:
+		// Impossible in a canonical tree (an inner node holds >= 2 leaves).
+		return nil, false, fmt.Errorf("%w: inner node %x at depth %d had a single leaf", ErrCorruptNode, n.hash, depth)
+	case nc == nil:
+		// The sibling is now alone: if it is a leaf it moves up.
+		if err := t.resolve(sib, depth+1); err != nil {
+			return nil, false, err
+		}
+		if sib.kind == kindLeaf {
+			return sib, true, nil
+		}
+	case sib == nil && nc.kind == kindLeaf:
+		// A leaf bubbling up through a chain of single-child inner nodes.
+		return nc, true, nil
+	}
+	cp := &node{kind: kindInner, children: n.children}
+	cp.children[b] = nc
+	return cp, true, nil
+}
+
+// resolve loads a stub node in place. depth is the node's depth, used to
+// reject an inner node at depth 256 (which would overrun the path).
+func (t *Tree) resolve(n *node, depth int) error {
+	if n.kind == kindStub {
+		data, err := t.store.GetNode(n.hash)
+		if err != nil {
+			return fmt.Errorf("smt: load node %x: %w", n.hash, err)
+		}
+		if err := decodeNode(n, data); err != nil {
+			return err
+		}
+	}
+	if n.kind == kindInner && depth >= MaxDepth {
+		return fmt.Errorf("%w: inner node %x at depth %d", ErrCorruptNode, n.hash, depth)
+	}
+	return nil
+}
+
+// decodeNode fills the stub n (whose hash is set) from its stored encoding.
+func decodeNode(n *node, data []byte) error {
+	if len(data) == 0 {
+		return fmt.Errorf("%w: %x: empty encoding", ErrCorruptNode, n.hash)
+	}
+	switch data[0] {
+	case leafPrefix:
+		if len(data) < minLeafEncLen {
+			return fmt.Errorf("%w: %x: leaf encoding of %d bytes", ErrCorruptNode, n.hash, len(data))
+		}
+		copy(n.path[:], data[1:33])
+		n.value = bytes.Clone(data[33:])
+		n.kind = kindLeaf
+	case innerPrefix:
+		if len(data) != innerEncLen {
+			return fmt.Errorf("%w: %x: inner encoding of %d bytes", ErrCorruptNode, n.hash, len(data))
+		}
+		var l, r [32]byte
+		copy(l[:], data[1:33])
+		copy(r[:], data[33:65])
+		if l == EmptyRoot && r == EmptyRoot {
+			return fmt.Errorf("%w: %x: inner node with two empty children", ErrCorruptNode, n.hash)
+		}
+		n.children[0] = stub(l)
+		n.children[1] = stub(r)
+		n.kind = kindInner
+	default:
+		return fmt.Errorf("%w: %x: unknown node tag 0x%02x", ErrCorruptNode, n.hash, data[0])
+	}
+	return nil
+}
+
+func stub(h [32]byte) *node {
+	if h == EmptyRoot {
+		return nil
+	}
+	return &node{kind: kindStub, hash: h, hashed: true, stored: true}
+}
+
+// hashNode returns the hash of n, computing and caching dirty hashes.
+func (t *Tree) hashNode(n *node) [32]byte {
+	if n == nil {
+		return EmptyRoot
+	}
+	if n.hashed {
+		return n.hash
+	}
+	switch n.kind {
+	case kindLeaf:
+		n.hash = t.leafHash(&n.path, n.value)
+	case kindInner:
+		l := t.hashNode(n.children[0])
+		r := t.hashNode(n.children[1])
+		n.hash = t.innerHash(&l, &r)
+	default:
+		panic("smt: unhashed stub") // stubs are created hashed
+	}
+	n.hashed = true
+	return n.hash
+}
+
+// persist writes n and its dirty descendants, children first. It must be
+// called after hashNode.
+func (t *Tree) persist(n *node) error {
+	if n == nil || n.stored {
+		return nil
+	}
+	var enc []byte
+	switch n.kind {
+	case kindLeaf:
+		enc = make([]byte, 33+len(n.value))
+		enc[0] = leafPrefix
+		copy(enc[1:33], n.path[:])
+		copy(enc[33:], n.value)
+	case kindInner:
+		if err := t.persist(n.children[0]); err != nil {
+			return err
+		}
+		if err := t.persist(n.children[1]); err != nil {
+			return err
+		}
+		enc = make([]byte, innerEncLen)
+		enc[0] = innerPrefix
+		l, r := t.hashNode(n.children[0]), t.hashNode(n.children[1])
+		copy(enc[1:33], l[:])
+		copy(enc[33:65], r[:])
+	}
+	if err := t.store.PutNode(n.hash, enc); err != nil {
+		return fmt.Errorf("smt: store node %x: %w", n.hash, err)
+	}
+	n.stored = true
+	return nil
+}
+
+func (t *Tree) keccak(data []byte) (h [32]byte) {
+	t.hasher.Reset()
+	t.hasher.Write(data)
+	t.hasher.Read(h[:])
+	return h
+}
+
+func (t *Tree) leafHash(path *[32]byte, value []byte) [32]byte {
+	vh := t.keccak(value)
+	return t.leafHashFromValueHash(path, &vh)
+}
+
+func (t *Tree) leafHashFromValueHash(path, valueHash *[32]byte) [32]byte {
+	t.buf[0] = leafPrefix
+	copy(t.buf[1:33], path[:])
+	copy(t.buf[33:65], valueHash[:])
+	return t.keccak(t.buf[:])
+}
+
+func (t *Tree) innerHash(l, r *[32]byte) [32]byte {
+	t.buf[0] = innerPrefix
+	copy(t.buf[1:33], l[:])
+	copy(t.buf[33:65], r[:])
+	return t.keccak(t.buf[:])
+}
+
+// bitAt returns bit i (0 = most significant bit of path[0]) of path.
+func bitAt(path *[32]byte, i int) int {
+	return int(path[i>>3]>>(7-uint(i&7))) & 1
+}
+
+// commonPrefixLen returns the number of leading bits a and b share (256 if equal).
+func commonPrefixLen(a, b *[32]byte) int {
+	for w := 0; w < 4; w++ {
+		x := binary.BigEndian.Uint64(a[w*8:]) ^ binary.BigEndian.Uint64(b[w*8:])
+		if x != 0 {
+			return w*64 + bits.LeadingZeros64(x)
+		}
+	}
+	return 256
+}
