@@ -1,0 +1,132 @@
+package types
+
+import (
+	"fmt"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/fxamacker/cbor/v2"
+)
+
+// InstructionKind tags the payload of a transaction. An empty payload is a
+// plain value transfer; any other payload is the canonical CBOR array
+// [kind, fields...] of exactly one instruction.
+type InstructionKind uint64
+
+// Instruction kinds. Numbers are consensus: never renumber.
+const (
+	KindCall           InstructionKind = 1 // call a handler of the actor in `to`
+	KindDeploy         InstructionKind = 2 // deploy an actor (`to` is null)
+	KindPublishLibrary InstructionKind = 3 // publish an account-scoped library
+	KindRemoveLibrary  InstructionKind = 4 // remove an account-scoped library name
+)
+
+func (k InstructionKind) String() string {
+	switch k {
+	case KindCall:
+		return "call"
+	case KindDeploy:
+		return "deploy"
+	case KindPublishLibrary:
+		return "publish_library"
+	case KindRemoveLibrary:
+		return "remove_library"
+	}
+	return fmt.Sprintf("kind(%d)", uint64(k))
+}
+
+// Instruction is one decoded transaction payload.
+type Instruction interface {
+	InstructionKind() InstructionKind
+}
+
+// Call invokes Handler on the target actor with canonical-CBOR Args.
+type Call struct {
+	_       struct{} `cbor:",toarray"`
+	Kind    InstructionKind
+	Handler string
+	Args    Bytes
+}
+
+// Deploy creates an actor from Python source. Salt feeds the address
+// derivation; InitHandler, if not empty, runs atomically with the deploy.
+type Deploy struct {
+	_           struct{} `cbor:",toarray"`
+	Kind        InstructionKind
+	Code        Bytes
+	Salt        Bytes
+	InitHandler string
+	InitArgs    Bytes
+}
+
+// PublishLibrary publishes (or re-publishes) Name under the sender's account.
+type PublishLibrary struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+	Name string
+	Code Bytes
+}
+
+// RemoveLibrary removes Name from the sender's account; pins stay intact.
+type RemoveLibrary struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+	Name string
+}
+
+func (Call) InstructionKind() InstructionKind           { return KindCall }
+func (Deploy) InstructionKind() InstructionKind         { return KindDeploy }
+func (PublishLibrary) InstructionKind() InstructionKind { return KindPublishLibrary }
+func (RemoveLibrary) InstructionKind() InstructionKind  { return KindRemoveLibrary }
+
+// EncodeInstruction returns the canonical payload bytes for in.
+func EncodeInstruction(in Instruction) ([]byte, error) {
+	switch v := in.(type) {
+	case *Call:
+		v.Kind = KindCall
+	case *Deploy:
+		v.Kind = KindDeploy
+	case *PublishLibrary:
+		v.Kind = KindPublishLibrary
+	case *RemoveLibrary:
+		v.Kind = KindRemoveLibrary
+	default:
+		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
+	}
+	return codec.Marshal(in)
+}
+
+// DecodeInstruction decodes a non-empty payload. An empty payload returns
+// (nil, nil): a plain transfer.
+func DecodeInstruction(payload []byte) (Instruction, error) {
+	if len(payload) == 0 {
+		return nil, nil
+	}
+	var head []cbor.RawMessage
+	if err := codec.Unmarshal(payload, &head); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
+	}
+	if len(head) == 0 {
+		return nil, fmt.Errorf("%w: empty instruction array", ErrBadPayload)
+	}
+	var kind InstructionKind
+	if err := codec.Unmarshal(head[0], &kind); err != nil {
+		return nil, fmt.Errorf("%w: instruction kind: %v", ErrBadPayload, err)
+	}
+	var in Instruction
+	switch kind {
+	case KindCall:
+		in = &Call{}
+	case KindDeploy:
+		in = &Deploy{}
+	case KindPublishLibrary:
+		in = &PublishLibrary{}
+	case KindRemoveLibrary:
+		in = &RemoveLibrary{}
+	default:
+		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))
+	}
+	if err := codec.Unmarshal(payload, in); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadPayload, kind, err)
+	}
+	return in, nil
+}
