@@ -1,0 +1,215 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+	"github.com/cowboy-foundation/cowboy/relay/internal/store"
+	"github.com/cowboy-foundation/cowboy/relay/wire"
+	"github.com/quic-go/quic-go"
+)
+
+type reqError struct {
+	status wire.Status
+	err    error
+}
+
+func (e *reqError) Error() string { return e.err.Error() }
+func (e *reqError) Unwrap() error { return e.err }
+
+func fail(s wire.Status, format string, args ...any) error {
+	return &reqError{status: s, err: fmt.Errorf(format, args...)}
+}
+
+func statusOf(err error) wire.Status {
+	var re *reqError
+	switch {
+	case errors.As(err, &re):
+		return re.status
+	case errors.Is(err, captoken.ErrExpired):
+		return wire.StatusExpired
+	case errors.Is(err, captoken.ErrMalformed), errors.Is(err, captoken.ErrBadSignature),
+		errors.Is(err, captoken.ErrWrongVolume), errors.Is(err, captoken.ErrWrongGrantee),
+		errors.Is(err, captoken.ErrRevoked), errors.Is(err, captoken.ErrPermission),
+		errors.Is(err, captoken.ErrWidened), errors.Is(err, captoken.ErrPrefixEscaped):
+		return wire.StatusUnauthorized
+	case errors.Is(err, store.ErrNotFound):
+		return wire.StatusNotFound
+	case errors.Is(err, store.ErrFull):
+		return wire.StatusFull
+	case errors.Is(err, store.ErrCorrupt):
+		return wire.StatusCorrupt
+	case errors.Is(err, store.ErrHashMismatch), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrTooLarge):
+		return wire.StatusBadRequest
+	case errors.Is(err, context.Canceled):
+		return wire.StatusUnavailable
+	}
+	return wire.StatusInternal
+}
+
+func (n *Node) serveStream(s *quic.Stream) {
+	start := time.Now()
+	defer s.Close()
+	ctx, cancel := context.WithCancel(n.hardCtx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { s.CancelRead(2); s.CancelWrite(2) })
+	defer stop()
+	s.SetReadDeadline(time.Now().Add(30 * time.Second))
+	req, err := wire.ReadRequest(s)
+	if err != nil {
+		n.m.requests.WithLabelValues("invalid", wire.StatusBadRequest.String()).Inc()
+		wire.WriteFrame(s, &wire.Response{Status: wire.StatusBadRequest, Error: err.Error()})
+		return
+	}
+	s.SetReadDeadline(time.Time{})
+	resp, body, bodyLen, err := n.handle(ctx, req, s)
+	if body != nil {
+		defer body.Close()
+	}
+	if err != nil {
+		st := statusOf(err)
+		resp = &wire.Response{Status: st, Error: err.Error()}
+		body = nil
+		if st == wire.StatusUnauthorized || st == wire.StatusExpired {
+			n.m.authFailures.Inc()
+		}
+		if st == wire.StatusCorrupt {
+			n.m.hashFailures.Inc()
+			n.log.Warn("corrupt object", "volume", fmt.Sprintf("%x", req.Volume[:8]), "id", fmt.Sprintf("%x", req.ID[:8]), "err", err)
+		}
+		if req.Op == wire.OpPut {
+			s.CancelRead(3) // do not wait for a body we refused
+		}
+	} else {
+		resp.Size = bodyLen
+	}
+	n.m.requests.WithLabelValues(req.Op.String(), resp.Status.String()).Inc()
+	n.m.duration.WithLabelValues(req.Op.String()).Observe(time.Since(start).Seconds())
+	if err := wire.WriteFrame(s, resp); err != nil {
+		n.log.Debug("write response", "op", req.Op.String(), "err", err)
+		return
+	}
+	if body != nil {
+		w, err := io.Copy(s, body)
+		n.m.bytesOut.Add(float64(w))
+		if err != nil {
+			n.log.Debug("write body", "op", req.Op.String(), "err", err)
+		}
+	}
+}
+
+func permFor(op wire.Op) captoken.Perm {
+	switch op {
+	case wire.OpPut:
+		return captoken.PermWrite
+	case wire.OpDelete:
+		return captoken.PermDelete
+	case wire.OpList:
+		return captoken.PermList
+	}
+	return captoken.PermRead
+}
+
+// authorize checks relay binding, freshness, replay, token and possession.
+func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Caveats, error) {
+	now := n.cfg.Now()
+	if req.Relay != n.addr {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "request addressed to relay %x", req.Relay)
+	}
+	skew := int64(n.cfg.ClockSkew / time.Second)
+	if d := now.Unix() - req.Time; d > skew || d < -skew {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "request time %d outside ±%ds", req.Time, skew)
+	}
+	tok, err := captoken.Decode(req.Token)
+	if err != nil {
+		return captoken.Caveats{}, err
+	}
+	if err := tok.VerifyHolder(req.SigningHash(), req.Sig); err != nil {
+		return captoken.Caveats{}, err
+	}
+	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op), n.revoked)
+	if err != nil {
+		return captoken.Caveats{}, err
+	}
+	if req.Kind == wire.KindManifest && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not replace the volume manifest", c.Prefix)
+	}
+	// Only signed, valid requests consume nonce cache space.
+	if !n.nonces.add(req.Nonce, now.Unix(), req.Time+skew+1) {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "replayed request nonce")
+	}
+	return c, nil
+}
+
+func (n *Node) handle(ctx context.Context, req *wire.Request, s *quic.Stream) (*wire.Response, io.ReadCloser, uint64, error) {
+	if req.Op == wire.OpStat {
+		st := n.Stat()
+		return &wire.Response{Stat: &st}, nil, 0, nil
+	}
+	if _, err := n.authorize(ctx, req); err != nil {
+		return nil, nil, 0, err
+	}
+	switch req.Op {
+	case wire.OpPut:
+		m := store.Meta{Kind: req.Kind, Version: req.Version, Size: req.Size, Hash: req.Hash}
+		cr := &countReader{r: s}
+		err := n.store.Put(ctx, req.Volume, req.ID, m, cr)
+		n.m.bytesIn.Add(float64(cr.n))
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{Hash: req.Hash}, nil, 0, nil
+	case wire.OpGet:
+		m, r, ln, err := n.store.Get(ctx, req.Volume, req.ID, req.Offset, req.Length)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{Hash: m.Hash}, r, ln, nil
+	case wire.OpHas:
+		m, err := n.store.Stat(req.Volume, req.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return &wire.Response{}, nil, 0, nil
+		}
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{Exists: true, Hash: m.Hash, Objects: []wire.ObjectInfo{{ID: req.ID, Kind: m.Kind, Version: m.Version, Size: m.Size, Hash: m.Hash}}}, nil, 0, nil
+	case wire.OpDelete:
+		if m, err := n.store.Stat(req.Volume, req.ID); err == nil && m.Kind != req.Kind {
+			return nil, nil, 0, fail(wire.StatusBadRequest, "object kind mismatch")
+		}
+		if err := n.store.Delete(req.Volume, req.ID); err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{}, nil, 0, nil
+	case wire.OpList:
+		objs, err := n.store.List(req.Volume, req.Kind, 4096)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{Objects: objs}, nil, 0, nil
+	case wire.OpChallenge:
+		ch, err := n.store.Challenge(ctx, req.Volume, req.ID, req.Offset, req.Length)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		m, _ := n.store.Stat(req.Volume, req.ID)
+		return &wire.Response{Hash: m.Hash, Challenge: ch}, nil, 0, nil
+	}
+	return nil, nil, 0, fail(wire.StatusBadRequest, "unsupported op %s", req.Op)
+}
+
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
+}
