@@ -13,6 +13,10 @@ func (e *Error) Error() string { return e.Msg }
 
 func newErr(code, msg string) *Error { return &Error{Code: code, Msg: msg} }
 
+// NewError defines a validation failure with a stable code, for packages
+// that add their own (the mempool, the API).
+func NewError(code, msg string) *Error { return newErr(code, msg) }
+
 // Transaction and block validation failures (spec 002 §2.2).
 var (
 	ErrMalformedTx         = newErr("malformed_tx", "malformed transaction")

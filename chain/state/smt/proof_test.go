@@ -360,10 +360,10 @@ func TestProofJSONShape(t *testing.T) {
 		t.Fatalf("empty proof JSON = %s", js)
 	}
 	for _, bad := range []string{
-		`{"depth":3,"bitmap":"a0","siblings":["0xaa` + z + `","0xbb` + z + `"]}`,    // no 0x
-		`{"depth":3,"bitmap":"0xa0","siblings":["0xaa` + z + `"]}`,                  // count mismatch
-		`{"depth":3,"bitmap":"0xa1","siblings":["0xaa` + z + `","0xbb` + z + `"]}`,  // padding bit
-		`{"depth":3,"bitmap":"0xa0","siblings":["0xaa","0xbb` + z + `"]}`,           // short sibling
+		`{"depth":3,"bitmap":"a0","siblings":["0xaa` + z + `","0xbb` + z + `"]}`,         // no 0x
+		`{"depth":3,"bitmap":"0xa0","siblings":["0xaa` + z + `"]}`,                       // count mismatch
+		`{"depth":3,"bitmap":"0xa1","siblings":["0xaa` + z + `","0xbb` + z + `"]}`,       // padding bit
+		`{"depth":3,"bitmap":"0xa0","siblings":["0xaa","0xbb` + z + `"]}`,                // short sibling
 		`{"depth":3,"bitmap":"0xa0","siblings":["0xaa` + z + `","0xbb` + z + `"],"x":1}`, // unknown field
 		`{"depth":300,"bitmap":"0x","siblings":[]}`,
 		`{"depth":0,"bitmap":"0x","siblings":[],"leaf":{"path":"0x01","valueHash":"0x02"}}`,

@@ -1,0 +1,312 @@
+// Package execution is Cowboy's state transition function: given a state
+// (through state.Reader), a block environment and an ordered list of
+// transactions, it returns the state changes, receipts and meter totals —
+// (state, block) → (state', receipts). It does no IO, reads no clock and
+// holds no goroutines, so every node that applies the same block to the same
+// state gets byte-identical results.
+package execution
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Config is the chain configuration the transition depends on.
+type Config struct {
+	ChainID uint64
+	Fees    fees.Schedule
+}
+
+// BlockEnv is what a block contributes besides its transactions.
+type BlockEnv struct {
+	Height    uint64
+	Timestamp uint64 // milliseconds
+	Proposer  types.Address
+}
+
+// Mode selects how invalid transactions are treated.
+type Mode int
+
+const (
+	// Build is the proposer's mode: a transaction that is invalid against
+	// the current state is left out of the block and reported.
+	Build Mode = iota
+	// Verify is the validator's mode: any invalid transaction makes the
+	// whole block invalid.
+	Verify
+)
+
+// Rejection is a transaction left out of a block being built.
+type Rejection struct {
+	Tx  *types.Tx
+	Err error
+}
+
+// Result is the outcome of applying a block.
+type Result struct {
+	Included   []*types.Tx
+	Rejected   []Rejection
+	Deferred   []*types.Tx // valid but did not fit in the block's capacity
+	Receipts   []*types.Receipt
+	Writes     []state.Write // sorted by key
+	Basefees   fees.Basefees // what this block charged
+	Next       fees.Basefees // what the next block will charge
+	CyclesUsed uint64
+	CellsUsed  uint64
+}
+
+// Executor applies blocks. It is stateless apart from its configuration.
+type Executor struct {
+	cfg Config
+}
+
+// New returns an Executor for cfg.
+func New(cfg Config) (*Executor, error) {
+	if err := cfg.Fees.Validate(); err != nil {
+		return nil, err
+	}
+	return &Executor{cfg: cfg}, nil
+}
+
+// Config returns the executor's configuration.
+func (e *Executor) Config() Config { return e.cfg }
+
+// CheckTx runs the stateless validity checks (spec 002 §2.2 a, c, d, e) and
+// returns the decoded instruction (nil for a plain transfer).
+func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
+	if err := types.ValidateBasic(tx, e.cfg.ChainID); err != nil {
+		return nil, err
+	}
+	in, err := types.DecodeInstruction(tx.Payload())
+	if err != nil {
+		return nil, err
+	}
+	if err := e.cfg.Fees.CheckLimits(tx, in); err != nil {
+		return nil, err
+	}
+	to, hasTo := tx.To()
+	switch in.(type) {
+	case nil:
+		if !hasTo {
+			return nil, fmt.Errorf("%w: a transfer needs a recipient", types.ErrMalformedTx)
+		}
+		if to.IsReserved() {
+			return nil, fmt.Errorf("%w: cannot transfer to %s", types.ErrReservedAddress, to)
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
+	}
+	return in, nil
+}
+
+// CheckState runs the stateful checks against r: nonce and balance (§2.2 b).
+func (e *Executor) CheckState(r state.Reader, tx *types.Tx) error {
+	from, err := tx.Sender()
+	if err != nil {
+		return err
+	}
+	acc, err := state.ReadAccount(r, from)
+	if err != nil {
+		return err
+	}
+	if tx.Nonce() < acc.Nonce {
+		return fmt.Errorf("%w: nonce %d, account %s is at %d", types.ErrNonceTooLow, tx.Nonce(), from, acc.Nonce)
+	}
+	if tx.Nonce() > acc.Nonce {
+		return fmt.Errorf("%w: nonce %d, account %s is at %d", types.ErrNonceGap, tx.Nonce(), from, acc.Nonce)
+	}
+	if need := fees.MaxCost(tx); acc.Balance.Cmp(need) < 0 {
+		return fmt.Errorf("%w: %s has %s, needs %s", types.ErrInsufficientBalance, from, acc.Balance, need)
+	}
+	return nil
+}
+
+// Basefees returns the basefees the next block charges, as recorded in r.
+func Basefees(r state.Reader) (fees.Basefees, error) {
+	b, ok, err := r.Get(basefeesKey)
+	if err != nil {
+		return fees.Basefees{}, err
+	}
+	if !ok {
+		return fees.Basefees{}, errors.New("execution: state has no basefee record (not initialised from a genesis)")
+	}
+	var rec basefeeRecord
+	if err := codec.Unmarshal(b, &rec); err != nil {
+		return fees.Basefees{}, fmt.Errorf("execution: decode basefees: %w", err)
+	}
+	return fees.Basefees{Cycle: rec.Cycle, Cell: rec.Cell}, nil
+}
+
+// basefeesKey lives in the Dual Basefee system actor's state (spec 002 §9, 0x06).
+var basefeesKey = state.Key(state.PrefixSystem, types.DualBasefeeAddress[:], []byte("basefees"))
+
+type basefeeRecord struct {
+	_     struct{} `cbor:",toarray"`
+	Cycle uint64
+	Cell  uint64
+}
+
+// SetBasefees records the basefees the next block charges.
+func SetBasefees(o *state.Overlay, b fees.Basefees) {
+	o.Set(basefeesKey, codec.MustMarshal(&basefeeRecord{Cycle: b.Cycle, Cell: b.Cell}))
+}
+
+// Apply executes txs in order on top of r. In Build mode invalid or
+// non-fitting transactions are skipped; in Verify mode they fail the block.
+func (e *Executor) Apply(r state.Reader, env BlockEnv, txs []*types.Tx, mode Mode) (*Result, error) {
+	o := state.NewOverlay(r)
+	bf, err := Basefees(o)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Basefees: bf}
+	var cyclesReserved, cellsReserved uint64
+	for i, tx := range txs {
+		in, err := e.CheckTx(tx)
+		if err == nil {
+			err = fees.Includable(tx, bf)
+		}
+		if err == nil {
+			err = e.CheckState(o, tx)
+		}
+		if err != nil {
+			if mode == Verify {
+				return nil, fmt.Errorf("execution: tx %d (%s): %w", i, tx.Hash(), err)
+			}
+			res.Rejected = append(res.Rejected, Rejection{Tx: tx, Err: err})
+			continue
+		}
+		// Capacity is reserved by limits, so a block can never exceed its caps
+		// whatever the transactions end up using.
+		if cyclesReserved+tx.CyclesLimit() > e.cfg.Fees.MaxBlockCycles || cellsReserved+tx.CellsLimit() > e.cfg.Fees.MaxBlockCells {
+			if mode == Verify {
+				return nil, fmt.Errorf("execution: tx %d (%s): block capacity exceeded", i, tx.Hash())
+			}
+			res.Deferred = append(res.Deferred, tx)
+			continue
+		}
+		cyclesReserved += tx.CyclesLimit()
+		cellsReserved += tx.CellsLimit()
+		rcpt, err := e.applyTx(o, env, bf, tx, in)
+		if err != nil {
+			return nil, fmt.Errorf("execution: tx %d (%s): %w", i, tx.Hash(), err)
+		}
+		res.Included = append(res.Included, tx)
+		res.Receipts = append(res.Receipts, rcpt)
+		res.CyclesUsed += rcpt.CyclesUsed
+		res.CellsUsed += rcpt.CellsUsed
+	}
+	res.Next = e.cfg.Fees.Next(bf, res.CyclesUsed, res.CellsUsed)
+	SetBasefees(o, res.Next)
+	res.Writes = o.Writes()
+	return res, nil
+}
+
+// txRun tracks one transaction's meters.
+type txRun struct {
+	cycles, cells uint64
+	events        []types.Event
+}
+
+// applyTx executes one valid transaction. Errors returned here are internal
+// (state corruption); a transaction that fails on its own merits produces a
+// failed receipt instead.
+func (e *Executor) applyTx(o *state.Overlay, env BlockEnv, bf fees.Basefees, tx *types.Tx, in types.Instruction) (*types.Receipt, error) {
+	from, _ := tx.Sender()
+	acc, err := o.Account(from)
+	if err != nil {
+		return nil, err
+	}
+	// Bump the nonce and reserve the maximum fee; both survive a failure.
+	acc.Nonce++
+	reserve := fees.MaxFee(tx)
+	acc.Balance.Sub(acc.Balance, reserve)
+	o.SetAccount(from, acc)
+
+	run := &txRun{}
+	run.cycles, run.cells = fees.Intrinsic(tx, in)
+	snap := o.Snapshot()
+	execErr := e.dispatch(o, tx, in, from, run)
+	status := types.ReceiptSuccess
+	errText := ""
+	if execErr != nil {
+		o.RevertTo(snap)
+		run.events = nil
+		status = types.ReceiptFailed
+		errText = execErr.Error()
+	}
+	run.cycles = min(run.cycles, tx.CyclesLimit())
+	run.cells = min(run.cells, tx.CellsLimit())
+
+	charge := fees.Settle(tx, bf, run.cycles, run.cells)
+	refund := new(big.Int).Sub(reserve, charge.Fee)
+	if refund.Sign() < 0 {
+		return nil, fmt.Errorf("settlement exceeds reservation (%s > %s)", charge.Fee, reserve)
+	}
+	if err := o.AddBalance(from, refund); err != nil {
+		return nil, err
+	}
+	if charge.Tip.Sign() > 0 {
+		if err := o.AddBalance(env.Proposer, charge.Tip); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.AddBigRecord(state.RecordBurned, charge.Burned); err != nil {
+		return nil, err
+	}
+	return &types.Receipt{
+		TxHash:     tx.Hash(),
+		Status:     status,
+		CyclesUsed: run.cycles,
+		CellsUsed:  run.cells,
+		FeePaid:    charge.Fee,
+		Burned:     charge.Burned,
+		Tip:        charge.Tip,
+		Events:     run.events,
+		Error:      errText,
+		Return:     types.Bytes{},
+	}, nil
+}
+
+func (e *Executor) dispatch(o *state.Overlay, tx *types.Tx, in types.Instruction, from types.Address, run *txRun) error {
+	switch in.(type) {
+	case nil:
+		to, _ := tx.To()
+		return transfer(o, from, to, tx.Value(), run)
+	}
+	return fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
+}
+
+// TransferEvent is the data of the "transfer" event every value transfer emits.
+type TransferEvent struct {
+	From  types.Address `cbor:"from" json:"from"`
+	To    types.Address `cbor:"to" json:"to"`
+	Value *big.Int      `cbor:"value" json:"value"`
+}
+
+// TransferTopic is the topic of native value transfer events.
+const TransferTopic = "transfer"
+
+func transfer(o *state.Overlay, from, to types.Address, v *big.Int, run *txRun) error {
+	if v.Sign() == 0 {
+		return nil
+	}
+	if err := o.SubBalance(from, v); err != nil {
+		return err
+	}
+	if err := o.AddBalance(to, v); err != nil {
+		return err
+	}
+	run.events = append(run.events, types.Event{
+		Emitter: from,
+		Topic:   TransferTopic,
+		Data:    codec.MustMarshal(&TransferEvent{From: from, To: to, Value: v}),
+	})
+	return nil
+}

@@ -1,0 +1,394 @@
+// Package store persists the chain on disk in one bbolt file: the flat
+// consensus state and its sparse-Merkle commitment, the append-only ledger of
+// blocks and receipts, and auxiliary indexes (transaction locations, events
+// by emitter and by topic) that can always be rebuilt from the ledger.
+//
+// Every block is committed in exactly one bbolt write transaction (state
+// writes, Merkle nodes, block, receipts, indexes and the head pointer), so a
+// crash at any moment leaves either the previous head or the new one, never
+// a mix. bbolt fsyncs on commit.
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/state/smt"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"go.etcd.io/bbolt"
+)
+
+var (
+	bucketState    = []byte("state")
+	bucketSMT      = []byte("smt")
+	bucketBlocks   = []byte("blocks")
+	bucketReceipts = []byte("receipts")
+	bucketHashes   = []byte("block_hashes")
+	bucketTxIndex  = []byte("tx_index")
+	bucketEvEmit   = []byte("ev_emitter")
+	bucketEvTopic  = []byte("ev_topic")
+	bucketMeta     = []byte("meta")
+
+	metaHead = []byte("head")
+
+	allBuckets = [][]byte{bucketState, bucketSMT, bucketBlocks, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
+)
+
+// Errors callers match with errors.Is.
+var (
+	ErrNotFound       = errors.New("not found")
+	ErrNotInitialized = errors.New("chain database has no genesis block")
+	ErrRootMismatch   = errors.New("state root mismatch")
+)
+
+// Store is the node's chain database. It is safe for concurrent use: any
+// number of readers, one committer.
+type Store struct {
+	db *bbolt.DB
+
+	mu   sync.RWMutex
+	head *types.Header // nil before genesis
+}
+
+// Open opens (creating if needed) the database at path.
+func Open(path string) (*Store, error) {
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: 2 * time.Second, FreelistType: bbolt.FreelistMapType})
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		h, err := readHead(tx)
+		if err != nil && !errors.Is(err, ErrNotInitialized) {
+			return err
+		}
+		s.head = h
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: initialise %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func heightKey(h uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], h)
+	return k[:]
+}
+
+func readHead(tx *bbolt.Tx) (*types.Header, error) {
+	v := tx.Bucket(bucketMeta).Get(metaHead)
+	if v == nil {
+		return nil, ErrNotInitialized
+	}
+	raw := tx.Bucket(bucketBlocks).Get(v)
+	if raw == nil {
+		return nil, fmt.Errorf("store: head block %x missing", v)
+	}
+	b, err := types.DecodeBlock(raw)
+	if err != nil {
+		return nil, fmt.Errorf("store: head block: %w", err)
+	}
+	return &b.Header, nil
+}
+
+// Head returns the latest committed header.
+func (s *Store) Head() (*types.Header, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.head == nil {
+		return nil, ErrNotInitialized
+	}
+	h := *s.head
+	return &h, nil
+}
+
+// BlockBuilder receives the state root of the applied writes and returns the
+// block and receipts to commit with them.
+type BlockBuilder func(stateRoot types.Hash) (*types.Block, []*types.Receipt, error)
+
+// Commit applies writes to the state and its commitment, asks build for the
+// block carrying the resulting root, and persists everything atomically. The
+// block must extend the current head (or be the genesis block at height 0 on
+// an empty database) and carry the computed root.
+func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, error) {
+	var out *types.Block
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		head, err := readHead(tx)
+		if err != nil && !errors.Is(err, ErrNotInitialized) {
+			return err
+		}
+		prevRoot := smt.EmptyRoot
+		if head != nil {
+			prevRoot = head.StateRoot
+		}
+		nodes, err := smt.NewBoltStore(tx, bucketSMT)
+		if err != nil {
+			return err
+		}
+		tree := smt.New(nodes, prevRoot)
+		flat := tx.Bucket(bucketState)
+		for _, w := range writes {
+			if len(w.Key) == 0 {
+				return errors.New("store: empty state key")
+			}
+			if w.Value == nil {
+				if err := tree.Delete(w.Key); err != nil {
+					return err
+				}
+				if err := flat.Delete(w.Key); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := tree.Update(w.Key, nonEmpty(w.Value)); err != nil {
+				return err
+			}
+			if err := flat.Put(w.Key, w.Value); err != nil {
+				return err
+			}
+		}
+		root, err := tree.Commit()
+		if err != nil {
+			return err
+		}
+		blk, receipts, err := build(types.Hash(root))
+		if err != nil {
+			return err
+		}
+		if blk.Header.StateRoot != types.Hash(root) {
+			return fmt.Errorf("%w: block says %s, state gives %s", ErrRootMismatch, blk.Header.StateRoot, types.Hash(root))
+		}
+		if head == nil {
+			if blk.Header.Height != 0 {
+				return fmt.Errorf("store: first block must be genesis (height 0), got %d", blk.Header.Height)
+			}
+		} else if blk.Header.Height != head.Height+1 || blk.Header.ParentHash != head.Hash() {
+			return fmt.Errorf("store: block %d does not extend head %d (%s)", blk.Header.Height, head.Height, head.Hash())
+		}
+		if len(receipts) != len(blk.Txs) {
+			return fmt.Errorf("store: %d receipts for %d transactions", len(receipts), len(blk.Txs))
+		}
+		if err := writeBlock(tx, blk, receipts); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketMeta).Put(metaHead, heightKey(blk.Header.Height)); err != nil {
+			return err
+		}
+		out = blk
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: commit: %w", err)
+	}
+	s.mu.Lock()
+	h := out.Header
+	s.head = &h
+	s.mu.Unlock()
+	return out, nil
+}
+
+// nonEmpty maps an empty value to a single zero byte for the Merkle tree,
+// which stores only non-empty values. State values are canonical CBOR and
+// never empty, so this never conflates two real values.
+func nonEmpty(v []byte) []byte {
+	if len(v) == 0 {
+		return []byte{0}
+	}
+	return v
+}
+
+func writeBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error {
+	hk := heightKey(blk.Header.Height)
+	if err := tx.Bucket(bucketBlocks).Put(hk, blk.Encode()); err != nil {
+		return err
+	}
+	rs, err := codec.Marshal(receipts)
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketReceipts).Put(hk, rs); err != nil {
+		return err
+	}
+	return indexBlock(tx, blk, receipts)
+}
+
+func indexBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error {
+	h := blk.Hash()
+	hk := heightKey(blk.Header.Height)
+	if err := tx.Bucket(bucketHashes).Put(h[:], hk); err != nil {
+		return err
+	}
+	txi := tx.Bucket(bucketTxIndex)
+	emit := tx.Bucket(bucketEvEmit)
+	topic := tx.Bucket(bucketEvTopic)
+	for i, r := range receipts {
+		loc := make([]byte, 12)
+		copy(loc, hk)
+		binary.BigEndian.PutUint32(loc[8:], uint32(i))
+		if err := txi.Put(r.TxHash[:], loc); err != nil {
+			return err
+		}
+		for j, ev := range r.Events {
+			pos := eventPos{Height: blk.Header.Height, Tx: uint32(i), Event: uint32(j)}.bytes()
+			if err := emit.Put(append(ev.Emitter[:], pos...), nil); err != nil {
+				return err
+			}
+			th := topicHash(ev.Topic)
+			if err := topic.Put(append(th[:], pos...), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func topicHash(t string) types.Hash { return types.Keccak256([]byte(t)) }
+
+// View runs fn with a consistent read view of the latest committed state.
+func (s *Store) View(fn func(v *View) error) error {
+	return s.db.View(func(tx *bbolt.Tx) error {
+		head, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		return fn(&View{tx: tx, head: head})
+	})
+}
+
+// View is a read-only snapshot of the chain. It implements state.Reader for
+// the latest state. It is valid only inside Store.View.
+type View struct {
+	tx   *bbolt.Tx
+	head *types.Header
+}
+
+// Head is the header the view's state belongs to.
+func (v *View) Head() *types.Header { h := *v.head; return &h }
+
+// Get implements state.Reader. The value is copied out of the mmap.
+func (v *View) Get(key []byte) ([]byte, bool, error) {
+	val := v.tx.Bucket(bucketState).Get(key)
+	if val == nil {
+		return nil, false, nil
+	}
+	return append([]byte(nil), val...), true, nil
+}
+
+// ForEach calls fn for every state key under prefix p, in key order.
+func (v *View) ForEach(p state.Prefix, fn func(key, value []byte) error) error {
+	c := v.tx.Bucket(bucketState).Cursor()
+	for k, val := c.Seek([]byte{byte(p)}); k != nil && k[0] == byte(p); k, val = c.Next() {
+		if err := fn(append([]byte(nil), k...), append([]byte(nil), val...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Block returns the block at height.
+func (v *View) Block(height uint64) (*types.Block, error) {
+	raw := v.tx.Bucket(bucketBlocks).Get(heightKey(height))
+	if raw == nil {
+		return nil, fmt.Errorf("block %d: %w", height, ErrNotFound)
+	}
+	return types.DecodeBlock(raw)
+}
+
+// BlockByHash returns the block with the given hash.
+func (v *View) BlockByHash(h types.Hash) (*types.Block, error) {
+	hk := v.tx.Bucket(bucketHashes).Get(h[:])
+	if hk == nil {
+		return nil, fmt.Errorf("block %s: %w", h, ErrNotFound)
+	}
+	return v.Block(binary.BigEndian.Uint64(hk))
+}
+
+// Receipts returns the receipts of the block at height.
+func (v *View) Receipts(height uint64) ([]*types.Receipt, error) {
+	raw := v.tx.Bucket(bucketReceipts).Get(heightKey(height))
+	if raw == nil {
+		return nil, fmt.Errorf("receipts %d: %w", height, ErrNotFound)
+	}
+	var rs []*types.Receipt
+	if err := codec.Unmarshal(raw, &rs); err != nil {
+		return nil, fmt.Errorf("decode receipts %d: %w", height, err)
+	}
+	return rs, nil
+}
+
+// TxLocation is where a transaction was included.
+type TxLocation struct {
+	Height uint64
+	Index  uint32
+}
+
+// FindTx returns the location, encoded transaction and receipt of hash.
+func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, error) {
+	loc := v.tx.Bucket(bucketTxIndex).Get(hash[:])
+	if loc == nil {
+		return TxLocation{}, nil, nil, fmt.Errorf("transaction %s: %w", hash, ErrNotFound)
+	}
+	l := TxLocation{Height: binary.BigEndian.Uint64(loc[:8]), Index: binary.BigEndian.Uint32(loc[8:])}
+	blk, err := v.Block(l.Height)
+	if err != nil {
+		return l, nil, nil, err
+	}
+	rs, err := v.Receipts(l.Height)
+	if err != nil {
+		return l, nil, nil, err
+	}
+	if int(l.Index) >= len(blk.Txs) || int(l.Index) >= len(rs) {
+		return l, nil, nil, fmt.Errorf("transaction %s: index %d out of range at height %d", hash, l.Index, l.Height)
+	}
+	tx, err := types.DecodeTx(blk.Txs[l.Index])
+	if err != nil {
+		return l, nil, nil, err
+	}
+	return l, tx, rs[l.Index], nil
+}
+
+// Prove returns the value of a state key at the given height (or the head if
+// height is nil) with a Merkle proof against that block's state root.
+func (v *View) Prove(key []byte, height *uint64) (root types.Hash, value []byte, proof *smt.Proof, err error) {
+	hdr := v.head
+	if height != nil {
+		blk, err := v.Block(*height)
+		if err != nil {
+			return types.Hash{}, nil, nil, err
+		}
+		hdr = &blk.Header
+	}
+	nodes, err := smt.NewBoltStore(v.tx, bucketSMT)
+	if err != nil {
+		return types.Hash{}, nil, nil, err
+	}
+	tree := smt.New(nodes, [32]byte(hdr.StateRoot))
+	val, found, err := tree.Get(key)
+	if err != nil {
+		return types.Hash{}, nil, nil, err
+	}
+	p, err := tree.Prove(key)
+	if err != nil {
+		return types.Hash{}, nil, nil, err
+	}
+	if !found {
+		val = nil
+	}
+	return hdr.StateRoot, val, p, nil
+}
