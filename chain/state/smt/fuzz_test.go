@@ -65,8 +65,8 @@ func FuzzTreeOps(f *testing.F) {
 	f.Add(bytes.Repeat([]byte{0, 7, 1, 9, 4, 0, 3, 7, 7, 9}, 20))
 
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		if len(ops) > 2048 {
-			ops = ops[:2048]
+		if len(ops) > 1024 {
+			ops = ops[:1024]
 		}
 		store := NewMemStore()
 		tr := New(store, EmptyRoot)
@@ -133,6 +133,9 @@ func FuzzTreeOps(f *testing.F) {
 		}
 		if got, want := tr.Root(), refRoot(ref); got != want {
 			t.Fatalf("root %x, reference %x", got, want)
+		}
+		if len(snaps) > 8 {
+			snaps = snaps[len(snaps)-8:]
 		}
 		for _, s := range snaps {
 			old := New(store, s.root)
