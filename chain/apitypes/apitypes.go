@@ -1,0 +1,173 @@
+// Package apitypes defines the JSON documents of the node's HTTP API
+// (docs/API.md). The server (chain/api) and the Go SDK (sdk) share them so
+// the two can never drift apart. Amounts are decimal strings of base units
+// (10^-18 CBY); byte strings are 0x-hex.
+package apitypes
+
+import (
+	"encoding/json"
+
+	"github.com/cowboy-foundation/cowboy/chain/state/smt"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Error is the body of every non-2xx response.
+type Error struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody carries a stable machine-readable code and a human message.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Generic error codes (transaction validation codes come from chain/types
+// and chain/mempool).
+const (
+	CodeNotFound      = "not_found"
+	CodeRouteNotFound = "route_not_found"
+	CodeBadRequest    = "bad_request"
+	CodeBadJSON       = "bad_json"
+	CodeInternal      = "internal"
+	CodeBadCursor     = "bad_cursor"
+)
+
+// Status is GET /v1/status.
+type Status struct {
+	ChainID         uint64     `json:"chain_id"`
+	Height          uint64     `json:"height"`
+	HeadHash        types.Hash `json:"head_hash"`
+	FinalizedHeight uint64     `json:"finalized_height"`
+	TimestampMs     uint64     `json:"timestamp_ms"`
+	BasefeeCycle    uint64     `json:"basefee_cycle"` // charged by the next block
+	BasefeeCell     uint64     `json:"basefee_cell"`
+	PendingTxs      int        `json:"pending_txs"`
+	Faucet          bool       `json:"faucet"`
+	GenesisSupply   string     `json:"genesis_supply"`
+	Burned          string     `json:"burned"`
+	Minted          string     `json:"minted"`
+	Version         string     `json:"version"`
+}
+
+// Account is GET /v1/accounts/{address}.
+type Account struct {
+	Address      types.Address `json:"address"`
+	Balance      string        `json:"balance"`
+	Nonce        uint64        `json:"nonce"`
+	PendingNonce uint64        `json:"pending_nonce"` // next nonce to use, counting the mempool
+	CodeHash     *types.Hash   `json:"code_hash"`
+	Height       uint64        `json:"height"`
+}
+
+// SubmitTx is the body of POST /v1/txs.
+type SubmitTx struct {
+	Tx string `json:"tx"` // canonical CBOR, hex (0x optional)
+}
+
+// SubmitTxResult is the response of POST /v1/txs and POST /v1/faucet.
+type SubmitTxResult struct {
+	Hash types.Hash `json:"hash"`
+}
+
+// Faucet is the body of POST /v1/faucet.
+type Faucet struct {
+	Address types.Address `json:"address"`
+	Value   string        `json:"value"` // base units
+}
+
+// Tx is a transaction as JSON.
+type Tx struct {
+	Hash           types.Hash          `json:"hash"`
+	From           types.Address       `json:"from"`
+	ChainID        uint64              `json:"chain_id"`
+	Nonce          uint64              `json:"nonce"`
+	To             *types.Address      `json:"to"`
+	Value          string              `json:"value"`
+	CyclesLimit    uint64              `json:"cycles_limit"`
+	CellsLimit     uint64              `json:"cells_limit"`
+	MaxFeePerCycle uint64              `json:"max_fee_per_cycle"`
+	MaxFeePerCell  uint64              `json:"max_fee_per_cell"`
+	TipPerCycle    uint64              `json:"tip_per_cycle"`
+	TipPerCell     uint64              `json:"tip_per_cell"`
+	AccessList     []types.AccessTuple `json:"access_list"`
+	Payload        types.Bytes         `json:"payload"`
+	Raw            types.Bytes         `json:"raw"`
+}
+
+// Event is one event in a receipt or an event query.
+type Event struct {
+	Emitter types.Address   `json:"emitter"`
+	Topic   string          `json:"topic"`
+	Data    types.Bytes     `json:"data"`     // canonical CBOR
+	Decoded json.RawMessage `json:"decoded"`  // the data as JSON, when it converts
+	Height  uint64          `json:"height"`   // set in event queries and streams
+	TxHash  *types.Hash     `json:"tx_hash"`  // set in event queries and streams
+	TxIndex uint32          `json:"tx_index"` // position of the transaction in the block
+	Index   uint32          `json:"index"`    // position of the event in the receipt
+	Cursor  string          `json:"cursor,omitempty"`
+}
+
+// Receipt is a receipt as JSON.
+type Receipt struct {
+	TxHash     types.Hash     `json:"tx_hash"`
+	Status     string         `json:"status"` // "success" | "failed"
+	CyclesUsed uint64         `json:"cycles_used"`
+	CellsUsed  uint64         `json:"cells_used"`
+	FeePaid    string         `json:"fee_paid"`
+	Burned     string         `json:"burned"`
+	Tip        string         `json:"tip"`
+	Events     []Event        `json:"events"`
+	Error      string         `json:"error,omitempty"`
+	Created    *types.Address `json:"created,omitempty"`
+	Return     types.Bytes    `json:"return"`
+}
+
+// TxStatus values.
+const (
+	TxPending  = "pending"
+	TxIncluded = "included"
+)
+
+// TxResult is GET /v1/txs/{hash}.
+type TxResult struct {
+	Status      string      `json:"status"` // pending | included
+	Tx          Tx          `json:"tx"`
+	BlockHeight *uint64     `json:"block_height,omitempty"`
+	BlockHash   *types.Hash `json:"block_hash,omitempty"`
+	Index       *uint32     `json:"index,omitempty"`
+	Receipt     *Receipt    `json:"receipt,omitempty"`
+}
+
+// Block is GET /v1/blocks/{id}.
+type Block struct {
+	Hash     types.Hash   `json:"hash"`
+	Header   types.Header `json:"header"`
+	TxHashes []types.Hash `json:"tx_hashes"`
+	Receipts []Receipt    `json:"receipts,omitempty"` // with ?receipts=true, and in the stream
+}
+
+// Events is GET /v1/events.
+type Events struct {
+	Events     []Event `json:"events"`
+	NextCursor string  `json:"next_cursor,omitempty"`
+}
+
+// Proof is GET /v1/proofs/{key}: the value of a state key at a height with a
+// Merkle proof against that height's state root. Value is null when the
+// proof shows absence.
+type Proof struct {
+	Key       types.Bytes `json:"key"`
+	Height    uint64      `json:"height"`
+	StateRoot types.Hash  `json:"state_root"`
+	Value     types.Bytes `json:"value"`
+	Proof     *smt.Proof  `json:"proof"`
+}
+
+// Fees is GET /v1/fees: current basefees and a suggestion for a transfer.
+type Fees struct {
+	BasefeeCycle uint64 `json:"basefee_cycle"`
+	BasefeeCell  uint64 `json:"basefee_cell"`
+	MaxTxCycles  uint64 `json:"max_tx_cycles"`
+	MaxTxCells   uint64 `json:"max_tx_cells"`
+}

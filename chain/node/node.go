@@ -1,0 +1,392 @@
+// Package node wires a single Cowboy validator together: the chain store,
+// the executor, the mempool, block production on a clock, the devnet faucet
+// and the notification feed behind the API's event stream. Everything that
+// touches disk, the clock or the network lives here or further out; the
+// state transition itself is chain/execution.
+package node
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
+	"github.com/cowboy-foundation/cowboy/chain/mempool"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/state/smt"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Config configures a node. Home is required; everything else has defaults.
+type Config struct {
+	Home          string
+	BlockInterval time.Duration // default 1s
+	MaxBlockTxs   int           // default 5,000
+	FaucetMax     *big.Int      // largest single faucet grant; default 1,000,000 CBY
+	Mempool       mempool.Config
+	Logger        *slog.Logger
+	Now           func() time.Time
+}
+
+func (c *Config) fill() {
+	if c.BlockInterval <= 0 {
+		c.BlockInterval = time.Second
+	}
+	if c.MaxBlockTxs <= 0 {
+		c.MaxBlockTxs = 5000
+	}
+	if c.FaucetMax == nil {
+		c.FaucetMax = genesis.CBY(1_000_000)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Paths of a node home directory.
+func GenesisPath(home string) string   { return filepath.Join(home, "genesis.json") }
+func DBPath(home string) string        { return filepath.Join(home, "data", "chain.db") }
+func FaucetKeyPath(home string) string { return filepath.Join(home, "faucet.key") }
+
+// Node is a running single-validator chain node.
+type Node struct {
+	cfg    Config
+	log    *slog.Logger
+	gen    *genesis.Genesis
+	store  *store.Store
+	exec   *execution.Executor
+	pool   *mempool.Pool
+	faucet *ecdsa.PrivateKey // nil unless devnet
+
+	produceMu sync.Mutex // one block at a time
+	faucetMu  sync.Mutex // faucet nonces are assigned in order
+
+	feedMu sync.Mutex
+	feedCh chan struct{} // closed and replaced on every new head
+}
+
+// ErrNoFaucet is returned by Faucet on a node without a faucet key.
+var ErrNoFaucet = types.NewError("faucet_disabled", "this node has no faucet (devnet only)")
+
+// ErrFaucetLimit is returned for a faucet request above the per-request cap.
+var ErrFaucetLimit = types.NewError("faucet_limit", "faucet request above the per-request limit")
+
+// Open loads the genesis from home, opens the database (writing the genesis
+// block on first start) and loads the faucet key if the home has one.
+func Open(cfg Config) (*Node, error) {
+	cfg.fill()
+	if cfg.Home == "" {
+		return nil, errors.New("node: home directory is required")
+	}
+	gen, err := genesis.Load(GenesisPath(cfg.Home))
+	if err != nil {
+		return nil, fmt.Errorf("node: %w (run `cowboyd init --dev --home %s` first)", err, cfg.Home)
+	}
+	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees})
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(DBPath(cfg.Home)), 0o700); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	st, err := store.Open(DBPath(cfg.Home))
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{})}
+	if _, err := st.Head(); errors.Is(err, store.ErrNotInitialized) {
+		blk, err := st.Commit(gen.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+			return gen.Block(root), nil, nil
+		})
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("node: write genesis: %w", err)
+		}
+		n.log.Info("genesis written", "chain_id", gen.ChainID, "hash", blk.Hash(), "state_root", blk.Header.StateRoot)
+	} else if err != nil {
+		st.Close()
+		return nil, err
+	} else if err := n.checkGenesis(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if gen.Faucet != nil {
+		key, err := LoadKeyFile(FaucetKeyPath(cfg.Home))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			st.Close()
+			return nil, fmt.Errorf("node: faucet key: %w", err)
+		}
+		if key != nil && types.PubkeyToAddress(key.PublicKey) == *gen.Faucet {
+			n.faucet = key
+		}
+	}
+	return n, nil
+}
+
+// checkGenesis refuses a database that was created from a different genesis.
+func (n *Node) checkGenesis() error {
+	tree := smt.New(smt.NewMemStore(), smt.EmptyRoot)
+	for _, w := range n.gen.State() {
+		if err := tree.Update(w.Key, w.Value); err != nil {
+			return err
+		}
+	}
+	want := n.gen.Block(types.Hash(tree.Root()))
+	return n.store.View(func(v *store.View) error {
+		g0, err := v.Block(0)
+		if err != nil {
+			return err
+		}
+		if g0.Hash() != want.Hash() {
+			return fmt.Errorf("node: database genesis %s does not match %s (expected %s)", g0.Hash(), GenesisPath(n.cfg.Home), want.Hash())
+		}
+		return nil
+	})
+}
+
+// Close releases the database.
+func (n *Node) Close() error { return n.store.Close() }
+
+// Genesis returns the genesis document.
+func (n *Node) Genesis() *genesis.Genesis { return n.gen }
+
+// Store exposes the chain database for read access.
+func (n *Node) Store() *store.Store { return n.store }
+
+// Pool exposes the mempool.
+func (n *Node) Pool() *mempool.Pool { return n.pool }
+
+// Executor exposes the state transition.
+func (n *Node) Executor() *execution.Executor { return n.exec }
+
+// Run produces a block every BlockInterval until ctx is cancelled.
+func (n *Node) Run(ctx context.Context) error {
+	head, err := n.store.Head()
+	if err != nil {
+		return err
+	}
+	n.log.Info("producing blocks", "height", head.Height, "interval", n.cfg.BlockInterval, "proposer", n.gen.Proposer())
+	t := time.NewTicker(n.cfg.BlockInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			blk, err := n.ProduceBlock()
+			if err != nil {
+				return fmt.Errorf("node: produce block: %w", err)
+			}
+			if len(blk.Txs) > 0 {
+				n.log.Info("block", "height", blk.Header.Height, "txs", len(blk.Txs), "hash", blk.Hash())
+			} else {
+				n.log.Debug("block", "height", blk.Header.Height, "hash", blk.Hash())
+			}
+		}
+	}
+}
+
+// ProduceBlock builds, executes and commits one block from the mempool.
+func (n *Node) ProduceBlock() (*types.Block, error) {
+	n.produceMu.Lock()
+	defer n.produceMu.Unlock()
+	var (
+		head *types.Header
+		res  *execution.Result
+	)
+	err := n.store.View(func(v *store.View) error {
+		head = v.Head()
+		bf, err := execution.Basefees(v)
+		if err != nil {
+			return err
+		}
+		nonceOf := func(a types.Address) (uint64, error) {
+			acc, err := state.ReadAccount(v, a)
+			if err != nil {
+				return 0, err
+			}
+			return acc.Nonce, nil
+		}
+		txs, err := n.pool.Select(nonceOf, bf, n.cfg.MaxBlockTxs)
+		if err != nil {
+			return err
+		}
+		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: n.timestamp(head), Proposer: n.gen.Proposer()}
+		res, err = n.exec.Apply(v, env, txs, execution.Build)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]types.Bytes, len(res.Included))
+	for i, tx := range res.Included {
+		raw[i] = tx.Encode()
+	}
+	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		return &types.Block{Header: types.Header{
+			ChainID:      n.gen.ChainID,
+			Height:       head.Height + 1,
+			ParentHash:   head.Hash(),
+			Timestamp:    n.timestamp(head),
+			Proposer:     n.gen.Proposer(),
+			StateRoot:    root,
+			TxRoot:       types.TxRoot(raw),
+			ReceiptsRoot: types.ReceiptsRoot(res.Receipts),
+			BasefeeCycle: res.Basefees.Cycle,
+			BasefeeCell:  res.Basefees.Cell,
+			CyclesUsed:   res.CyclesUsed,
+			CellsUsed:    res.CellsUsed,
+		}, Txs: raw}, res.Receipts, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The block is durable; now tidy the pool.
+	drop := make([]types.Hash, 0, len(res.Included)+len(res.Rejected))
+	for _, tx := range res.Included {
+		drop = append(drop, tx.Hash())
+	}
+	for _, r := range res.Rejected {
+		n.log.Info("dropping invalid transaction", "tx", r.Tx.Hash(), "err", r.Err)
+		drop = append(drop, r.Tx.Hash())
+	}
+	n.pool.Remove(drop...)
+	if err := n.store.View(func(v *store.View) error {
+		return n.pool.Prune(func(a types.Address) (uint64, error) {
+			acc, err := state.ReadAccount(v, a)
+			if err != nil {
+				return 0, err
+			}
+			return acc.Nonce, nil
+		})
+	}); err != nil {
+		return nil, err
+	}
+	n.notify()
+	return blk, nil
+}
+
+// timestamp is the wall clock in milliseconds, kept strictly increasing.
+func (n *Node) timestamp(parent *types.Header) uint64 {
+	now := uint64(n.cfg.Now().UnixMilli())
+	if now <= parent.Timestamp {
+		return parent.Timestamp + 1
+	}
+	return now
+}
+
+// SubmitTx validates and admits an encoded transaction to the mempool.
+func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
+	tx, err := types.DecodeTx(raw)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return n.submit(tx)
+}
+
+func (n *Node) submit(tx *types.Tx) (types.Hash, error) {
+	in, err := n.exec.CheckTx(tx)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	from, _ := tx.Sender()
+	err = n.store.View(func(v *store.View) error {
+		if _, _, _, err := v.FindTx(tx.Hash()); err == nil {
+			return fmt.Errorf("%w: included on chain", mempool.ErrAlreadyKnown)
+		}
+		acc, err := state.ReadAccount(v, from)
+		if err != nil {
+			return err
+		}
+		bf, err := execution.Basefees(v)
+		if err != nil {
+			return err
+		}
+		_, err = n.pool.Add(tx, in, mempool.AccountState{Nonce: acc.Nonce, Balance: acc.Balance}, bf)
+		return err
+	})
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return tx.Hash(), nil
+}
+
+// Faucet sends value from the devnet faucet to addr and returns the hash of
+// the transfer it submitted.
+func (n *Node) Faucet(to types.Address, value *big.Int) (types.Hash, error) {
+	if n.faucet == nil {
+		return types.Hash{}, ErrNoFaucet
+	}
+	if value.Sign() <= 0 {
+		return types.Hash{}, fmt.Errorf("%w: value must be positive", types.ErrMalformedTx)
+	}
+	if value.Cmp(n.cfg.FaucetMax) > 0 {
+		return types.Hash{}, fmt.Errorf("%w: %s > %s base units", ErrFaucetLimit, value, n.cfg.FaucetMax)
+	}
+	n.faucetMu.Lock()
+	defer n.faucetMu.Unlock()
+	from := *n.gen.Faucet
+	var d types.TxData
+	err := n.store.View(func(v *store.View) error {
+		acc, err := state.ReadAccount(v, from)
+		if err != nil {
+			return err
+		}
+		bf, err := execution.Basefees(v)
+		if err != nil {
+			return err
+		}
+		est := n.gen.Fees.Suggest(bf, fees.TransferCycles, 0, 0, 0)
+		d = types.TxData{
+			ChainID: n.gen.ChainID, Nonce: n.pool.PendingNonce(from, acc.Nonce), To: &to, Value: value,
+			CyclesLimit: fees.TransferCycles, CellsLimit: 0,
+			MaxFeePerCycle: est.MaxFeePerCycle, MaxFeePerCell: est.MaxFeePerCell,
+			TipPerCycle: est.TipPerCycle, TipPerCell: est.TipPerCell,
+			Payload: types.Bytes{},
+		}
+		return nil
+	})
+	if err != nil {
+		return types.Hash{}, err
+	}
+	tx, err := types.NewTx(d)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	signed, err := types.SignTx(tx, n.faucet)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return n.submit(signed)
+}
+
+// HasFaucet reports whether the faucet is enabled.
+func (n *Node) HasFaucet() bool { return n.faucet != nil }
+
+// notify wakes everything waiting in NewHead.
+func (n *Node) notify() {
+	n.feedMu.Lock()
+	close(n.feedCh)
+	n.feedCh = make(chan struct{})
+	n.feedMu.Unlock()
+}
+
+// NewHead returns a channel that is closed when the next block is committed.
+func (n *Node) NewHead() <-chan struct{} {
+	n.feedMu.Lock()
+	defer n.feedMu.Unlock()
+	return n.feedCh
+}
