@@ -1,0 +1,123 @@
+"""cowboy_sdk (CIP-6): the high-level actor SDK.
+
+    from cowboy_sdk import actor, public, runtime
+
+    @actor
+    class Counter:
+        def __init__(self):
+            self.storage["count"] = 0
+
+        @public
+        def increment(self):
+            self.storage["count"] += 1
+            return self.storage["count"]
+"""
+
+import _pvm_cbor
+import pvm_host
+from cowboy_sdk import collections  # noqa: F401  (cowboy_sdk.collections.ordered_set)
+from cowboy_sdk.collections import OrderedSet, FrozenOrderedSet, ordered_set  # noqa: F401
+
+HostError = pvm_host.HostError
+
+
+class Storage:
+    """Dict-like view of the actor's persistent storage. Keys are str or
+    bytes; values are any CBOR-encodable value."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key):
+        raw = pvm_host.storage_get(key)
+        if raw is None:
+            raise KeyError(key)
+        return _pvm_cbor.loads(raw)
+
+    def get(self, key, default=None):
+        raw = pvm_host.storage_get(key)
+        if raw is None:
+            return default
+        return _pvm_cbor.loads(raw)
+
+    def __setitem__(self, key, value):
+        pvm_host.storage_set(key, _pvm_cbor.dumps(value))
+
+    def __delitem__(self, key):
+        pvm_host.storage_delete(key)
+
+    def __contains__(self, key):
+        return pvm_host.storage_get(key) is not None
+
+    def setdefault(self, key, default=None):
+        raw = pvm_host.storage_get(key)
+        if raw is None:
+            self[key] = default
+            return default
+        return _pvm_cbor.loads(raw)
+
+    def pop(self, key, *default):
+        raw = pvm_host.storage_get(key)
+        if raw is None:
+            if default:
+                return default[0]
+            raise KeyError(key)
+        pvm_host.storage_delete(key)
+        return _pvm_cbor.loads(raw)
+
+
+class _Runtime:
+    __slots__ = ()
+
+    def emit_event(self, topic, data=b""):
+        pvm_host.emit_event(topic, data)
+
+    def send(self, to, handler, payload=None, value=0):
+        return pvm_host.send(to, handler, payload, value)
+
+    def transfer(self, to, value):
+        pvm_host.transfer(to, value)
+
+    def balance(self, addr=None):
+        return pvm_host.balance(addr)
+
+    def block_info(self):
+        return pvm_host.block_info()
+
+    def randomness(self, label=b""):
+        return pvm_host.randomness(label)
+
+    def self_address(self):
+        return pvm_host.self_address()
+
+    def caller(self):
+        return pvm_host.caller()
+
+    def origin(self):
+        return pvm_host.origin()
+
+    def value(self):
+        return pvm_host.value()
+
+
+runtime = _Runtime()
+storage = Storage()
+
+
+def actor(cls):
+    """Mark a class as a CIP-6 actor: instances get `self.storage`."""
+    cls._pvm_actor = True
+    cls.storage = storage
+    return cls
+
+
+def public(fn):
+    """Mark a method as an externally callable handler. If a class marks any
+    method public, only public methods can be invoked."""
+    fn._pvm_public = True
+    return fn
+
+
+def view(fn):
+    """A public handler that does not write state."""
+    fn._pvm_public = True
+    return fn

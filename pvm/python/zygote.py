@@ -1,0 +1,102 @@
+"""PVM zygote: imports everything once, then forks one child per call.
+
+fd 3 is a SOCK_SEQPACKET control socket from Go. Each control message is a
+CBOR map {"dir": scratch dir, "sandbox": bool, "rl": {rlimits}} carrying one
+SCM_RIGHTS fd: the call socket. The zygote forks; the child hardens itself
+(closes every other fd, chroot into the scratch dir, unique uid, rlimits,
+no_new_privs) and serves exactly one call on that socket, then exits.
+"""
+
+import sys
+
+sys.path.insert(0, sys.argv[1])
+sys.dont_write_bytecode = True
+
+import ctypes  # noqa: E402
+import gc  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+
+import _pvm_cbor  # noqa: E402
+import _pvm_env  # noqa: E402,F401
+import _pvm_worker  # noqa: E402
+import encodings.idna  # noqa: E402,F401
+import encodings.latin_1  # noqa: E402,F401
+import string  # noqa: E402,F401
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_PDEATHSIG = 1
+
+
+def harden(req, keep_fd):
+    d = req["dir"]
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 65536)
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    uid = 200000 + os.getpid()
+    if req.get("sandbox"):
+        os.chown(d + "/tmp", uid, uid)
+        os.chdir(d)
+        os.chroot(d)
+        os.chdir("/")
+        import _pvm_rt
+        _pvm_rt.TMP_BASE[0] = ""
+    else:
+        os.chdir(d)
+        import _pvm_rt
+        _pvm_rt.TMP_BASE[0] = d
+    rl = req.get("rl", {})
+    for name, key in (("as", resource.RLIMIT_AS), ("cpu", resource.RLIMIT_CPU),
+                      ("fsize", resource.RLIMIT_FSIZE), ("nofile", resource.RLIMIT_NOFILE),
+                      ("core", resource.RLIMIT_CORE)):
+        if name in rl:
+            v = int(rl[name])
+            resource.setrlimit(key, (v, v))
+    if req.get("sandbox"):
+        if _LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError("prctl(PR_SET_NO_NEW_PRIVS) failed")
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+
+
+def main():
+    ctl = socket.socket(fileno=3)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    while True:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1)
+        except InterruptedError:
+            continue
+        if not msg:
+            os._exit(0)
+        if not fds:
+            continue
+        req = _pvm_cbor.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                ctl.close()
+                harden(req, fds[0])
+                sock = socket.socket(fileno=fds[0])
+                _pvm_worker.serve(_pvm_worker.Chan(sock))
+            except BaseException:
+                code = 3
+            os._exit(code)
+        os.close(fds[0])
+
+
+if __name__ == "__main__":
+    main()
