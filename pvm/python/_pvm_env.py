@@ -124,8 +124,8 @@ def _analyse(sub, in_repeat):
     for op, av in sub:
         if op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT, _sre_c.POSSESSIVE_REPEAT):
             lo, hi, body = av
-            if in_repeat and hi != 1:
-                _nested_body_check(body)
+            if in_repeat and hi > 1:
+                raise ValueError("regex: nested repeats are not allowed (catastrophic backtracking)")
             inner = _analyse(body, in_repeat or hi > 1)
             count += inner + (1 if hi > 1 else 0)
         elif op is _sre_c.SUBPATTERN:
