@@ -1,0 +1,22 @@
+// Command cowboy is the Cowboy user CLI: keys, accounts, transfers,
+// transactions, blocks and the devnet faucet. See `cowboy --help`.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/cowboy-foundation/cowboy/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	f := cli.NewFactory()
+	if err := cli.NewRoot(f).ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,228 @@
+// Command cowboyd runs a Cowboy chain node. `cowboyd init --dev` writes a
+// devnet home (genesis, validator and faucet keys); `cowboyd --dev` runs a
+// single-validator devnet that produces a block every second and serves the
+// HTTP API.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/api"
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
+	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/version"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
+}
+
+type runOptions struct {
+	home     string
+	dev      bool
+	rpc      string
+	interval time.Duration
+	logLevel string
+}
+
+func defaultHome() string {
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".cowboyd")
+	}
+	return ".cowboyd"
+}
+
+func newRoot() *cobra.Command {
+	o := &runOptions{}
+	root := &cobra.Command{
+		Use:           "cowboyd",
+		Short:         "Cowboy chain node",
+		Long:          "cowboyd runs a Cowboy chain node. With --dev it runs a single-validator devnet, initialising --home on first start.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return run(cmd.Context(), o)
+		},
+	}
+	root.PersistentFlags().StringVar(&o.home, "home", defaultHome(), "node home directory")
+	root.Flags().BoolVar(&o.dev, "dev", false, "run a single-validator devnet (initialises --home if empty)")
+	root.Flags().StringVar(&o.rpc, "rpc", "127.0.0.1:8545", "HTTP API listen address")
+	root.Flags().DurationVar(&o.interval, "block-interval", time.Second, "time between blocks")
+	root.Flags().StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.AddCommand(newInit(), newVersion(), newReindex())
+	return root
+}
+
+func logger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+func run(parent context.Context, o *runOptions) error {
+	log, err := logger(o.logLevel)
+	if err != nil {
+		return err
+	}
+	if !o.dev {
+		return errors.New("only single-validator devnets are supported by this build: run with --dev")
+	}
+	if _, err := os.Stat(node.GenesisPath(o.home)); errors.Is(err, os.ErrNotExist) {
+		g, err := initDev(o.home)
+		if err != nil {
+			return err
+		}
+		log.Info("initialised devnet home", "home", o.home, "chain_id", g.ChainID, "faucet", *g.Faucet)
+	}
+	n, err := node.Open(node.Config{Home: o.home, BlockInterval: o.interval, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	ln, err := net.Listen("tcp", o.rpc)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.rpc, err)
+	}
+	srv := &http.Server{Handler: api.New(n, log).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+	log.Info("HTTP API listening", "addr", ln.Addr().String(), "version", version.String())
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- n.Run(ctx) }()
+
+	var result error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-srvErr:
+		result = fmt.Errorf("HTTP API: %w", err)
+	case err := <-runErr:
+		result = err
+	}
+	stop()
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		srv.Close()
+	}
+	if err := <-runErr; err != nil && result == nil {
+		result = err
+	}
+	return result
+}
+
+func initDev(home string) (*genesis.Genesis, error) {
+	if _, err := os.Stat(node.GenesisPath(home)); err == nil {
+		return nil, fmt.Errorf("%s already exists; remove the home directory to start over", node.GenesisPath(home))
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	val, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	faucet, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	if err := node.WriteKeyFile(filepath.Join(home, "validator.key"), val); err != nil {
+		return nil, err
+	}
+	if err := node.WriteKeyFile(node.FaucetKeyPath(home), faucet); err != nil {
+		return nil, err
+	}
+	g := genesis.Dev(uint64(time.Now().UnixMilli()), types.PubkeyToAddress(val.PublicKey), types.PubkeyToAddress(faucet.PublicKey))
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	if err := g.Save(node.GenesisPath(home)); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func newInit() *cobra.Command {
+	var dev bool
+	cmd := &cobra.Command{
+		Use:   "init --dev",
+		Short: "Write a devnet home: genesis.json, validator and faucet keys",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !dev {
+				return errors.New("only devnet homes can be initialised by this build: pass --dev")
+			}
+			home, _ := cmd.Flags().GetString("home")
+			g, err := initDev(home)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Initialised devnet home %s\n  chain id   %d\n  validator  %s\n  faucet     %s\n  genesis    %s\n",
+				home, g.ChainID, g.Proposer(), *g.Faucet, node.GenesisPath(home))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&dev, "dev", false, "initialise a single-validator devnet")
+	return cmd
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "cowboyd", version.String())
+		},
+	}
+}
+
+func newReindex() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reindex",
+		Short: "Rebuild the transaction and event indexes from the ledger (node must be stopped)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			home, _ := cmd.Flags().GetString("home")
+			st, err := store.Open(node.DBPath(home))
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.RebuildIndexes(); err != nil {
+				return err
+			}
+			h, err := st.Head()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Rebuilt indexes for blocks 0..%d\n", h.Height)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"crypto/ecdsa"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// resolveAddress accepts a 0x address or the name of a key in the keystore.
+func (f *Factory) resolveAddress(s string) (types.Address, error) {
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		return types.ParseAddress(s)
+	}
+	ks, err := f.Keys()
+	if err != nil {
+		return types.Address{}, err
+	}
+	e, err := ks.Get(s)
+	if err != nil {
+		return types.Address{}, fmt.Errorf("%q is neither a 0x address nor a key name: %w", s, err)
+	}
+	return e.Address, nil
+}
+
+// signer unlocks the key named by --from, or the only key if there is one.
+func (f *Factory) signer(from string) (*ecdsa.PrivateKey, error) {
+	ks, err := f.Keys()
+	if err != nil {
+		return nil, err
+	}
+	if from == "" {
+		list, err := ks.List()
+		if err != nil {
+			return nil, err
+		}
+		if len(list) != 1 {
+			return nil, fmt.Errorf("--from is required (%d keys in %s/keys)", len(list), f.Home)
+		}
+		from = list[0].Name
+	}
+	pass, err := f.Password(fmt.Sprintf("Password for key %s: ", from), false)
+	if err != nil {
+		return nil, err
+	}
+	return ks.Unlock(from, pass)
+}
