@@ -29,6 +29,9 @@ func ParseCBY(s string) (*big.Int, error) {
 		return ParseAmount(strings.TrimSpace(t))
 	}
 	s = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(s, "CBY")), " ")
+	if s == "" {
+		return nil, fmt.Errorf("empty amount")
+	}
 	whole, frac, hasFrac := strings.Cut(s, ".")
 	if whole == "" {
 		whole = "0"
@@ -66,4 +69,13 @@ func FormatCBY(v *big.Int) string {
 		s = "-" + s
 	}
 	return s + " CBY"
+}
+
+// MustCBY is ParseCBY for constants; it panics on a malformed literal.
+func MustCBY(s string) *big.Int {
+	v, err := ParseCBY(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

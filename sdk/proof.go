@@ -31,7 +31,7 @@ func VerifyAccount(root types.Hash, addr types.Address, p *apitypes.Proof) (*sta
 	}
 	var val []byte
 	if p.Value != nil {
-		val = p.Value
+		val = *p.Value
 	}
 	if err := VerifyProof(root, key, val, p.Proof); err != nil {
 		return nil, fmt.Errorf("verify account %s: %w", addr, err)

@@ -24,11 +24,12 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/version"
 	"github.com/gin-gonic/gin"
 )
 
 // Version is reported by /v1/status.
-var Version = "dev"
+var Version = version.String()
 
 // Server is the HTTP API of one node.
 type Server struct {
@@ -182,6 +183,11 @@ func (s *Server) account(c *gin.Context) {
 
 func (s *Server) submitTx(c *gin.Context) {
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, MaxBodyBytes+1))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		fail(c, http.StatusRequestEntityTooLarge, types.ErrTxTooLarge.Code, fmt.Sprintf("request body over %d bytes", MaxBodyBytes))
+		return
+	}
 	if err != nil {
 		fail(c, http.StatusBadRequest, apitypes.CodeBadRequest, "read body: "+err.Error())
 		return
@@ -382,7 +388,11 @@ func (s *Server) proveKey(c *gin.Context, key []byte) {
 		if height != nil {
 			h = *height
 		}
-		out = apitypes.Proof{Key: key, Height: h, StateRoot: root, Value: val, Proof: p}
+		out = apitypes.Proof{Key: key, Height: h, StateRoot: root, Proof: p}
+		if val != nil {
+			b := types.Bytes(val)
+			out.Value = &b
+		}
 		return nil
 	})
 	if err != nil {

@@ -160,7 +160,7 @@ type Proof struct {
 	Key       types.Bytes `json:"key"`
 	Height    uint64      `json:"height"`
 	StateRoot types.Hash  `json:"state_root"`
-	Value     types.Bytes `json:"value"`
+	Value     *types.Bytes `json:"value"`
 	Proof     *smt.Proof  `json:"proof"`
 }
 

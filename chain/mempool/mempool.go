@@ -143,13 +143,21 @@ func (p *Pool) Add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	return dropped, nil
 }
 
+// outbids reports whether n may replace old: max fee and tip per cycle both
+// raised by the price bump, and the cell prices raised likewise when the
+// transaction uses cells (otherwise merely not lowered).
 func (p *Pool) outbids(n, old *entry, bf fees.Basefees) bool {
 	bump := func(newV, oldV uint64) bool {
 		return new(big.Int).Mul(new(big.Int).SetUint64(newV), big.NewInt(100)).Cmp(
 			new(big.Int).Mul(new(big.Int).SetUint64(oldV), new(big.Int).SetUint64(100+p.cfg.PriceBumpPct))) >= 0
 	}
-	return bump(n.tx.MaxFeePerCycle(), old.tx.MaxFeePerCycle()) && bump(n.tx.TipPerCycle(), old.tx.TipPerCycle()) &&
-		bump(n.tx.MaxFeePerCell(), old.tx.MaxFeePerCell()) && bump(n.tx.TipPerCell(), old.tx.TipPerCell())
+	if !bump(n.tx.MaxFeePerCycle(), old.tx.MaxFeePerCycle()) || !bump(n.tx.TipPerCycle(), old.tx.TipPerCycle()) {
+		return false
+	}
+	if n.tx.CellsLimit() > 0 {
+		return bump(n.tx.MaxFeePerCell(), old.tx.MaxFeePerCell()) && bump(n.tx.TipPerCell(), old.tx.TipPerCell())
+	}
+	return n.tx.MaxFeePerCell() >= old.tx.MaxFeePerCell() && n.tx.TipPerCell() >= old.tx.TipPerCell()
 }
 
 // cheapestTail is the lowest-paying highest-nonce transaction of any
