@@ -157,11 +157,11 @@ type Events struct {
 // Merkle proof against that height's state root. Value is null when the
 // proof shows absence.
 type Proof struct {
-	Key       types.Bytes `json:"key"`
-	Height    uint64      `json:"height"`
-	StateRoot types.Hash  `json:"state_root"`
+	Key       types.Bytes  `json:"key"`
+	Height    uint64       `json:"height"`
+	StateRoot types.Hash   `json:"state_root"`
 	Value     *types.Bytes `json:"value"`
-	Proof     *smt.Proof  `json:"proof"`
+	Proof     *smt.Proof   `json:"proof"`
 }
 
 // Fees is GET /v1/fees: current basefees and a suggestion for a transfer.
