@@ -29,14 +29,43 @@ func QUICConfig() *quic.Config {
 // Pool keeps one QUIC connection per relay. The zero value is not usable;
 // call NewPool. Close releases all connections.
 type Pool struct {
+	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[string]*quic.Conn
+	dials  map[string]*dialing
+	down   map[string]time.Time // recent dial failures, to fail fast
 	closed bool
 }
 
-// NewPool returns an empty pool.
-func NewPool() *Pool { return &Pool{conns: map[string]*quic.Conn{}} }
+// ErrRelayDown is returned without dialing for a relay that failed to
+// connect within the last DownFor.
+var ErrRelayDown = errors.New("transport: relay recently unreachable")
 
+// DownFor is how long a failed dial is remembered.
+const DownFor = 15 * time.Second
+
+// Down reports whether the relay failed to connect within DownFor.
+func (p *Pool) Down(addr string, node []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.down[addr+"/"+hex.EncodeToString(node)]
+	return ok && time.Since(t) < DownFor
+}
+
+// NewPool returns an empty pool.
+func NewPool() *Pool {
+	return &Pool{conns: map[string]*quic.Conn{}, dials: map[string]*dialing{}, down: map[string]time.Time{}}
+}
+
+type dialing struct {
+	done chan struct{}
+	conn *quic.Conn
+	err  error
+}
+
+// conn returns a live connection, dialing at most once at a time per relay.
+// The dial runs detached from ctx (bounded by the handshake timeout) so a
+// caller giving up early still lets the pool learn whether the relay is down.
 func (p *Pool) conn(ctx context.Context, addr string, node []byte) (*quic.Conn, error) {
 	key := addr + "/" + hex.EncodeToString(node)
 	p.mu.Lock()
@@ -44,29 +73,49 @@ func (p *Pool) conn(ctx context.Context, addr string, node []byte) (*quic.Conn, 
 		p.mu.Unlock()
 		return nil, errors.New("transport: pool closed")
 	}
-	c := p.conns[key]
-	p.mu.Unlock()
-	if c != nil && c.Context().Err() == nil {
+	if c := p.conns[key]; c != nil && c.Context().Err() == nil {
+		p.mu.Unlock()
 		return c, nil
 	}
-	c, err := quic.DialAddr(ctx, addr, ClientTLS(node), QUICConfig())
-	if err != nil {
-		return nil, fmt.Errorf("transport: dial %s: %w", addr, err)
+	if t, ok := p.down[key]; ok && time.Since(t) < DownFor {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrRelayDown, addr)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		c.CloseWithError(0, "closed")
-		return nil, errors.New("transport: pool closed")
+	d := p.dials[key]
+	if d == nil {
+		d = &dialing{done: make(chan struct{})}
+		p.dials[key] = d
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			c, err := quic.DialAddr(dctx, addr, ClientTLS(node), QUICConfig())
+			p.mu.Lock()
+			delete(p.dials, key)
+			switch {
+			case err != nil:
+				p.down[key] = time.Now()
+				d.err = fmt.Errorf("transport: dial %s: %w", addr, err)
+			case p.closed:
+				c.CloseWithError(0, "closed")
+				d.err = errors.New("transport: pool closed")
+			default:
+				delete(p.down, key)
+				p.conns[key] = c
+				d.conn = c
+			}
+			p.mu.Unlock()
+			close(d.done)
+		}()
 	}
-	if old := p.conns[key]; old != nil && old != c {
-		if old.Context().Err() == nil {
-			c.CloseWithError(0, "duplicate")
-			return old, nil
-		}
+	p.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.conn, d.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("transport: dial %s: %w", addr, ctx.Err())
 	}
-	p.conns[key] = c
-	return c, nil
 }
 
 // Forget drops the cached connection to addr (after an error).
@@ -91,6 +140,7 @@ func (p *Pool) Close() error {
 	for _, c := range conns {
 		c.CloseWithError(0, "client closed")
 	}
+	p.wg.Wait()
 	return nil
 }
 
@@ -120,6 +170,11 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	s, err := c.OpenStreamSync(ctx)
 	if err != nil {
 		p.Forget(addr, node)
+		if ctx.Err() == nil {
+			p.mu.Lock()
+			p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
+			p.mu.Unlock()
+		}
 		return nil, fmt.Errorf("transport: open stream to %s: %w", addr, err)
 	}
 	// Abort the stream if ctx ends while we are blocked on it.

@@ -80,7 +80,7 @@ func PeerNodeKey(der []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrIdentity, err)
 	}
-	if err := cert.CheckSignatureFrom(cert); err != nil {
+	if err := cert.CheckSignature(cert.SignatureAlgorithm, cert.RawTBSCertificate, cert.Signature); err != nil {
 		return nil, fmt.Errorf("%w: self-signature: %v", ErrIdentity, err)
 	}
 	now := time.Now()

@@ -1,0 +1,179 @@
+package cbfs_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/relay"
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+type cluster struct {
+	nodes []*relay.Node
+	dir   cbfs.MemDirectory
+}
+
+func startCluster(t *testing.T, n int, capacity uint64) *cluster {
+	t.Helper()
+	cl := &cluster{}
+	for i := 0; i < n; i++ {
+		key, _ := crypto.GenerateKey()
+		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(), Capacity: capacity})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- node.Run(context.Background()) }()
+		t.Cleanup(func() {
+			node.Close()
+			<-done
+		})
+		select {
+		case <-node.Ready():
+		case err := <-done:
+			t.Fatal(err)
+		}
+		cl.nodes = append(cl.nodes, node)
+		cl.dir = append(cl.dir, cbfs.RelayInfo{ID: cbfs.RelayID(node.ID()), Addr: node.Addr().String(), PubKey: node.PubKey(), Healthy: true})
+	}
+	return cl
+}
+
+func newClient(t *testing.T, key *ecdsa.PrivateKey, dir cbfs.Directory, anchor cbfs.Anchor) *cbfs.Client {
+	t.Helper()
+	c, err := cbfs.New(cbfs.Config{Key: key, Directory: dir, Anchor: anchor, SegmentSize: 64 << 10, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func randBytes(r *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+func TestRoundTripsFailuresGrants(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := startCluster(t, 6, 0)
+	owner, _ := crypto.GenerateKey()
+	anchor := &cbfs.MemAnchor{}
+	c := newClient(t, owner, cl.dir, anchor)
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{SegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	seg := 64 << 10
+	files := map[string][]byte{}
+	for _, n := range []int{0, 1, seg - 1, seg, seg + 1, 3*seg + 5} {
+		p := "/f/" + string(rune('a'+len(files)))
+		data := randBytes(r, n)
+		files[p] = data
+		fi, err := vol.Put(ctx, p, bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("put %d bytes: %v", n, err)
+		}
+		if fi.Size != int64(n) {
+			t.Fatalf("size %d want %d", fi.Size, n)
+		}
+	}
+	check := func(v *cbfs.Volume) {
+		t.Helper()
+		for p, want := range files {
+			t1 := time.Now()
+			var got bytes.Buffer
+			if _, err := v.Get(ctx, p, &got); err != nil {
+				t.Fatalf("get %s: %v", p, err)
+			}
+			t.Logf("get %s %v", p, time.Since(t1))
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("get %s: content mismatch (%d vs %d bytes)", p, got.Len(), len(want))
+			}
+		}
+	}
+	t0 := time.Now()
+	check(vol)
+	t.Logf("check %v", time.Since(t0))
+	list, err := vol.List(ctx, "/f")
+	if err != nil || len(list) != len(files) {
+		t.Fatalf("list: %v %d", err, len(list))
+	}
+	if _, err := vol.Get(ctx, "/nope", &bytes.Buffer{}); !errors.Is(err, cbfs.ErrNotFound) {
+		t.Fatalf("missing file: %v", err)
+	}
+
+	// Overwrite and remove.
+	files["/f/a"] = []byte("replaced")
+	if _, err := vol.Put(ctx, "/f/a", bytes.NewReader(files["/f/a"])); err != nil {
+		t.Fatal(err)
+	}
+	if err := vol.Remove(ctx, "/f/b"); err != nil {
+		t.Fatal(err)
+	}
+	delete(files, "/f/b")
+	if err := vol.Remove(ctx, "/f/b"); !errors.Is(err, cbfs.ErrNotFound) {
+		t.Fatalf("double remove: %v", err)
+	}
+
+	// Recovery with only the owner key and the volume id (fresh anchor).
+	t.Logf("before recovery %v", time.Since(t0))
+	c2 := newClient(t, owner, cl.dir, &cbfs.MemAnchor{})
+	v2, err := c2.OpenVolume(ctx, vol.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Root() != vol.Root() {
+		t.Fatalf("recovered root differs")
+	}
+	check(v2)
+
+	t.Logf("after recovery %v", time.Since(t0))
+	// Grants: read-only under /f for alice.
+	alice, _ := crypto.GenerateKey()
+	tok, err := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &alice.PublicKey, Perms: captoken.PermRead | captoken.PermList, Prefix: "/f", TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok2, _ := captoken.ParseHex(tok.Hex())
+	ca := newClient(t, alice, cl.dir, anchor)
+	va, err := ca.OpenShared(ctx, tok2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(va)
+	if _, err := va.Put(ctx, "/f/x", bytes.NewReader([]byte("x"))); !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("read-only put: %v", err)
+	}
+	// Expired token is refused by relays.
+	expired, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &alice.PublicKey, Perms: captoken.PermRead, TTL: time.Second})
+	time.Sleep(2100 * time.Millisecond)
+	if _, err := ca.OpenShared(ctx, expired); !errors.Is(err, cbfs.ErrTokenExpired) {
+		t.Fatalf("expired: %v", err)
+	}
+
+	// Two relays die: reads still succeed.
+	cl.nodes[0].Close()
+	cl.nodes[3].Close()
+	t.Logf("closed %v", time.Since(t0))
+	c3 := newClient(t, owner, cl.dir, anchor)
+	v3, err := c3.OpenVolume(ctx, vol.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("before final %v", time.Since(t0))
+	check(v3)
+	t.Logf("end %v", time.Since(t0))
+}

@@ -1,0 +1,29 @@
+// Package cbfs is the client library of the Cowboy encrypted distributed
+// filesystem: the public face used by the CLI, the FUSE mount and runners.
+//
+// A volume belongs to an account (secp256k1 key); its id is the owner's
+// address followed by a 12-byte salt, so relays can check the owner's token
+// signature offline. Files are cut into segments (4 MiB by default); each
+// segment is sealed with AES-256-GCM under a per-file key derived from the
+// volume key, then Reed-Solomon coded into K data + M parity shards
+// (default 4+2) that are stored on K+M distinct healthy relays found through
+// a Directory. Relays see only opaque shard ids, sizes and hashes.
+//
+// The volume manifest (paths -> segments -> shard hashes and placement) is a
+// Merkle tree; its 32-byte Root is what an Anchor commits (on chain later,
+// a local file now). The manifest itself is encrypted and replicated to the
+// relays, so the owner key and the volume id alone recover the volume.
+// Reads need any K shards and verify every shard against the manifest.
+// Uploads are atomic: a file becomes visible when the new manifest version is
+// committed to the Anchor.
+//
+// Keys: the owner's volume key is derived from the owner private key
+// (HKDF-SHA256, salted with the volume id). Grants carry the volume key
+// wrapped (ECIES) to the grantee's public key inside the capability token.
+// A prefix-restricted grantee therefore holds the whole volume key: prefix
+// limits are enforced by this library and (for manifest replacement) by
+// relays, not cryptographically.
+//
+// Errors: callers should test with errors.Is against the exported errors
+// below; they are wrapped with details of what failed.
+package cbfs

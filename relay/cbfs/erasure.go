@@ -1,0 +1,93 @@
+package cbfs
+
+import (
+	"crypto/cipher"
+	"crypto/rand"
+	"fmt"
+
+	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/klauspost/reedsolomon"
+)
+
+// codec seals and erasure-codes segments for one file.
+type codec struct {
+	k, m int
+	enc  reedsolomon.Encoder
+}
+
+func newCodec(k, m int) (*codec, error) {
+	enc, err := reedsolomon.New(k, m)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: reed-solomon %d+%d: %w", k, m, err)
+	}
+	return &codec{k: k, m: m, enc: enc}, nil
+}
+
+// encodedSegment is a sealed, coded segment ready for upload.
+type encodedSegment struct {
+	seg    Segment
+	shards [][]byte
+}
+
+// encode seals plain with aead (aad binds volume, file and index) and splits
+// it into k+m shards with their hashes.
+func (c *codec) encode(aead cipher.AEAD, aad []byte, plain []byte) (*encodedSegment, error) {
+	var nonce [12]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, fmt.Errorf("cbfs: nonce: %w", err)
+	}
+	ctLen := len(plain) + aead.Overhead()
+	shardSize := (ctLen + c.k - 1) / c.k
+	buf := make([]byte, shardSize*(c.k+c.m))
+	aead.Seal(buf[:0], nonce[:], plain, aad)
+	shards := make([][]byte, c.k+c.m)
+	for i := range shards {
+		shards[i] = buf[i*shardSize : (i+1)*shardSize : (i+1)*shardSize]
+	}
+	if c.m > 0 {
+		if err := c.enc.Encode(shards); err != nil {
+			return nil, fmt.Errorf("cbfs: erasure encode: %w", err)
+		}
+	}
+	es := &encodedSegment{
+		seg:    Segment{Size: uint32(len(plain)), CipherSize: uint32(ctLen), Nonce: nonce, ShardSize: uint32(shardSize), Shards: make([]ShardRef, c.k+c.m)},
+		shards: shards,
+	}
+	for i, s := range shards {
+		es.seg.Shards[i].Hash = merkle.Sum(s)
+		if _, err := rand.Read(es.seg.Shards[i].ID[:]); err != nil {
+			return nil, fmt.Errorf("cbfs: shard id: %w", err)
+		}
+	}
+	return es, nil
+}
+
+// reconstruct fills nil entries of shards (at least k present) in place.
+func (c *codec) reconstruct(shards [][]byte, dataOnly bool) error {
+	var err error
+	if dataOnly {
+		err = c.enc.ReconstructData(shards)
+	} else {
+		err = c.enc.Reconstruct(shards)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: reconstruct: %v", ErrInsufficientShards, err)
+	}
+	return nil
+}
+
+// decode opens a segment from its (complete data) shards.
+func (c *codec) decode(aead cipher.AEAD, aad []byte, seg *Segment, shards [][]byte) ([]byte, error) {
+	ct := make([]byte, 0, int(seg.ShardSize)*c.k)
+	for i := 0; i < c.k; i++ {
+		ct = append(ct, shards[i]...)
+	}
+	if int(seg.CipherSize) > len(ct) {
+		return nil, fmt.Errorf("%w: segment shorter than declared", ErrIntegrity)
+	}
+	pt, err := aead.Open(ct[:0], seg.Nonce[:], ct[:seg.CipherSize], aad)
+	if err != nil {
+		return nil, fmt.Errorf("%w: segment does not decrypt: %v", ErrIntegrity, err)
+	}
+	return pt, nil
+}

@@ -1,0 +1,211 @@
+package cbfs
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/cowboy-foundation/cowboy/relay/wire"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// VolumeID identifies a volume (owner address || 12-byte salt).
+type VolumeID = captoken.VolumeID
+
+// ShardRef locates one shard of a segment. Index in Segment.Shards is the
+// Reed-Solomon shard index (0..K-1 data, K..K+M-1 parity).
+type ShardRef struct {
+	ID    [32]byte `cbor:"1,keyasint"`
+	Hash  [32]byte `cbor:"2,keyasint"` // chunk-tree root of the shard bytes
+	Relay RelayID  `cbor:"3,keyasint"`
+}
+
+// Segment is one encrypted, erasure-coded piece of a file.
+type Segment struct {
+	Size       uint32     `cbor:"1,keyasint"` // plaintext bytes
+	CipherSize uint32     `cbor:"2,keyasint"` // sealed bytes (Size+16)
+	Nonce      [12]byte   `cbor:"3,keyasint"`
+	ShardSize  uint32     `cbor:"4,keyasint"`
+	Shards     []ShardRef `cbor:"5,keyasint"`
+}
+
+// FileEntry is one file of a volume.
+type FileEntry struct {
+	Path     string    `cbor:"1,keyasint"`
+	Size     int64     `cbor:"2,keyasint"`
+	ModTime  int64     `cbor:"3,keyasint"` // unix nanoseconds
+	FileID   [16]byte  `cbor:"4,keyasint"`
+	Segments []Segment `cbor:"5,keyasint"`
+}
+
+// Manifest is the full state of a volume at one version.
+type Manifest struct {
+	Volume      VolumeID    `cbor:"1,keyasint"`
+	Version     uint64      `cbor:"2,keyasint"`
+	K           uint8       `cbor:"3,keyasint"`
+	M           uint8       `cbor:"4,keyasint"`
+	SegmentSize uint32      `cbor:"5,keyasint"`
+	Prev        [32]byte    `cbor:"6,keyasint"` // root of the previous version
+	Files       []FileEntry `cbor:"7,keyasint"` // sorted by Path, unique
+}
+
+func leaf(parts ...[]byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte{0})
+	for _, p := range parts {
+		var l [4]byte
+		binary.BigEndian.PutUint32(l[:], uint32(len(p)))
+		h.Write(l[:])
+		h.Write(p)
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+// Hash commits to a segment: its header and every shard (hash, id, relay).
+func (s *Segment) Hash() [32]byte {
+	leaves := []merkle.Hash{leaf([]byte("seg"), u64(uint64(s.Size)), u64(uint64(s.CipherSize)), s.Nonce[:], u64(uint64(s.ShardSize)))}
+	for _, sh := range s.Shards {
+		leaves = append(leaves, leaf([]byte("shard"), sh.Hash[:], sh.ID[:], sh.Relay[:]))
+	}
+	return merkle.Root(leaves)
+}
+
+// Hash commits to a file entry and its segments.
+func (f *FileEntry) Hash() [32]byte {
+	segs := make([]merkle.Hash, len(f.Segments))
+	for i := range f.Segments {
+		segs[i] = f.Segments[i].Hash()
+	}
+	sr := merkle.Root(segs)
+	return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:])
+}
+
+// Root is the Merkle root that is anchored: a tree whose first leaf is the
+// manifest header and whose other leaves are the files in path order, each
+// the root of its segments, each the root of its shard hashes.
+func (m *Manifest) Root() [32]byte {
+	leaves := []merkle.Hash{leaf([]byte("manifest"), m.Volume[:], u64(m.Version), []byte{m.K, m.M}, u64(uint64(m.SegmentSize)), m.Prev[:])}
+	for i := range m.Files {
+		leaves = append(leaves, m.Files[i].Hash())
+	}
+	return merkle.Root(leaves)
+}
+
+// Lookup returns the index of path in m.Files, or -1.
+func (m *Manifest) Lookup(path string) int {
+	i := sort.Search(len(m.Files), func(i int) bool { return m.Files[i].Path >= path })
+	if i < len(m.Files) && m.Files[i].Path == path {
+		return i
+	}
+	return -1
+}
+
+// set inserts or replaces f, returning the replaced entry if any.
+func (m *Manifest) set(f FileEntry) (FileEntry, bool) {
+	i := sort.Search(len(m.Files), func(i int) bool { return m.Files[i].Path >= f.Path })
+	if i < len(m.Files) && m.Files[i].Path == f.Path {
+		old := m.Files[i]
+		m.Files[i] = f
+		return old, true
+	}
+	m.Files = append(m.Files, FileEntry{})
+	copy(m.Files[i+1:], m.Files[i:])
+	m.Files[i] = f
+	return FileEntry{}, false
+}
+
+func (m *Manifest) remove(path string) (FileEntry, bool) {
+	i := m.Lookup(path)
+	if i < 0 {
+		return FileEntry{}, false
+	}
+	old := m.Files[i]
+	m.Files = append(m.Files[:i], m.Files[i+1:]...)
+	return old, true
+}
+
+func (m *Manifest) clone() *Manifest {
+	c := *m
+	c.Files = make([]FileEntry, len(m.Files))
+	for i, f := range m.Files {
+		f.Segments = append([]Segment(nil), f.Segments...)
+		for j := range f.Segments {
+			f.Segments[j].Shards = append([]ShardRef(nil), f.Segments[j].Shards...)
+		}
+		c.Files[i] = f
+	}
+	return &c
+}
+
+func (m *Manifest) validate() error {
+	if m.K == 0 || int(m.K)+int(m.M) > 255 || m.SegmentSize == 0 {
+		return fmt.Errorf("%w: manifest parameters K=%d M=%d segment=%d", ErrIntegrity, m.K, m.M, m.SegmentSize)
+	}
+	for i := range m.Files {
+		f := &m.Files[i]
+		if i > 0 && m.Files[i-1].Path >= f.Path {
+			return fmt.Errorf("%w: manifest paths not sorted", ErrIntegrity)
+		}
+		var total int64
+		for _, s := range f.Segments {
+			if len(s.Shards) != int(m.K)+int(m.M) {
+				return fmt.Errorf("%w: %s: segment with %d shards", ErrIntegrity, f.Path, len(s.Shards))
+			}
+			total += int64(s.Size)
+		}
+		if total != f.Size {
+			return fmt.Errorf("%w: %s: segments sum to %d, size %d", ErrIntegrity, f.Path, total, f.Size)
+		}
+	}
+	return nil
+}
+
+func (m *Manifest) encode() []byte {
+	b, err := wire.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("cbfs: encode manifest: %v", err))
+	}
+	return b
+}
+
+func decodeManifest(b []byte) (*Manifest, error) {
+	var m Manifest
+	if err := wire.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: manifest: %v", ErrIntegrity, err)
+	}
+	if !bytes.Equal(m.encode(), b) {
+		return nil, fmt.Errorf("%w: manifest not canonical", ErrIntegrity)
+	}
+	return &m, m.validate()
+}
+
+// manifestObjectID is the relay object id of manifest version v with the
+// given root. Including the root means two writers racing for the same
+// version never overwrite each other's object; the anchor picks the winner.
+func manifestObjectID(vol VolumeID, v uint64, root [32]byte) [32]byte {
+	return crypto.Keccak256Hash([]byte("cbfs-manifest-v1"), vol[:], u64(v), root[:])
+}
+
+// CleanPath normalises a file path: absolute, no trailing slash, no "..".
+func CleanPath(p string) (string, error) {
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	c, err := captoken.CleanPrefix(p)
+	if err != nil {
+		return "", err
+	}
+	if c == "" {
+		return "", fmt.Errorf("cbfs: %q is not a file path", p)
+	}
+	return c, nil
+}

@@ -1,0 +1,1006 @@
+package cbfs
+
+import (
+	"bytes"
+	"context"
+	"crypto/cipher"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/cowboy-foundation/cowboy/relay/wire"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// Volume is an open volume. It is safe for concurrent use.
+type Volume struct {
+	c       *Client
+	id      VolumeID
+	key     [32]byte
+	hasKey  bool
+	owner   bool
+	caveats captoken.Caveats
+	tok     *captoken.Token // nil for the owner
+	sess    *session
+
+	mu        sync.Mutex
+	cur       *Manifest
+	curRoot   [32]byte
+	repairing map[[32]byte]bool
+}
+
+// FileInfo describes a committed file.
+type FileInfo struct {
+	Path     string
+	Size     int64
+	ModTime  time.Time
+	Segments int
+}
+
+// VolumeInfo describes a volume at its latest committed version.
+type VolumeInfo struct {
+	ID          VolumeID
+	Owner       [20]byte
+	K, M        int
+	SegmentSize int
+	Version     uint64
+	Root        [32]byte
+	Files       int
+	Bytes       int64 // plaintext
+	StoredBytes int64 // shard bytes on relays
+	Perms       captoken.Perm
+	Prefix      string
+}
+
+// ID is the volume id.
+func (v *Volume) ID() VolumeID { return v.id }
+
+// Root is the root of the latest manifest this Volume has seen.
+func (v *Volume) Root() [32]byte {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.curRoot
+}
+
+func fileInfo(f *FileEntry) FileInfo {
+	return FileInfo{Path: f.Path, Size: f.Size, ModTime: time.Unix(0, f.ModTime), Segments: len(f.Segments)}
+}
+
+func (v *Volume) need(perm captoken.Perm, path string) error {
+	if v.caveats.Perms&perm != perm {
+		return fmt.Errorf("%w: token allows %s, need %s", ErrPermission, v.caveats.Perms, perm)
+	}
+	if path != "" {
+		if err := v.caveats.AllowsPath(path); err != nil {
+			return fmt.Errorf("%w: %v", ErrPermission, err)
+		}
+	}
+	if perm&(captoken.PermRead|captoken.PermWrite) != 0 && !v.hasKey {
+		return fmt.Errorf("%w: no volume key", ErrPermission)
+	}
+	return nil
+}
+
+// Manifest returns a copy of the latest committed manifest.
+func (v *Volume) Manifest(ctx context.Context) (*Manifest, error) {
+	m, err := v.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.clone(), nil
+}
+
+// latest returns the latest committed manifest (shared; do not modify).
+func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
+	if !v.hasKey {
+		return nil, fmt.Errorf("%w: no volume key to read the manifest", ErrPermission)
+	}
+	root, ver, err := v.c.cfg.Anchor.LatestManifest(ctx, v.id)
+	if errors.Is(err, ErrNotFound) {
+		return v.recoverFromRelays(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: anchor: %w", err)
+	}
+	v.mu.Lock()
+	if v.cur != nil && v.cur.Version == ver && v.curRoot == root {
+		m := v.cur
+		v.mu.Unlock()
+		return m, nil
+	}
+	v.mu.Unlock()
+	relays, _, err := v.c.relays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id := manifestObjectID(v.id, ver, root)
+	// Ask every relay at once; the first copy that decrypts and matches the
+	// anchored root wins.
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type res struct {
+		m   *Manifest
+		err error
+	}
+	ch := make(chan res, len(relays))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, r := range relays {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sealed, _, err := v.c.fetch(fctx, v.sess, r, wire.KindManifest, id, 1<<30)
+			if err != nil {
+				ch <- res{err: err}
+				return
+			}
+			m, err := v.openManifest(ver, sealed)
+			if err == nil && m.Root() != root {
+				err = fmt.Errorf("%w: manifest v%d from relay %s does not match anchored root", ErrIntegrity, ver, r.ID)
+			}
+			ch <- res{m, err}
+		}()
+	}
+	var errs []error
+	for range relays {
+		r := <-ch
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		v.setCurrent(r.m, root)
+		return r.m, nil
+	}
+	err = errors.Join(errs...)
+	if err == nil {
+		err = ErrInsufficientRelays
+	}
+	if errors.Is(err, ErrTokenExpired) {
+		return nil, fmt.Errorf("cbfs: load manifest v%d: %w", ver, ErrTokenExpired)
+	}
+	return nil, fmt.Errorf("cbfs: load manifest v%d of %s: %w", ver, v.id, err)
+}
+
+func (v *Volume) setCurrent(m *Manifest, root [32]byte) {
+	v.mu.Lock()
+	if v.cur == nil || m.Version >= v.cur.Version {
+		v.cur, v.curRoot = m, root
+	}
+	v.mu.Unlock()
+}
+
+func (v *Volume) openManifest(ver uint64, sealed []byte) (*Manifest, error) {
+	plain, err := openManifest(v.key, v.id, ver, sealed)
+	if err != nil {
+		return nil, err
+	}
+	m, err := decodeManifest(plain)
+	if err != nil {
+		return nil, err
+	}
+	if m.Volume != v.id || m.Version != ver {
+		return nil, fmt.Errorf("%w: manifest for %s v%d, want %s v%d", ErrIntegrity, m.Volume, m.Version, v.id, ver)
+	}
+	return m, nil
+}
+
+// recoverFromRelays finds the newest manifest stored on relays that decrypts
+// under the volume key (used when the anchor has no record, e.g. a fresh
+// machine with only the owner key and volume id).
+func (v *Volume) recoverFromRelays(ctx context.Context) (*Manifest, error) {
+	relays, _, err := v.c.relays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type cand struct {
+		r  RelayInfo
+		id [32]byte
+		v  uint64
+	}
+	var cands []cand
+	var errs []error
+	for _, r := range relays {
+		resp, err := v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpList, Kind: wire.KindManifest}, nil)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, o := range resp.Objects {
+			cands = append(cands, cand{r, o.ID, o.Version})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].v > cands[j].v })
+	for _, cd := range cands {
+		sealed, _, err := v.c.fetch(ctx, v.sess, cd.r, wire.KindManifest, cd.id, 1<<30)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		m, err := v.openManifest(cd.v, sealed)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		root := m.Root()
+		if manifestObjectID(v.id, m.Version, root) != cd.id {
+			continue
+		}
+		v.setCurrent(m, root)
+		return m, nil
+	}
+	if err := errors.Join(errs...); err != nil && errors.Is(err, ErrTokenExpired) {
+		return nil, fmt.Errorf("cbfs: recover manifest: %w", ErrTokenExpired)
+	}
+	return nil, fmt.Errorf("%w: volume %s has no manifest on any relay", ErrNotFound, v.id)
+}
+
+// commit applies mutate to the latest manifest and commits the result as the
+// next version: sealed copies go to the relays first, then the anchor. On a
+// version conflict it reloads and retries.
+func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manifest, error), create bool) (*Manifest, error) {
+	for attempt := 0; attempt < 8; attempt++ {
+		var cur *Manifest
+		var curRoot [32]byte
+		if !create {
+			var err error
+			if cur, err = v.latest(ctx); err != nil {
+				return nil, err
+			}
+			curRoot = cur.Root()
+		}
+		next, err := mutate(cur)
+		if err != nil {
+			return nil, err
+		}
+		next.Version, next.Prev = 1, [32]byte{}
+		if cur != nil {
+			next.Version, next.Prev = cur.Version+1, curRoot
+		}
+		if err := next.validate(); err != nil {
+			return nil, err
+		}
+		root := next.Root()
+		if err := v.storeManifest(ctx, next, root); err != nil {
+			return nil, err
+		}
+		err = v.c.cfg.Anchor.CommitManifest(ctx, v.id, root, next.Version)
+		if errors.Is(err, ErrConflict) {
+			v.deleteManifest(ctx, next.Version, root)
+			if create {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cbfs: anchor commit v%d: %w", next.Version, err)
+		}
+		v.setCurrent(next, root)
+		if cur != nil && cur.Version > 1 {
+			v.deleteManifest(ctx, cur.Version-1, cur.Prev)
+		}
+		return next, nil
+	}
+	return nil, fmt.Errorf("%w: gave up after retries", ErrConflict)
+}
+
+// storeManifest replicates the sealed manifest to every healthy relay and
+// requires at least M+1 copies.
+func (v *Volume) storeManifest(ctx context.Context, m *Manifest, root [32]byte) error {
+	relays, _, err := v.c.relays(ctx)
+	if err != nil {
+		return err
+	}
+	sealed := sealManifest(v.key, v.id, m.Version, m.encode())
+	hash := merkle.Sum(sealed)
+	id := manifestObjectID(v.id, m.Version, root)
+	need := min(int(m.M)+1, len(relays))
+	if need == 0 {
+		return ErrInsufficientRelays
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	var errs []error
+	for _, r := range relays {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpPut, Kind: wire.KindManifest, ID: id, Version: m.Version,
+				Hash: hash, Size: uint64(len(sealed))}, bytes.NewReader(sealed))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			ok++
+		}()
+	}
+	wg.Wait()
+	if ok < need {
+		return fmt.Errorf("cbfs: manifest v%d stored on %d relays, need %d: %w: %w", m.Version, ok, need, ErrInsufficientRelays, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (v *Volume) deleteManifest(ctx context.Context, ver uint64, root [32]byte) {
+	if v.caveats.Perms&captoken.PermDelete == 0 || v.caveats.Prefix != "" {
+		return
+	}
+	relays, _, err := v.c.relays(ctx)
+	if err != nil {
+		return
+	}
+	id := manifestObjectID(v.id, ver, root)
+	var wg sync.WaitGroup
+	for _, r := range relays {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpDelete, Kind: wire.KindManifest, ID: id}, nil)
+		}()
+	}
+	wg.Wait()
+}
+
+// deleteShards removes the shards of replaced or removed files (best effort).
+func (v *Volume) deleteShards(ctx context.Context, files ...FileEntry) {
+	if v.caveats.Perms&captoken.PermDelete == 0 {
+		return
+	}
+	_, byID, err := v.c.relays(ctx)
+	if err != nil {
+		return
+	}
+	sem := make(chan struct{}, v.c.parallelism(6))
+	var wg sync.WaitGroup
+	for _, f := range files {
+		for _, s := range f.Segments {
+			for _, sh := range s.Shards {
+				r, ok := byID[sh.Relay]
+				if !ok {
+					continue
+				}
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer func() { <-sem; wg.Done() }()
+					if _, err := v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpDelete, ID: sh.ID}, nil); err != nil {
+						v.c.log.Debug("delete shard", "relay", r.ID.String(), "err", err)
+					}
+				}()
+			}
+		}
+	}
+	wg.Wait()
+}
+
+func (c *Client) parallelism(n int) int {
+	if c.cfg.Parallelism > 0 {
+		return c.cfg.Parallelism
+	}
+	return 2 * n
+}
+
+// List returns the files under prefix ("" or "/" for all) in path order.
+func (v *Volume) List(ctx context.Context, prefix string) ([]FileInfo, error) {
+	if v.caveats.Perms&(captoken.PermList|captoken.PermRead) == 0 {
+		return nil, fmt.Errorf("%w: token allows %s", ErrPermission, v.caveats.Perms)
+	}
+	p, err := captoken.CleanPrefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	m, err := v.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileInfo
+	for i := range m.Files {
+		f := &m.Files[i]
+		if p != "" && f.Path != p && !strings.HasPrefix(f.Path, p+"/") {
+			continue
+		}
+		if v.caveats.AllowsPath(f.Path) != nil {
+			continue
+		}
+		out = append(out, fileInfo(f))
+	}
+	return out, nil
+}
+
+// Stat returns one file's info.
+func (v *Volume) Stat(ctx context.Context, path string) (FileInfo, error) {
+	p, err := CleanPath(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	if err := v.caveats.AllowsPath(p); err != nil {
+		return FileInfo{}, fmt.Errorf("%w: %v", ErrPermission, err)
+	}
+	m, err := v.latest(ctx)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	i := m.Lookup(p)
+	if i < 0 {
+		return FileInfo{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+	}
+	return fileInfo(&m.Files[i]), nil
+}
+
+// Remove deletes a file: it disappears when the new manifest is committed;
+// its shards are then deleted from relays (best effort).
+func (v *Volume) Remove(ctx context.Context, path string) error {
+	p, err := CleanPath(path)
+	if err != nil {
+		return err
+	}
+	if err := v.need(captoken.PermDelete, p); err != nil {
+		return err
+	}
+	var removed FileEntry
+	_, err = v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
+		next := cur.clone()
+		old, ok := next.remove(p)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, p)
+		}
+		removed = old
+		return next, nil
+	}, false)
+	if err != nil {
+		return fmt.Errorf("cbfs: remove %s: %w", p, err)
+	}
+	v.deleteShards(ctx, removed)
+	return nil
+}
+
+// Info describes the volume.
+func (v *Volume) Info(ctx context.Context) (VolumeInfo, error) {
+	m, err := v.latest(ctx)
+	if err != nil {
+		return VolumeInfo{}, err
+	}
+	vi := VolumeInfo{ID: v.id, Owner: v.id.Owner(), K: int(m.K), M: int(m.M), SegmentSize: int(m.SegmentSize),
+		Version: m.Version, Root: m.Root(), Files: len(m.Files), Perms: v.caveats.Perms, Prefix: v.caveats.Prefix}
+	for _, f := range m.Files {
+		vi.Bytes += f.Size
+		for _, s := range f.Segments {
+			vi.StoredBytes += int64(s.ShardSize) * int64(len(s.Shards))
+		}
+	}
+	return vi, nil
+}
+
+// GrantOptions describe a capability to hand out.
+type GrantOptions struct {
+	Grantee *ecdsa.PublicKey
+	Perms   captoken.Perm
+	Prefix  string        // "" = whole volume (or the granter's prefix)
+	TTL     time.Duration // default 24h; capped by the granter's own expiry
+}
+
+// Grant issues (owner) or delegates (grantee) a capability token. Tokens
+// with read or write permission carry the volume key wrapped to the grantee.
+func (v *Volume) Grant(ctx context.Context, o GrantOptions) (*captoken.Token, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if o.Grantee == nil || o.Perms == 0 {
+		return nil, errors.New("cbfs: grant needs a grantee and permissions")
+	}
+	if o.TTL <= 0 {
+		o.TTL = 24 * time.Hour
+	}
+	prefix, err := captoken.CleanPrefix(o.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	if prefix == "" {
+		prefix = v.caveats.Prefix
+	}
+	c := captoken.Caveats{Perms: o.Perms, Prefix: prefix, Expiry: v.c.cfg.Now().Add(o.TTL).Unix(),
+		Grantee: crypto.CompressPubkey(o.Grantee)}
+	if o.Perms&(captoken.PermRead|captoken.PermWrite) != 0 && v.hasKey {
+		if c.WrappedKey, err = wrapKey(v.key, o.Grantee); err != nil {
+			return nil, err
+		}
+	}
+	if v.owner {
+		return captoken.Issue(v.c.cfg.Key, v.id, c)
+	}
+	if e := v.tok.Caveats().Expiry; c.Expiry > e {
+		c.Expiry = e
+	}
+	t, err := v.tok.Delegate(v.c.cfg.Key, c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPermission, err)
+	}
+	return t, nil
+}
+
+// Put uploads r to path and commits it.
+func (v *Volume) Put(ctx context.Context, path string, r io.Reader) (FileInfo, error) {
+	u, err := v.Upload(ctx, path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	if _, err := io.Copy(u, r); err != nil {
+		u.Abort()
+		return FileInfo{}, fmt.Errorf("cbfs: put %s: %w", path, err)
+	}
+	return u.Commit()
+}
+
+// Get writes the content of path to w, verifying every shard.
+func (v *Volume) Get(ctx context.Context, path string, w io.Writer) (FileInfo, error) {
+	p, err := CleanPath(path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	if err := v.need(captoken.PermRead, p); err != nil {
+		return FileInfo{}, err
+	}
+	m, err := v.latest(ctx)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	i := m.Lookup(p)
+	if i < 0 {
+		return FileInfo{}, fmt.Errorf("%w: %s", ErrNotFound, p)
+	}
+	f := &m.Files[i]
+	cd, err := newCodec(int(m.K), int(m.M))
+	if err != nil {
+		return FileInfo{}, err
+	}
+	_, byID, err := v.c.relays(ctx)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	aead := subKey(v.key, "file", f.FileID[:])
+	// Read ahead one segment while the previous one is written out.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		data []byte
+		err  error
+	}
+	results := make([]chan result, len(f.Segments))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	start := func(idx int) {
+		results[idx] = make(chan result, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			shards, err := v.readShards(ctx, cd, byID, &f.Segments[idx], true)
+			if err != nil {
+				results[idx] <- result{err: fmt.Errorf("segment %d: %w", idx, err)}
+				return
+			}
+			pt, err := cd.decode(aead, segmentAAD(v.id, f.FileID, idx), &f.Segments[idx], shards)
+			results[idx] <- result{pt, err}
+		}()
+	}
+	const ahead = 2
+	for idx := 0; idx < len(f.Segments) && idx < ahead; idx++ {
+		start(idx)
+	}
+	for idx := range f.Segments {
+		res := <-results[idx]
+		if res.err != nil {
+			return FileInfo{}, fmt.Errorf("cbfs: get %s: %w", p, res.err)
+		}
+		if next := idx + ahead; next < len(f.Segments) {
+			start(next)
+		}
+		if _, err := w.Write(res.data); err != nil {
+			return FileInfo{}, fmt.Errorf("cbfs: get %s: write: %w", p, err)
+		}
+	}
+	return fileInfo(f), nil
+}
+
+func (v *Volume) fault(sh ShardRef, err error) {
+	if v.c.cfg.OnShardFailure != nil {
+		v.c.cfg.OnShardFailure(ShardFault{Volume: v.id, Shard: sh, Err: err})
+	}
+}
+
+// fetchShard GETs one shard and checks it against the manifest.
+func (v *Volume) fetchShard(ctx context.Context, byID map[RelayID]RelayInfo, seg *Segment, sh ShardRef) ([]byte, error) {
+	r, ok := byID[sh.Relay]
+	if !ok {
+		return nil, fmt.Errorf("relay %s not in directory", sh.Relay)
+	}
+	if !r.Healthy {
+		return nil, fmt.Errorf("relay %s marked unhealthy", sh.Relay)
+	}
+	data, _, err := v.c.fetch(ctx, v.sess, r, wire.KindShard, sh.ID, uint64(seg.ShardSize))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) != int(seg.ShardSize) || merkle.Sum(data) != sh.Hash {
+		return nil, fmt.Errorf("%w: shard %x from relay %s does not match manifest", ErrIntegrity, sh.ID[:6], sh.Relay.String()[:8])
+	}
+	return data, nil
+}
+
+// readShards fetches shards until K verify, hedging slow relays, and
+// reconstructs the missing data shards (all shards when dataOnly is false).
+func (v *Volume) readShards(ctx context.Context, cd *codec, byID map[RelayID]RelayInfo, seg *Segment, dataOnly bool) ([][]byte, error) {
+	n := len(seg.Shards)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type res struct {
+		i    int
+		data []byte
+		err  error
+	}
+	ch := make(chan res, n)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	// Data shards first (no decoding needed), relays known to be down last.
+	order := make([]int, 0, n)
+	var later []int
+	for i, sh := range seg.Shards {
+		if r, ok := byID[sh.Relay]; ok && r.Healthy && !v.c.pool.Down(r.Addr, r.PubKey) {
+			order = append(order, i)
+		} else {
+			later = append(later, i)
+		}
+	}
+	order = append(order, later...)
+	next, inflight, got := 0, 0, 0
+	launch := func() bool {
+		if next >= n {
+			return false
+		}
+		i := order[next]
+		next++
+		inflight++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := v.fetchShard(ctx, byID, seg, seg.Shards[i])
+			ch <- res{i, d, err}
+		}()
+		return true
+	}
+	for range cd.k {
+		launch()
+	}
+	shards := make([][]byte, n)
+	var errs []error
+	hedge := time.NewTimer(time.Second)
+	defer hedge.Stop()
+	for got < cd.k && inflight > 0 {
+		select {
+		case r := <-ch:
+			inflight--
+			if r.err != nil {
+				if ctx.Err() == nil {
+					v.fault(seg.Shards[r.i], r.err)
+				}
+				errs = append(errs, r.err)
+				launch()
+				continue
+			}
+			shards[r.i] = r.data
+			got++
+		case <-hedge.C:
+			launch() // a relay is slow; ask one more
+			hedge.Reset(time.Second)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if got < cd.k {
+		if e := errors.Join(errs...); errors.Is(e, ErrTokenExpired) {
+			return nil, fmt.Errorf("%w: %w", ErrTokenExpired, e)
+		}
+		return nil, fmt.Errorf("%w: %d of %d needed: %w", ErrInsufficientShards, got, cd.k, errors.Join(errs...))
+	}
+	missing := false
+	for i := 0; i < n && (i < cd.k || !dataOnly); i++ {
+		if shards[i] == nil {
+			missing = true
+		}
+	}
+	if missing {
+		if err := cd.reconstruct(shards, dataOnly); err != nil {
+			return nil, err
+		}
+	}
+	return shards, nil
+}
+
+// Upload is an in-progress file upload. Write data, then Commit (the file
+// becomes visible) or Abort (uploaded shards are deleted). Commit and Abort
+// are idempotent: a second call returns ErrUploadDone.
+type Upload struct {
+	v      *Volume
+	path   string
+	ctx    context.Context
+	cancel context.CancelFunc
+	cd     *codec
+	segSz  int
+	fileID [16]byte
+	aead   cipher.AEAD
+	buf    []byte
+	size   int64
+	sem    chan struct{}
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	segments []Segment
+	err      error
+	bad      map[RelayID]bool
+	done     bool
+}
+
+// Upload starts an upload to path.
+func (v *Volume) Upload(ctx context.Context, path string) (*Upload, error) {
+	p, err := CleanPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.need(captoken.PermWrite, p); err != nil {
+		return nil, err
+	}
+	m, err := v.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cd, err := newCodec(int(m.K), int(m.M))
+	if err != nil {
+		return nil, err
+	}
+	u := &Upload{v: v, path: p, cd: cd, segSz: int(m.SegmentSize), sem: make(chan struct{}, 2), bad: map[RelayID]bool{}}
+	rand.Read(u.fileID[:])
+	u.aead = subKey(v.key, "file", u.fileID[:])
+	u.ctx, u.cancel = context.WithCancel(ctx)
+	return u, nil
+}
+
+// Write buffers p and uploads full segments.
+func (u *Upload) Write(p []byte) (int, error) {
+	u.mu.Lock()
+	done, err := u.done, u.err
+	u.mu.Unlock()
+	if done {
+		return 0, ErrUploadDone
+	}
+	if err != nil {
+		return 0, err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if u.buf == nil {
+			u.buf = make([]byte, 0, u.segSz)
+		}
+		k := min(len(p), u.segSz-len(u.buf))
+		u.buf = append(u.buf, p[:k]...)
+		p = p[k:]
+		if len(u.buf) == u.segSz {
+			if err := u.flush(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+func (u *Upload) fail(err error) {
+	u.mu.Lock()
+	if u.err == nil {
+		u.err = err
+	}
+	u.mu.Unlock()
+	u.cancel()
+}
+
+// flush encodes and uploads the buffered segment in the background.
+func (u *Upload) flush() error {
+	data := u.buf
+	u.buf = nil
+	u.size += int64(len(data))
+	u.mu.Lock()
+	idx := len(u.segments)
+	u.segments = append(u.segments, Segment{})
+	u.mu.Unlock()
+	select {
+	case u.sem <- struct{}{}:
+	case <-u.ctx.Done():
+		return u.firstErr()
+	}
+	u.wg.Add(1)
+	go func() {
+		defer func() { <-u.sem; u.wg.Done() }()
+		es, err := u.cd.encode(u.aead, segmentAAD(u.v.id, u.fileID, idx), data)
+		if err == nil {
+			err = u.place(es, idx)
+		}
+		if err != nil {
+			u.fail(fmt.Errorf("segment %d: %w", idx, err))
+			return
+		}
+		u.mu.Lock()
+		u.segments[idx] = es.seg
+		u.mu.Unlock()
+	}()
+	return nil
+}
+
+func (u *Upload) firstErr() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.err != nil {
+		return u.err
+	}
+	return u.ctx.Err()
+}
+
+// place stores the shards of one segment on distinct healthy relays,
+// falling back to spare relays when one fails.
+func (u *Upload) place(es *encodedSegment, idx int) error {
+	healthy, _, err := u.v.c.relays(u.ctx)
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	var cands []RelayInfo
+	for _, r := range healthy {
+		if !u.bad[r.ID] {
+			cands = append(cands, r)
+		}
+	}
+	u.mu.Unlock()
+	n := len(es.shards)
+	if len(cands) < n {
+		return fmt.Errorf("%w: %d usable relays for %d shards", ErrInsufficientRelays, len(cands), n)
+	}
+	// Spread segments: rotate the candidate list by a per-segment offset.
+	sort.Slice(cands, func(i, j int) bool { return bytes.Compare(cands[i].ID[:], cands[j].ID[:]) < 0 })
+	off := int(binary.BigEndian.Uint32(u.fileID[:4])+uint32(idx)) % len(cands)
+	cands = append(cands[off:], cands[:off]...)
+	var smu sync.Mutex
+	spares := cands[n:]
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		r := cands[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				_, err := u.v.c.call(u.ctx, u.v.sess, r, &wire.Request{Op: wire.OpPut, Kind: wire.KindShard, ID: es.seg.Shards[i].ID,
+					Hash: es.seg.Shards[i].Hash, Size: uint64(len(es.shards[i]))}, bytes.NewReader(es.shards[i]))
+				if err == nil {
+					es.seg.Shards[i].Relay = r.ID
+					return
+				}
+				if u.ctx.Err() != nil || errors.Is(err, ErrPermission) || errors.Is(err, ErrTokenExpired) {
+					errs[i] = err
+					return
+				}
+				u.v.c.log.Warn("shard upload failed, trying a spare relay", "relay", r.ID.String(), "err", err)
+				u.mu.Lock()
+				u.bad[r.ID] = true
+				u.mu.Unlock()
+				smu.Lock()
+				if len(spares) == 0 {
+					smu.Unlock()
+					errs[i] = fmt.Errorf("%w: no spare relay left after: %w", ErrInsufficientRelays, err)
+					return
+				}
+				r, spares = spares[0], spares[1:]
+				smu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		// keep track of what was stored so Abort can delete it
+		u.mu.Lock()
+		u.segments[idx] = es.seg
+		u.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Commit uploads the last segment, waits for all shards and commits the new
+// manifest. The file is visible once Commit returns nil.
+func (u *Upload) Commit() (FileInfo, error) {
+	u.mu.Lock()
+	if u.done {
+		u.mu.Unlock()
+		return FileInfo{}, ErrUploadDone
+	}
+	u.mu.Unlock()
+	if len(u.buf) > 0 {
+		u.flush()
+	}
+	u.wg.Wait()
+	u.mu.Lock()
+	u.done = true
+	err := u.err
+	u.mu.Unlock()
+	if err == nil {
+		err = u.ctx.Err()
+	}
+	if err != nil {
+		u.cleanup()
+		return FileInfo{}, fmt.Errorf("cbfs: upload %s: %w", u.path, err)
+	}
+	entry := FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: u.segments}
+	var replaced *FileEntry
+	_, err = u.v.commit(u.ctx, func(cur *Manifest) (*Manifest, error) {
+		next := cur.clone()
+		replaced = nil
+		if old, ok := next.set(entry); ok {
+			replaced = &old
+		}
+		return next, nil
+	}, false)
+	if err != nil {
+		u.cleanup()
+		return FileInfo{}, fmt.Errorf("cbfs: commit %s: %w", u.path, err)
+	}
+	if replaced != nil {
+		u.v.deleteShards(u.ctx, *replaced)
+	}
+	u.cancel()
+	return fileInfo(&entry), nil
+}
+
+// Abort stops the upload and deletes the shards stored so far.
+func (u *Upload) Abort() error {
+	u.mu.Lock()
+	if u.done {
+		u.mu.Unlock()
+		return ErrUploadDone
+	}
+	u.done = true
+	u.mu.Unlock()
+	u.cancel()
+	u.wg.Wait()
+	u.cleanup()
+	return nil
+}
+
+func (u *Upload) cleanup() {
+	u.cancel()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
+	defer cancel()
+	var stored []Segment
+	u.mu.Lock()
+	for _, s := range u.segments {
+		var sh []ShardRef
+		for _, r := range s.Shards {
+			if r.Relay != (RelayID{}) {
+				sh = append(sh, r)
+			}
+		}
+		if len(sh) > 0 {
+			stored = append(stored, Segment{Shards: sh})
+		}
+	}
+	u.mu.Unlock()
+	u.v.deleteShards(ctx, FileEntry{Segments: stored})
+}
