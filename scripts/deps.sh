@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the system packages and npm test peers Cowboy's build, tests and
+# demo need. Safe to run repeatedly: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+# fuse3 joins this list with the FUSE mount (issue: Mount CBFS volumes with FUSE).
+command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "deps: installing Debian packages: ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "deps: missing ${need_apt[*]} (install them, or run as root with apt-get available)" >&2
+  fi
+fi
+
+# npm test peers (the real MCP server used by runner tests).
+if [ -f package.json ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -d node_modules ] || [ package.json -nt node_modules ]; then
+    echo "deps: npm ci"
+    npm ci --no-audit --no-fund --loglevel=error
+    touch node_modules
+  fi
+fi
+
+# Go modules (offline afterwards).
+go mod download
