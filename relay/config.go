@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/relay/internal/store"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
@@ -146,4 +147,15 @@ func writeFileSync(path string, b []byte, mode os.FileMode) error {
 		return fmt.Errorf("relay: rename %s: %w", path, err)
 	}
 	return nil
+}
+
+// DiskUsage reads the store index of a relay that is not running.
+func DiskUsage(dataDir string) (used, objects uint64, err error) {
+	s, err := store.OpenReadOnly(dataDir)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.Close()
+	used, _, objects = s.Usage()
+	return used, objects, nil
 }
