@@ -467,13 +467,13 @@ def make_builtins(importer):
 
 def runtime_globals():
     return {
-        "_pvm_k": rt.K, "_pvm_oot": rt.oot, "_pvm_ck": rt.ck, "_pvm_enter": rt.enter,
+        "_pvm_k": rt.K, "_pvm_oot": rt.oot, "_pvm_ck": rt.ck, "_pvm_enter_fail": rt.enter_fail,
         "_pvm_add": rt.op_add, "_pvm_sub": rt.op_sub, "_pvm_mul": rt.op_mul, "_pvm_pow": rt.op_pow,
         "_pvm_lshift": rt.op_lshift, "_pvm_mod": rt.op_mod,
         "_pvm_iadd": rt.op_iadd, "_pvm_isub": rt.op_sub, "_pvm_imul": rt.op_imul, "_pvm_ipow": rt.op_pow,
         "_pvm_ilshift": rt.op_lshift, "_pvm_imod": rt.op_mod,
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
-        "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_format": rt.op_format,
+        "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_append": rt.append, "_pvm_format": rt.op_format,
     }
 
 

@@ -34,6 +34,12 @@ METHODS = frozenset((
 ))
 
 
+def _num_const(n):
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+        n = n.operand
+    return isinstance(n, ast.Constant) and type(n.value) in (int, float) and abs(n.value) < (1 << 62)
+
+
 def _name(id_, ctx=None):
     return ast.Name(id=id_, ctx=ctx or ast.Load())
 
@@ -59,7 +65,11 @@ class _Cost(ast.NodeVisitor):
         elif isinstance(node, ast.Compare):
             self.total += c["compare"] * len(node.ops)
         elif isinstance(node, ast.Call):
-            self.total += c["call"]
+            f = node.func
+            if isinstance(f, ast.Name) and f.id.startswith("_pvm_"):
+                self.total += _instr_cost(f.id, node, c)
+            else:
+                self.total += c["call"]
         elif isinstance(node, ast.Subscript):
             self.total += c["subscript"]
         elif isinstance(node, ast.Attribute):
@@ -73,6 +83,24 @@ class _Cost(ast.NodeVisitor):
         elif isinstance(node, ast.JoinedStr):
             self.total += c["arith"] * len(node.values)
         ast.NodeVisitor.generic_visit(self, node)
+
+
+_ARITH_HELPERS = frozenset("_pvm_" + p + n for n in BINOPS.values() for p in ("", "i"))
+
+
+def _instr_cost(name, node, c):
+    """Cost of an instrumentation call = cost of the source construct it replaced."""
+    if name in _ARITH_HELPERS:
+        return c["arith"]
+    if name.startswith("_pvm_f"):
+        return c["arith"] * getattr(node, "_pvm_nops", 1)
+    if name == "_pvm_slice":
+        return c["subscript"]
+    if name == "_pvm_in":
+        return c["compare"]
+    if name in ("_pvm_meth", "_pvm_append"):
+        return c["call"] + c["attribute"]
+    return 0
 
 
 def expr_cost(node, costs):
@@ -102,19 +130,18 @@ def header_cost(stmt, costs):
 
 
 def _charge_stmt(n):
-    # _pvm_k[0] += n
+    # _pvm_k[0] -= n   (cycles remaining count down)
     return ast.AugAssign(
         target=ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(0), ctx=ast.Store()),
-        op=ast.Add(), value=ast.Constant(n))
+        op=ast.Sub(), value=ast.Constant(n))
 
 
 def _check_stmt():
-    # if _pvm_k[0] > _pvm_k[1]: _pvm_oot()
+    # if _pvm_k[0] < 0: _pvm_oot()
     return ast.If(
         test=ast.Compare(
             left=ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(0), ctx=ast.Load()),
-            ops=[ast.Gt()],
-            comparators=[ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(1), ctx=ast.Load())]),
+            ops=[ast.Lt()], comparators=[ast.Constant(0)]),
         body=[ast.Expr(_call("_pvm_oot", []))], orelse=[])
 
 
@@ -140,15 +167,119 @@ def _scoped_has_yield(fn):
     return False
 
 
+# Fusion of small arithmetic trees: an expression such as (s + i * i) % m
+# whose leaves are plain names/number constants becomes one call to a
+# generated helper with a native fast path, taken only when every name holds
+# an int of at most LEAF_BITS bits or a float; the static bound of every
+# intermediate then stays below 2**62, where the slow (op-by-op metered)
+# path charges nothing extra either, so both paths cost the same cycles.
+LEAF_BITS = 26
+_FUSE_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Mod: "mod",
+             ast.BitAnd: None, ast.BitOr: None, ast.BitXor: None, ast.FloorDiv: None, ast.RShift: None}
+
+
+def _fuse_bits(n):
+    """Static bit bound of a fusable tree, or None if not fusable."""
+    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and not n.id.startswith("_pvm"):
+        return LEAF_BITS
+    if isinstance(n, ast.Constant) and type(n.value) in (int, float):
+        if type(n.value) is float:
+            return 0
+        return abs(n.value).bit_length() if abs(n.value) < (1 << 62) else None
+    if isinstance(n, ast.BinOp) and type(n.op) in _FUSE_OPS:
+        a = _fuse_bits(n.left)
+        b = _fuse_bits(n.right)
+        if a is None or b is None:
+            return None
+        op = type(n.op)
+        if op is ast.Mult:
+            r = a + b
+        elif op in (ast.Add, ast.Sub):
+            r = max(a, b) + 1
+        elif op is ast.Mod:
+            r = b
+        else:
+            r = max(a, b)
+        return r if r <= 62 else None
+    return None
+
+
+def _count_wrapped(n):
+    if isinstance(n, ast.BinOp):
+        return (1 if _FUSE_OPS.get(type(n.op)) else 0) + _count_wrapped(n.left) + _count_wrapped(n.right)
+    return 0
+
+
 class _Rewrite(ast.NodeTransformer):
     def __init__(self, costs):
         self.costs = costs
+        self.helpers = []
+
+    def _fuse(self, node):
+        if _count_wrapped(node) < 2 or _fuse_bits(node) is None:
+            return None
+        names = []
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in names:
+                names.append(n.id)
+        if not names or len(names) > 6:
+            return None
+        params = {nm: "_pvm_a%d" % i for i, nm in enumerate(names)}
+
+        def subst(t):
+            t = _copy(t)
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and n.id in params:
+                    n.id = params[n.id]
+            return t
+
+        fast = subst(node)
+        slow = _Rewrite(self.costs)._wrap_only(subst(node))
+        lim = 1 << LEAF_BITS
+        conds = []
+        for p in params.values():
+            conds.append(ast.BoolOp(op=ast.Or(), values=[
+                ast.BoolOp(op=ast.And(), values=[
+                    ast.Compare(left=_call("type", [_name(p)]), ops=[ast.Is()], comparators=[_name("int")]),
+                    ast.Compare(left=ast.Constant(-lim), ops=[ast.Lt(), ast.Lt()],
+                                comparators=[_name(p), ast.Constant(lim)])]),
+                ast.Compare(left=_call("type", [_name(p)]), ops=[ast.Is()], comparators=[_name("float")])]))
+        hname = "_pvm_f%d" % len(self.helpers)
+        fn = ast.FunctionDef(
+            name=hname,
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params.values()], vararg=None,
+                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            body=[ast.If(test=ast.BoolOp(op=ast.And(), values=conds) if len(conds) > 1 else conds[0],
+                         body=[ast.Return(fast)], orelse=[]),
+                  ast.Return(slow)],
+            decorator_list=[], returns=None, type_comment=None)
+        self.helpers.append(fn)
+        call = ast.copy_location(_call(hname, [_name(nm) for nm in names]), node)
+        call._pvm_nops = sum(1 for n in ast.walk(node) if isinstance(n, ast.BinOp))
+        return call
+
+    def _wrap_only(self, node):
+        """Op-by-op metered form of a fusable tree (no further fusion)."""
+        if isinstance(node, ast.BinOp):
+            node.left = self._wrap_only(node.left)
+            node.right = self._wrap_only(node.right)
+            fn = BINOPS.get(type(node.op))
+            if fn is not None:
+                return _call("_pvm_" + fn, [node.left, node.right])
+        return node
 
     # expressions -------------------------------------------------------------
     def visit_BinOp(self, node):
+        fused = self._fuse(node)
+        if fused is not None:
+            return fused
         self.generic_visit(node)
         fn = BINOPS.get(type(node.op))
         if fn is None:
+            return node
+        if fn in ("add", "sub") and (_num_const(node.left) or _num_const(node.right)):
+            # int/float +- constant cannot grow a value by more than one bit;
+            # str/bytes/list +- number raises TypeError.
             return node
         return ast.copy_location(_call("_pvm_" + fn, [node.left, node.right]), node)
 
@@ -156,6 +287,8 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         fn = BINOPS.get(type(node.op))
         if fn is None:
+            return node
+        if fn in ("add", "sub") and _num_const(node.value):
             return node
         t = node.target
         if isinstance(t, ast.Name):
@@ -249,6 +382,9 @@ class _Rewrite(ast.NodeTransformer):
         node.keywords = [ast.keyword(arg=None, value=_call("_pvm_dstar", [k.value])) if k.arg is None else k
                          for k in node.keywords]
         f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "append" and len(node.args) == 1 and not node.keywords \
+                and not isinstance(node.args[0], ast.Starred):
+            return ast.copy_location(_call("_pvm_append", [f.value, node.args[0]]), node)
         if isinstance(f, ast.Attribute) and f.attr in METHODS:
             new = _call("_pvm_meth", [f.value, ast.Constant(f.attr)] + node.args, node.keywords)
             return ast.copy_location(new, node)
@@ -279,12 +415,22 @@ class _Rewrite(ast.NodeTransformer):
         if _scoped_has_yield(node):
             node.body = entry + node.body
             return node
-        enter = ast.Expr(_call("_pvm_enter", []))
+        # depth counts down in _pvm_k[2]
         dec = ast.AugAssign(
             target=ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(2), ctx=ast.Store()),
             op=ast.Sub(), value=ast.Constant(1))
-        node.body = [_charge_stmt(self.costs["call"]), enter,
-                     ast.Try(body=node.body, handlers=[], orelse=[], finalbody=[dec])]
+        kk = lambda i: ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(i), ctx=ast.Load())
+        check = ast.If(
+            test=ast.BoolOp(op=ast.Or(), values=[
+                ast.Compare(left=kk(2), ops=[ast.Lt()], comparators=[ast.Constant(0)]),
+                ast.Compare(left=kk(0), ops=[ast.Lt()], comparators=[ast.Constant(0)])]),
+            body=[ast.Expr(_call("_pvm_enter_fail", []))], orelse=[])
+        inc = ast.AugAssign(
+            target=ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(2), ctx=ast.Store()),
+            op=ast.Add(), value=ast.Constant(1))
+        node.body = [_charge_stmt(self.costs["call"]), dec, check,
+                     ast.Try(body=node.body, handlers=[], orelse=[], finalbody=[inc])]
+        node._pvm_fn = True
         return node
 
 
@@ -300,13 +446,8 @@ class _Charge(ast.NodeTransformer):
         group = []
         for s in stmts:
             self.visit(s)
-            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript) \
-                    and isinstance(s.target.value, ast.Name) and s.target.value.id == "_pvm_k":
+            if _is_instr(s):
                 group.append(s)  # already an instrumentation statement
-                continue
-            if isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and isinstance(s.test.left, ast.Subscript) \
-                    and isinstance(s.test.left.value, ast.Name) and s.test.left.value.id == "_pvm_k":
-                group.append(s)
                 continue
             pending += header_cost(s, self.costs)
             group.append(s)
@@ -319,7 +460,23 @@ class _Charge(ast.NodeTransformer):
             if pending:
                 out.append(_charge_stmt(pending))
             out.extend(group)
-        return out or [ast.Pass()]
+        return _merge(out) or [ast.Pass()]
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        b = node.body
+        # [dec, charge, check, try] -> fold the try body's leading charge into the entry charge
+        if not getattr(node, "_pvm_fn", False):
+            return node
+        for i, s in enumerate(b):
+            if isinstance(s, ast.Try):
+                total = sum(x.value.value for x in b[:i] if _is_charge(x))
+                if s.body and _is_charge(s.body[0]):
+                    total += s.body[0].value.value
+                    s.body = s.body[1:] or [ast.Pass()]
+                node.body = [_charge_stmt(total)] + [x for x in b[:i] if not _is_charge(x)] + b[i:]
+                break
+        return node
 
     def generic_visit(self, node):
         for field in ("body", "orelse", "finalbody"):
@@ -335,8 +492,62 @@ class _Charge(ast.NodeTransformer):
         return node
 
 
+def _is_charge(s):
+    return (isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Sub) and isinstance(s.target, ast.Subscript)
+            and isinstance(s.target.value, ast.Name) and s.target.value.id == "_pvm_k"
+            and isinstance(s.target.slice, ast.Constant) and s.target.slice.value == 0)
+
+
+def _is_check(s):
+    if not isinstance(s, ast.If):
+        return False
+    t = s.test
+    if isinstance(t, ast.BoolOp):
+        t = t.values[0]
+    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Subscript)
+            and isinstance(t.left.value, ast.Name) and t.left.value.id == "_pvm_k")
+
+
+def _is_instr(s):
+    if _is_check(s):
+        return True
+    return (isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Subscript)
+            and isinstance(s.target.value, ast.Name) and s.target.value.id == "_pvm_k")
+
+
+def _merge(stmts):
+    """Fold adjacent charges and move charges ahead of a budget check so a
+    loop body does one charge and one check per iteration."""
+    out = []
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        if _is_check(s) and i + 1 < len(stmts) and _is_charge(stmts[i + 1]):
+            nxt = stmts[i + 1]
+            if out and _is_charge(out[-1]):
+                out[-1].value = ast.Constant(out[-1].value.value + nxt.value.value)
+            else:
+                out.append(nxt)
+            out.append(s)
+            i += 2
+            continue
+        if _is_charge(s) and out and _is_charge(out[-1]):
+            out[-1].value = ast.Constant(out[-1].value.value + s.value.value)
+            i += 1
+            continue
+        out.append(s)
+        i += 1
+    return out
+
+
+def _copy(t):
+    return ast.parse(ast.unparse(t), mode="eval").body
+
+
 def instrument(tree, costs):
-    tree = _Rewrite(costs).visit(tree)
+    rw = _Rewrite(costs)
+    tree = rw.visit(tree)
     tree = _Charge(costs).visit(tree)
+    tree.body[0:0] = rw.helpers
     ast.fix_missing_locations(tree)
     return tree

@@ -11,9 +11,10 @@ import sys as _sys
 
 import _pvm_detmath
 
-# K[0] cycles used, K[1] cycles limit (set to -1 once aborted so every later
-# check re-raises), K[2] actor call depth.
-K = [0, 0, 0]
+# K[0] cycles remaining (forced hugely negative once aborted so every later
+# check re-raises), K[1] unused, K[2] remaining actor call depth, K[3] unused.
+# Count-downs keep the instrumented checks to one compare against 0.
+K = [0, 0, 0, 32]
 MEM = [0, 10 << 20]
 TMP = [0, 256 << 10]
 ABORT = [None]
@@ -23,10 +24,14 @@ CFG = {
     "hash_base": 100, "hash_byte": 1, "json_char": 1, "math_call": 100,
 }
 LIMIT = [0]
+USED = [None]  # cycles used, frozen when the call aborts
+_DEAD = -(1 << 62)
 HOST = [None]  # host call function installed by the worker
 
 _B62 = 1 << 62
+_NB62 = -_B62
 _B31 = 1 << 31
+_NB31 = -_B31
 _ADDR = _re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -41,12 +46,13 @@ class Abort(BaseException):
 
 
 def configure(cycles_limit, limits, costs):
-    K[0] = 0
-    K[1] = int(cycles_limit)
+    K[0] = int(cycles_limit)
+    K[1] = 0
     LIMIT[0] = int(cycles_limit)
     MEM[1] = int(limits.get("memory_bytes", 10 << 20))
     TMP[1] = int(limits.get("tmp_bytes", 256 << 10))
     CFG["max_depth"] = int(limits.get("recursion_depth", 32))
+    K[2] = CFG["max_depth"]
     CFG["max_int_bits"] = int(limits.get("max_int_bits", 8192))
     CFG["max_width"] = int(limits.get("max_format_width", 10000))
     for k in ("per_item", "per_char", "big_word", "regex_step", "hash_base", "hash_byte",
@@ -67,10 +73,17 @@ def _refresh():
 _refresh()
 
 
+def used():
+    if USED[0] is not None:
+        return USED[0]
+    return LIMIT[0] - K[0]
+
+
 def abort(kind, msg):
     if ABORT[0] is None:
         ABORT[0] = (kind, msg)
-    K[1] = -1
+        USED[0] = min(LIMIT[0] - K[0], LIMIT[0])
+    K[0] = _DEAD
     k, m = ABORT[0]
     raise Abort(k, m)
 
@@ -78,20 +91,21 @@ def abort(kind, msg):
 def oot():
     if ABORT[0] is None:
         ABORT[0] = ("OutOfCycles", "out of cycles")
-    K[1] = -1
+        USED[0] = LIMIT[0]
+    K[0] = _DEAD
     k, m = ABORT[0]
     raise Abort(k, m)
 
 
 def charge(n):
-    K[0] += n
-    if K[0] > K[1]:
+    K[0] -= n
+    if K[0] < 0:
         oot()
 
 
 def ck(n):
-    K[0] += n
-    if K[0] > K[1]:
+    K[0] -= n
+    if K[0] < 0:
         oot()
     return True
 
@@ -102,16 +116,17 @@ def mem(n):
         abort("MemoryLimit", "memory limit exceeded (%d bytes)" % MEM[1])
 
 
-def enter():
-    K[2] += 1
-    if K[0] > K[1]:
+def enter_fail():
+    if K[0] < 0:
         oot()
-    if K[2] > CFG["max_depth"]:
+    if K[2] < 0:
         abort("RecursionLimit", "recursion depth exceeded (%d frames)" % CFG["max_depth"])
 
 
 def sanitize(s):
-    return _ADDR.sub("", s)
+    if " at 0x" in s:
+        return _ADDR.sub("", s)
+    return s
 
 
 # ---------------------------------------------------------------------------
@@ -126,8 +141,8 @@ def sized(x):
     t = type(x)
     if t in _SIZED:
         n = len(x)
-        K[0] += n * PER_ITEM
-        if K[0] > K[1]:
+        K[0] -= n * PER_ITEM
+        if K[0] < 0:
             oot()
         return x
     return list_from_iter(x)
@@ -138,8 +153,8 @@ def list_from_iter(x):
     app = out.append
     per = PER_ITEM
     for v in x:
-        K[0] += per
-        if K[0] > K[1]:
+        K[0] -= per
+        if K[0] < 0:
             oot()
         MEM[0] += 8
         if MEM[0] > MEM[1]:
@@ -151,8 +166,8 @@ def list_from_iter(x):
 def gen(x):
     per = PER_ITEM
     for v in x:
-        K[0] += per
-        if K[0] > K[1]:
+        K[0] -= per
+        if K[0] < 0:
             oot()
         yield v
 
@@ -182,8 +197,8 @@ def _bigres(r):
 def _seqres(r, a, b):
     t = type(r)
     n = len(r)
-    K[0] += n * PER_CHAR
-    if K[0] > K[1]:
+    K[0] -= n * PER_CHAR
+    if K[0] < 0:
         oot()
     la = len(a) if type(a) is t else 0
     lb = len(b) if type(b) is t else 0
@@ -195,21 +210,20 @@ def _seqres(r, a, b):
 
 def op_add(a, b):
     r = a + b
-    t = type(r)
-    if t is int:
-        if -_B62 < r < _B62:
+    if type(r) is int:
+        if _NB62 < r < _B62:
             return r
         return _bigres(r)
-    if t is float:
+    if type(r) is float:
         return r
-    if t in _SEQ:
+    if type(r) in _SEQ:
         return _seqres(r, a, b)
     return r
 
 
 def op_sub(a, b):
     r = a - b
-    if type(r) is int and not (-_B62 < r < _B62):
+    if type(r) is int and not (_NB62 < r < _B62):
         return _bigres(r)
     return r
 
@@ -224,7 +238,7 @@ def op_mul(a, b):
     ta = type(a)
     tb = type(b)
     if ta is int and tb is int:
-        if -_B31 < a < _B31 and -_B31 < b < _B31:
+        if _NB31 < a < _B31 and _NB31 < b < _B31:
             return a * b
         ba = a.bit_length()
         bb = b.bit_length()
@@ -298,6 +312,8 @@ def _check_width_numbers(nums):
 
 def op_mod(a, b):
     ta = type(a)
+    if ta is int or ta is float:
+        return a % b
     if ta is str or ta is bytes:
         charge(len(a) * PER_CHAR)
         s = a if ta is str else a.decode("latin-1")
@@ -331,8 +347,8 @@ def op_slice(o, lo, hi, st):
     r = o[lo:hi:st]
     t = type(r)
     if t in _SEQ:
-        K[0] += len(r) * PER_ITEM
-        if K[0] > K[1]:
+        K[0] -= len(r) * PER_ITEM
+        if K[0] < 0:
             oot()
     return r
 
@@ -406,11 +422,22 @@ def _m_len(o):
         return 0
 
 
+def append(o, x):
+    if type(o) is list:
+        K[0] -= PER_ITEM
+        MEM[0] += 8
+        if MEM[0] > MEM[1]:
+            mem(0)
+        o.append(x)
+        return None
+    return meth(o, "append", x)
+
+
 def meth(o, name, *args, **kw):
     t = type(o)
     f = getattr(o, name)
     if t is list and name == "append":
-        K[0] += PER_ITEM
+        K[0] -= PER_ITEM
         MEM[0] += 8
         if MEM[0] > MEM[1]:
             mem(0)
@@ -574,7 +601,7 @@ def sum_(it, start=0):
             acc = op_add(acc, v)
         return acc
     r = _sum(it, start)
-    if type(r) is int and not (-_B62 < r < _B62):
+    if type(r) is int and not (_NB62 < r < _B62):
         _bigres(r)
     return r
 
@@ -663,12 +690,21 @@ def bytearray_(x=b"", *args):
 
 
 def _intcost(x):
-    if type(x) is int and not (-_B62 < x < _B62):
+    if type(x) is int and not (_NB62 < x < _B62):
         w = (x.bit_length() >> 6) + 1
         charge(w * w * BIGW)
 
 
 def str_(*args, **kw):
+    if len(args) == 1 and not kw:
+        x = args[0]
+        t = type(x)
+        if (t is int and _NB62 < x < _B62) or t is float or t is str:
+            r = _str(x)
+            K[0] -= len(r) * PER_CHAR
+            if K[0] < 0:
+                oot()
+            return r
     if args:
         _intcost(args[0])
     r = _str(*args, **kw)

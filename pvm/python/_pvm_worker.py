@@ -53,16 +53,16 @@ def make_host(chan):
         r = chan.recv()
         cy = r.get("cy", 0)
         if cy:
-            rt.K[0] += cy
+            rt.K[0] -= cy
         if r.get("t") == "ok":
-            if rt.K[0] > rt.K[1]:
+            if rt.K[0] < 0:
                 rt.oot()
             return r.get("v")
         kind = r.get("kind", "HostError")
         msg = r.get("msg", "host call failed")
         if kind in STICKY:
             rt.abort(kind, msg)
-        if rt.K[0] > rt.K[1]:
+        if rt.K[0] < 0:
             rt.oot()
         raise pvm_host.HostError(msg)
     return host
@@ -209,10 +209,7 @@ def execute(chan, call):
         else:
             kind, msg = f.kind, f.msg
         result = {"t": "done", "ok": False, "kind": kind, "msg": msg}
-    used = rt.K[0]
-    if rt.ABORT[0] is not None and rt.ABORT[0][0] == "OutOfCycles":
-        used = rt.LIMIT[0]
-    result["cycles"] = min(used, rt.LIMIT[0]) if rt.LIMIT[0] >= 0 else used
+    result["cycles"] = max(0, min(rt.used(), rt.LIMIT[0]))
     result["tmp"] = rt.TMP[0]
     result["mem"] = rt.MEM[0]
     return result
