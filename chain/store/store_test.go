@@ -1,0 +1,105 @@
+package store
+
+import (
+	"errors"
+	"math/big"
+	"path/filepath"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+func block(parent *types.Header, root types.Hash, txs []types.Bytes) *types.Block {
+	h := types.Header{ChainID: 1, StateRoot: root, TxRoot: types.TxRoot(txs)}
+	if parent != nil {
+		h.Height = parent.Height + 1
+		h.ParentHash = parent.Hash()
+	}
+	return &types.Block{Header: h, Txs: txs}
+}
+
+func TestCommitRejectsBadBlocksAtomically(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chain.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := state.ChainKey("x")
+	g, err := s.Commit([]state.Write{{Key: k, Value: []byte{1}}}, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		return block(nil, root, nil), nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wrong root, wrong parent: refused, and nothing of them is stored.
+	_, err = s.Commit([]state.Write{{Key: k, Value: []byte{2}}}, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		return block(&g.Header, types.Hash{9}, nil), nil, nil
+	})
+	if !errors.Is(err, ErrRootMismatch) {
+		t.Fatalf("wrong root: %v", err)
+	}
+	_, err = s.Commit(nil, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		b := block(&g.Header, root, nil)
+		b.Header.ParentHash = types.Hash{1}
+		return b, nil, nil
+	})
+	if err == nil {
+		t.Fatal("block not extending head accepted")
+	}
+	if err := s.View(func(v *View) error {
+		val, _, _ := v.Get(k)
+		if val[0] != 1 || v.Head().Height != 0 {
+			t.Fatalf("failed commit leaked: value %v height %d", val, v.Head().Height)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// A good block with a receipt and event; indexes can be dropped and rebuilt.
+	tx := types.Bytes{0x01}
+	r := &types.Receipt{TxHash: types.Keccak256(tx), Status: 1, FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int),
+		Events: []types.Event{{Emitter: types.Address{7}, Topic: "t", Data: types.Bytes{0xa0}}}, Return: types.Bytes{}}
+	b1, err := s.Commit([]state.Write{{Key: k, Value: nil}}, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		return block(&g.Header, root, []types.Bytes{tx}), []*types.Receipt{r}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.RebuildIndexes(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(func(v *View) error {
+		if v.Head().Hash() != b1.Hash() {
+			t.Fatal("head lost on reopen")
+		}
+		if _, ok, _ := v.Get(k); ok {
+			t.Fatal("deleted key present")
+		}
+		if _, err := v.BlockByHash(b1.Hash()); err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := v.Events(EventQuery{Emitter: &types.Address{7}})
+		if err != nil || len(evs) != 1 || evs[0].TxHash != r.TxHash {
+			t.Fatalf("events after rebuild: %v %v", evs, err)
+		}
+		// Proofs at both heights.
+		h0 := uint64(0)
+		_, val, _, err := v.Prove(k, &h0)
+		if err != nil || val[0] != 1 {
+			t.Fatalf("historical proof: %v %v", val, err)
+		}
+		_, val, _, err = v.Prove(k, nil)
+		if err != nil || val != nil {
+			t.Fatalf("absence at head: %v %v", val, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
