@@ -1,0 +1,146 @@
+package pvm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// findCallChild returns the pid of a running call child (uid 200000+pid).
+func findCallChild() (int, bool) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		// The spinning child is running; a finished warm-up child may still be exiting.
+		if strings.Contains(string(st), fmt.Sprintf("\nUid:\t%d\t", 200000+pid)) && strings.Contains(string(st), "State:\tR") {
+			return pid, true
+		}
+	}
+	return 0, false
+}
+
+// TestOSSandbox inspects a live call child from the outside and checks the
+// wall-clock safety kill.
+func TestOSSandbox(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("sandbox needs root")
+	}
+	ctx := context.Background()
+	e, err := New(ctx, Config{PoolSize: 1, Limits: Limits{WallClock: 3 * time.Second, CPUSeconds: 60}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := actorSrc("while True:\n    pass")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := e.Execute(ctx, &Invocation{Handler: "run", Code: []byte(src), CyclesLimit: 1 << 40, CellsLimit: 1000}, newMemHost())
+		errc <- err
+	}()
+	var pid int
+	for i := 0; i < 100; i++ {
+		var ok bool
+		if pid, ok = findCallChild(); ok {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("no call child found")
+	}
+	proc := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), name))
+		if err != nil {
+			t.Fatalf("read %s: %v", name, err)
+		}
+		return string(b)
+	}
+	status := proc("status")
+	if !strings.Contains(status, "NoNewPrivs:\t1") {
+		t.Errorf("no_new_privs not set:\n%s", status)
+	}
+	root, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "root"))
+	if err != nil || root == "/" || !strings.Contains(root, "call-") {
+		t.Errorf("child root = %q (%v), want its scratch dir", root, err)
+	}
+	myNet, _ := os.Readlink("/proc/self/ns/net")
+	childNet, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "ns/net"))
+	if childNet == "" || childNet == myNet {
+		t.Errorf("child shares the network namespace (%q)", childNet)
+	}
+	fds, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	if len(fds) != 4 {
+		t.Errorf("child has %d open fds, want 4 (stdio + call socket)", len(fds))
+	}
+	limits := proc("limits")
+	for _, want := range []string{"Max address space", "Max processes", "Max file size"} {
+		line := ""
+		for _, l := range strings.Split(limits, "\n") {
+			if strings.HasPrefix(l, want) {
+				line = l
+			}
+		}
+		if strings.Contains(line, "unlimited") || line == "" {
+			t.Errorf("limit not set: %q", line)
+		}
+	}
+	// The child is not dumpable (uid switch); its environment is the zygote's.
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", e.zygotes[0].cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Trim(string(env), "\x00") != "PYTHONHASHSEED=0" {
+		t.Errorf("environment = %q", env)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrWallClock) {
+			t.Fatalf("want ErrWallClock, got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("wall-clock kill did not happen")
+	}
+	// The engine keeps serving.
+	h := newMemHost()
+	call(t, e, h, plainCounter, "", nil, true)
+	if got := decodeRet(t, call(t, e, h, plainCounter, "increment", nil, false)); got != uint64(1) {
+		t.Fatalf("after kill: %v", got)
+	}
+}
+
+// Files in /tmp are private to one call.
+func TestTmpIsPerCall(t *testing.T) {
+	e := engine(t)
+	src := `
+class Actor:
+    def write(self):
+        with open("/tmp/secret", "w") as f:
+            f.write("hunter2")
+        with open("/tmp/secret") as f:
+            return f.read()
+    def read(self):
+        with open("/tmp/secret") as f:
+            return f.read()
+`
+	h := newMemHost()
+	if got := decodeRet(t, call(t, e, h, src, "write", nil, false)); got != "hunter2" {
+		t.Fatalf("write = %v", got)
+	}
+	out := call(t, e, h, src, "read", nil, false)
+	if out.Err == nil || !strings.Contains(out.Err.Message, "FileNotFoundError") {
+		t.Fatalf("read of another call's file: %+v %x", out.Err, out.Return)
+	}
+}
