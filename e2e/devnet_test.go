@@ -202,4 +202,3 @@ func checkBalance(t *testing.T, c *sdk.Client, a types.Address, want *big.Int) {
 }
 
 func itoa(n uint64) string { return new(big.Int).SetUint64(n).String() }
-

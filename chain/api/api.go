@@ -238,11 +238,11 @@ func (s *Server) getTx(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		blk, err := v.Block(loc.Height)
+		hdr, err := v.Header(loc.Height)
 		if err != nil {
 			return err
 		}
-		bh := blk.Hash()
+		bh := hdr.Hash()
 		rj := receiptJSON(r, loc.Height, loc.Index)
 		out = apitypes.TxResult{Status: apitypes.TxIncluded, Tx: txJSON(tx), BlockHeight: &loc.Height, BlockHash: &bh, Index: &loc.Index, Receipt: &rj}
 		return nil

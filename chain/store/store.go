@@ -10,6 +10,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -26,8 +27,9 @@ import (
 var (
 	bucketState    = []byte("state")
 	bucketSMT      = []byte("smt")
-	bucketBlocks   = []byte("blocks")
-	bucketReceipts = []byte("receipts")
+	bucketHeaders  = []byte("headers")  // height → header
+	bucketTxs      = []byte("txs")      // height‖index → encoded transaction
+	bucketReceipts = []byte("receipts") // height‖index → receipt
 	bucketHashes   = []byte("block_hashes")
 	bucketTxIndex  = []byte("tx_index")
 	bucketEvEmit   = []byte("ev_emitter")
@@ -36,7 +38,7 @@ var (
 
 	metaHead = []byte("head")
 
-	allBuckets = [][]byte{bucketState, bucketSMT, bucketBlocks, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
+	allBuckets = [][]byte{bucketState, bucketSMT, bucketHeaders, bucketTxs, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
 )
 
 // Errors callers match with errors.Is.
@@ -96,15 +98,15 @@ func readHead(tx *bbolt.Tx) (*types.Header, error) {
 	if v == nil {
 		return nil, ErrNotInitialized
 	}
-	raw := tx.Bucket(bucketBlocks).Get(v)
+	raw := tx.Bucket(bucketHeaders).Get(v)
 	if raw == nil {
-		return nil, fmt.Errorf("store: head block %x missing", v)
+		return nil, fmt.Errorf("store: head header %x missing", v)
 	}
-	b, err := types.DecodeBlock(raw)
-	if err != nil {
-		return nil, fmt.Errorf("store: head block: %w", err)
+	var h types.Header
+	if err := codec.Unmarshal(raw, &h); err != nil {
+		return nil, fmt.Errorf("store: head header: %w", err)
 	}
-	return &b.Header, nil
+	return &h, nil
 }
 
 // Head returns the latest committed header.
@@ -187,6 +189,9 @@ func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, 
 		if err := writeBlock(tx, blk, receipts); err != nil {
 			return err
 		}
+		if uint64(len(blk.Txs)) > 1<<32-1 {
+			return errors.New("store: too many transactions in one block")
+		}
 		if err := tx.Bucket(bucketMeta).Put(metaHead, heightKey(blk.Header.Height)); err != nil {
 			return err
 		}
@@ -213,17 +218,35 @@ func nonEmpty(v []byte) []byte {
 	return v
 }
 
+func txKey(height uint64, index uint32) []byte {
+	k := make([]byte, 12)
+	binary.BigEndian.PutUint64(k, height)
+	binary.BigEndian.PutUint32(k[8:], index)
+	return k
+}
+
 func writeBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error {
 	hk := heightKey(blk.Header.Height)
-	if err := tx.Bucket(bucketBlocks).Put(hk, blk.Encode()); err != nil {
-		return err
-	}
-	rs, err := codec.Marshal(receipts)
+	hdr, err := codec.Marshal(&blk.Header)
 	if err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketReceipts).Put(hk, rs); err != nil {
+	if err := tx.Bucket(bucketHeaders).Put(hk, hdr); err != nil {
 		return err
+	}
+	txs, rs := tx.Bucket(bucketTxs), tx.Bucket(bucketReceipts)
+	for i, raw := range blk.Txs {
+		k := txKey(blk.Header.Height, uint32(i))
+		if err := txs.Put(k, raw); err != nil {
+			return err
+		}
+		enc, err := codec.Marshal(receipts[i])
+		if err != nil {
+			return err
+		}
+		if err := rs.Put(k, enc); err != nil {
+			return err
+		}
 	}
 	return indexBlock(tx, blk, receipts)
 }
@@ -238,10 +261,7 @@ func indexBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error
 	emit := tx.Bucket(bucketEvEmit)
 	topic := tx.Bucket(bucketEvTopic)
 	for i, r := range receipts {
-		loc := make([]byte, 12)
-		copy(loc, hk)
-		binary.BigEndian.PutUint32(loc[8:], uint32(i))
-		if err := txi.Put(r.TxHash[:], loc); err != nil {
+		if err := txi.Put(r.TxHash[:], txKey(blk.Header.Height, uint32(i))); err != nil {
 			return err
 		}
 		for j, ev := range r.Events {
@@ -301,13 +321,32 @@ func (v *View) ForEach(p state.Prefix, fn func(key, value []byte) error) error {
 	return nil
 }
 
-// Block returns the block at height.
-func (v *View) Block(height uint64) (*types.Block, error) {
-	raw := v.tx.Bucket(bucketBlocks).Get(heightKey(height))
+// Header returns the header at height.
+func (v *View) Header(height uint64) (*types.Header, error) {
+	raw := v.tx.Bucket(bucketHeaders).Get(heightKey(height))
 	if raw == nil {
 		return nil, fmt.Errorf("block %d: %w", height, ErrNotFound)
 	}
-	return types.DecodeBlock(raw)
+	var h types.Header
+	if err := codec.Unmarshal(raw, &h); err != nil {
+		return nil, fmt.Errorf("decode header %d: %w", height, err)
+	}
+	return &h, nil
+}
+
+// Block returns the block at height.
+func (v *View) Block(height uint64) (*types.Block, error) {
+	h, err := v.Header(height)
+	if err != nil {
+		return nil, err
+	}
+	b := &types.Block{Header: *h, Txs: []types.Bytes{}}
+	hk := heightKey(height)
+	c := v.tx.Bucket(bucketTxs).Cursor()
+	for k, val := c.Seek(hk); k != nil && bytes.HasPrefix(k, hk); k, val = c.Next() {
+		b.Txs = append(b.Txs, append(types.Bytes(nil), val...))
+	}
+	return b, nil
 }
 
 // BlockByHash returns the block with the given hash.
@@ -321,13 +360,18 @@ func (v *View) BlockByHash(h types.Hash) (*types.Block, error) {
 
 // Receipts returns the receipts of the block at height.
 func (v *View) Receipts(height uint64) ([]*types.Receipt, error) {
-	raw := v.tx.Bucket(bucketReceipts).Get(heightKey(height))
-	if raw == nil {
-		return nil, fmt.Errorf("receipts %d: %w", height, ErrNotFound)
+	if _, err := v.Header(height); err != nil {
+		return nil, err
 	}
-	var rs []*types.Receipt
-	if err := codec.Unmarshal(raw, &rs); err != nil {
-		return nil, fmt.Errorf("decode receipts %d: %w", height, err)
+	hk := heightKey(height)
+	rs := []*types.Receipt{}
+	c := v.tx.Bucket(bucketReceipts).Cursor()
+	for k, val := c.Seek(hk); k != nil && bytes.HasPrefix(k, hk); k, val = c.Next() {
+		var r types.Receipt
+		if err := codec.Unmarshal(val, &r); err != nil {
+			return nil, fmt.Errorf("decode receipt %x: %w", k, err)
+		}
+		rs = append(rs, &r)
 	}
 	return rs, nil
 }
@@ -338,29 +382,27 @@ type TxLocation struct {
 	Index  uint32
 }
 
-// FindTx returns the location, encoded transaction and receipt of hash.
+// FindTx returns the location, transaction and receipt of hash.
 func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, error) {
 	loc := v.tx.Bucket(bucketTxIndex).Get(hash[:])
 	if loc == nil {
 		return TxLocation{}, nil, nil, fmt.Errorf("transaction %s: %w", hash, ErrNotFound)
 	}
 	l := TxLocation{Height: binary.BigEndian.Uint64(loc[:8]), Index: binary.BigEndian.Uint32(loc[8:])}
-	blk, err := v.Block(l.Height)
+	raw := v.tx.Bucket(bucketTxs).Get(loc)
+	rraw := v.tx.Bucket(bucketReceipts).Get(loc)
+	if raw == nil || rraw == nil {
+		return l, nil, nil, fmt.Errorf("transaction %s: index points at missing entry %d/%d", hash, l.Height, l.Index)
+	}
+	tx, err := types.DecodeTx(raw)
 	if err != nil {
 		return l, nil, nil, err
 	}
-	rs, err := v.Receipts(l.Height)
-	if err != nil {
-		return l, nil, nil, err
+	var r types.Receipt
+	if err := codec.Unmarshal(rraw, &r); err != nil {
+		return l, nil, nil, fmt.Errorf("decode receipt of %s: %w", hash, err)
 	}
-	if int(l.Index) >= len(blk.Txs) || int(l.Index) >= len(rs) {
-		return l, nil, nil, fmt.Errorf("transaction %s: index %d out of range at height %d", hash, l.Index, l.Height)
-	}
-	tx, err := types.DecodeTx(blk.Txs[l.Index])
-	if err != nil {
-		return l, nil, nil, err
-	}
-	return l, tx, rs[l.Index], nil
+	return l, tx, &r, nil
 }
 
 // Prove returns the value of a state key at the given height (or the head if

@@ -34,7 +34,9 @@ func main() {
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(cmd.OutOrStdout(), "cowboy-runner", version.String()) },
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "cowboy-runner", version.String())
+		},
 	}, &cobra.Command{
 		Use:   "run",
 		Short: "Start, print the configuration and wait for SIGTERM",
