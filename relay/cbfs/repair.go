@@ -194,15 +194,29 @@ func (v *Volume) Repair(ctx context.Context, o RepairOptions) (RepairReport, err
 						break
 					}
 				}
+				replaceInPlace := false
 				if target == nil {
-					rep.Failed++
-					continue
+					// No spare relay: a corrupt copy on a healthy relay is
+					// replaced in place (delete, then put the rebuilt shard).
+					if r, ok := byID[ref.Relay]; ok && r.Healthy && !v.c.pool.Down(r.Addr, r.PubKey) {
+						target, replaceInPlace = &r, true
+					} else {
+						rep.Failed++
+						continue
+					}
 				}
 				if merkle.Sum(shards[i]) != ref.Hash {
 					return fmt.Errorf("%w: rebuilt shard %d does not match its hash", ErrIntegrity, i)
 				}
 				if err := lim.wait(ctx, len(shards[i])); err != nil {
 					return err
+				}
+				if replaceInPlace {
+					if _, err := v.c.call(ctx, v.sess, *target, &wire.Request{Op: wire.OpDelete, ID: ref.ID}, nil); err != nil {
+						v.c.log.Warn("repair: delete corrupt copy failed", "relay", target.ID.String(), "err", err)
+						rep.Failed++
+						continue
+					}
 				}
 				_, err := v.c.call(ctx, v.sess, *target, &wire.Request{Op: wire.OpPut, Kind: wire.KindShard, ID: ref.ID,
 					Hash: ref.Hash, Size: uint64(len(shards[i]))}, bytes.NewReader(shards[i]))
@@ -212,7 +226,7 @@ func (v *Volume) Repair(ctx context.Context, o RepairOptions) (RepairReport, err
 					continue
 				}
 				used[target.ID] = true
-				if old, ok := byID[ref.Relay]; ok && old.Healthy {
+				if old, ok := byID[ref.Relay]; ok && old.Healthy && !replaceInPlace {
 					stale = append(stale, struct {
 						r  RelayInfo
 						id [32]byte
