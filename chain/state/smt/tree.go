@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -86,10 +87,12 @@ func (t *Tree) Root() [32]byte {
 	return t.hashNode(t.root)
 }
 
-// Commit hashes all dirty nodes, writes them to the store (children before
-// parents) and returns the root. Nodes already stored are not rewritten. If a
-// write fails, the error is returned and the unwritten nodes stay dirty, so
-// Commit may be retried.
+// Commit hashes all dirty nodes, writes them to the store (in ascending hash
+// order) and returns the root. Nodes already stored are not rewritten. If a
+// write fails, the error is returned, all nodes of this commit stay dirty and
+// Commit may be retried; nodes written before the failure are orphans until
+// then, which is harmless in a content-addressed store (and moot with an
+// atomic store such as a bbolt transaction that is rolled back).
 func (t *Tree) Commit() ([32]byte, error) {
 	root := t.hashNode(t.root)
 	if err := t.persist(t.root); err != nil {
@@ -339,37 +342,55 @@ func (t *Tree) hashNode(n *node) [32]byte {
 	return n.hash
 }
 
-// persist writes n and its dirty descendants, children first. It must be
-// called after hashNode.
+// persist writes every dirty node of the subtree n to the store, in
+// ascending hash order, and then marks them stored. It must be called after
+// hashNode. Writing in key order keeps bulk loads into a B+tree store (such
+// as bbolt, whose in-transaction inserts are otherwise quadratic in the number
+// of keys landing on one page) linear, and gives the store good locality.
+// Nodes are marked stored only after all writes succeeded, so a failed commit
+// is retried in full (puts are idempotent).
 func (t *Tree) persist(n *node) error {
-	if n == nil || n.stored {
+	var dirty []*node
+	collectDirty(n, &dirty)
+	if len(dirty) == 0 {
 		return nil
 	}
+	slices.SortFunc(dirty, func(a, b *node) int { return bytes.Compare(a.hash[:], b.hash[:]) })
 	var enc []byte
-	switch n.kind {
-	case kindLeaf:
-		enc = make([]byte, 33+len(n.value))
-		enc[0] = leafPrefix
-		copy(enc[1:33], n.path[:])
-		copy(enc[33:], n.value)
-	case kindInner:
-		if err := t.persist(n.children[0]); err != nil {
-			return err
+	for _, d := range dirty {
+		switch d.kind {
+		case kindLeaf:
+			enc = append(enc[:0], leafPrefix)
+			enc = append(enc, d.path[:]...)
+			enc = append(enc, d.value...)
+		case kindInner:
+			l, r := t.hashNode(d.children[0]), t.hashNode(d.children[1])
+			enc = append(enc[:0], innerPrefix)
+			enc = append(enc, l[:]...)
+			enc = append(enc, r[:]...)
 		}
-		if err := t.persist(n.children[1]); err != nil {
-			return err
+		// The NodeStore contract forbids retaining enc, so it is reused.
+		if err := t.store.PutNode(d.hash, enc); err != nil {
+			return fmt.Errorf("smt: store node %x: %w", d.hash, err)
 		}
-		enc = make([]byte, innerEncLen)
-		enc[0] = innerPrefix
-		l, r := t.hashNode(n.children[0]), t.hashNode(n.children[1])
-		copy(enc[1:33], l[:])
-		copy(enc[33:65], r[:])
 	}
-	if err := t.store.PutNode(n.hash, enc); err != nil {
-		return fmt.Errorf("smt: store node %x: %w", n.hash, err)
+	for _, d := range dirty {
+		d.stored = true
 	}
-	n.stored = true
 	return nil
+}
+
+// collectDirty appends the unstored nodes of the subtree n. Stored nodes have
+// only stored descendants, so the walk stops there.
+func collectDirty(n *node, out *[]*node) {
+	if n == nil || n.stored {
+		return
+	}
+	*out = append(*out, n)
+	if n.kind == kindInner {
+		collectDirty(n.children[0], out)
+		collectDirty(n.children[1], out)
+	}
 }
 
 func (t *Tree) keccak(data []byte) (h [32]byte) {
