@@ -93,6 +93,10 @@ func (t *Tree) Root() [32]byte {
 // Commit may be retried; nodes written before the failure are orphans until
 // then, which is harmless in a content-addressed store (and moot with an
 // atomic store such as a bbolt transaction that is rolled back).
+//
+// After a successful Commit the tree treats the written nodes as durable. If
+// the caller then discards those writes (rolls back the bbolt transaction),
+// it must also discard the Tree and reopen the previous root with New.
 func (t *Tree) Commit() ([32]byte, error) {
 	root := t.hashNode(t.root)
 	if err := t.persist(t.root); err != nil {
@@ -269,7 +273,7 @@ func (t *Tree) resolve(n *node, depth int) error {
 	if n.kind == kindStub {
 		data, err := t.store.GetNode(n.hash)
 		if err != nil {
-			return fmt.Errorf("smt: load node %x: %w", n.hash, err)
+			return fmt.Errorf("load node %x: %w", n.hash, err)
 		}
 		if err := decodeNode(n, data); err != nil {
 			return err
@@ -355,7 +359,17 @@ func (t *Tree) persist(n *node) error {
 	if len(dirty) == 0 {
 		return nil
 	}
-	slices.SortFunc(dirty, func(a, b *node) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	slices.SortFunc(dirty, func(a, b *node) int {
+		// Hashes are uniformly distributed: the first word almost always decides.
+		x, y := binary.BigEndian.Uint64(a.hash[:8]), binary.BigEndian.Uint64(b.hash[:8])
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(a.hash[8:], b.hash[8:])
+	})
 	var enc []byte
 	for _, d := range dirty {
 		switch d.kind {
@@ -371,7 +385,7 @@ func (t *Tree) persist(n *node) error {
 		}
 		// The NodeStore contract forbids retaining enc, so it is reused.
 		if err := t.store.PutNode(d.hash, enc); err != nil {
-			return fmt.Errorf("smt: store node %x: %w", d.hash, err)
+			return fmt.Errorf("store node %x: %w", d.hash, err)
 		}
 	}
 	for _, d := range dirty {
