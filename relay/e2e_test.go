@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,6 +194,13 @@ func (p *patterned) Read(b []byte) (int, error) {
 	}
 	p.off += int64(k)
 	return k, nil
+}
+
+type tlog struct{ t *testing.T }
+
+func (l tlog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 func digest(r io.Reader) [32]byte {
@@ -409,7 +417,8 @@ func TestE2E(t *testing.T) {
 
 	t.Run("relay killed mid-upload", func(t *testing.T) {
 		// 3+2 on 6 relays leaves one spare: the upload must complete.
-		v4, err := c.CreateVolume(ctx, cbfs.VolumeOptions{K: 3, M: 2})
+		cw := newClient(t, e, cbfs.Config{Key: owner, Logger: slog.New(slog.NewTextHandler(tlog{t}, nil))})
+		v4, err := cw.CreateVolume(ctx, cbfs.VolumeOptions{K: 3, M: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,16 +432,20 @@ func TestE2E(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.procs[2].kill9()
+		t0 := time.Now()
 		if _, err := io.Copy(u, src); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("rest of upload written in %v", time.Since(t0))
 		if _, err := u.Commit(); err != nil {
 			t.Fatalf("commit after relay death: %v", err)
 		}
 		if _, err := u.Commit(); !errors.Is(err, cbfs.ErrUploadDone) {
 			t.Fatalf("second commit: %v", err)
 		}
+		t.Logf("committed after %v", time.Since(t0))
 		checkFile(t, ctx, v4, "/big", size, 9)
+		t.Logf("read back after %v", time.Since(t0))
 
 		// 4+2 with one relay dead: not enough relays, fails cleanly and
 		// nothing becomes visible.
@@ -447,6 +460,7 @@ func TestE2E(t *testing.T) {
 		if _, err := vol.Stat(ctx, "/never"); !errors.Is(err, cbfs.ErrNotFound) {
 			t.Fatalf("failed upload visible: %v", err)
 		}
+		t.Logf("clean failure after %v", time.Since(t0))
 		e.restart(2)
 	})
 

@@ -300,6 +300,16 @@ func (v *Volume) storeManifest(ctx context.Context, m *Manifest, root [32]byte) 
 	if err != nil {
 		return err
 	}
+	// Skip relays that just failed to connect; they get later versions.
+	live := relays[:0:0]
+	for _, r := range relays {
+		if !v.c.pool.Down(r.Addr, r.PubKey) {
+			live = append(live, r)
+		}
+	}
+	if len(live) > int(m.M) {
+		relays = live
+	}
 	sealed := sealManifest(v.key, v.id, m.Version, m.encode())
 	hash := merkle.Sum(sealed)
 	id := manifestObjectID(v.id, m.Version, root)
@@ -865,7 +875,7 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 	u.mu.Lock()
 	var cands []RelayInfo
 	for _, r := range healthy {
-		if !u.bad[r.ID] {
+		if !u.bad[r.ID] && !u.v.c.pool.Down(r.Addr, r.PubKey) {
 			cands = append(cands, r)
 		}
 	}

@@ -189,13 +189,20 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("transport: %s %s: %w", req.Op, addr, ctx.Err())
 		}
+		// The relay stalled or the connection broke: remember it as down.
+		p.mu.Lock()
+		p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
+		p.mu.Unlock()
 		return nil, fmt.Errorf("transport: %s %s: %w", req.Op, addr, err)
 	}
+	// QUIC's idle timeout does not fire while we keep sending to a peer
+	// that died, so every write and read carries a stall deadline.
+	s.SetWriteDeadline(time.Now().Add(StallTimeout))
 	if err := wire.WriteFrame(s, req); err != nil {
 		return fail(err)
 	}
 	if body != nil && req.Size > 0 {
-		n, err := io.Copy(s, io.LimitReader(body, int64(req.Size)))
+		n, err := io.Copy(stallWriter{s}, io.LimitReader(body, int64(req.Size)))
 		if err != nil {
 			return fail(err)
 		}
@@ -206,9 +213,27 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	if err := s.Close(); err != nil {
 		return fail(err)
 	}
+	s.SetReadDeadline(time.Now().Add(2 * StallTimeout)) // the relay hashes and fsyncs first
 	var resp wire.Response
 	if err := wire.ReadFrame(s, &resp); err != nil {
 		return fail(err)
 	}
-	return &Reply{Response: resp, Body: io.LimitReader(s, int64(resp.Size)), stream: s, stop: stop}, nil
+	return &Reply{Response: resp, Body: io.LimitReader(stallReader{s}, int64(resp.Size)), stream: s, stop: stop}, nil
+}
+
+// StallTimeout is how long a request may make no progress.
+const StallTimeout = 5 * time.Second
+
+type stallWriter struct{ s *quic.Stream }
+
+func (w stallWriter) Write(p []byte) (int, error) {
+	w.s.SetWriteDeadline(time.Now().Add(StallTimeout))
+	return w.s.Write(p)
+}
+
+type stallReader struct{ s *quic.Stream }
+
+func (r stallReader) Read(p []byte) (int, error) {
+	r.s.SetReadDeadline(time.Now().Add(StallTimeout))
+	return r.s.Read(p)
 }
