@@ -286,7 +286,8 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 		if err != nil {
 			return nil, err
 		}
-		if e, ok := p.accounts[from][n]; ok {
+		// A sender whose next transaction cannot pay the basefee waits.
+		if e, ok := p.accounts[from][n]; ok && fees.Includable(e.tx, bf) == nil {
 			h.push(e)
 			next[from] = n + 1
 		}
@@ -297,7 +298,7 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 		e := heap.Pop(h).(*heapItem).e
 		out = append(out, e.tx)
 		n := next[e.from]
-		if ne, ok := p.accounts[e.from][n]; ok {
+		if ne, ok := p.accounts[e.from][n]; ok && fees.Includable(ne.tx, bf) == nil {
 			heap.Push(h, &heapItem{e: ne, fee: fees.EffectiveFee(ne.tx, ne.in, bf)})
 			next[e.from] = n + 1
 		}

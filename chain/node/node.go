@@ -260,6 +260,11 @@ func (n *Node) ProduceBlock() (*types.Block, error) {
 		drop = append(drop, tx.Hash())
 	}
 	for _, r := range res.Rejected {
+		// A nonce gap (an earlier transaction of the sender was refused) may
+		// close later; everything else is permanently invalid here.
+		if errors.Is(r.Err, types.ErrNonceGap) {
+			continue
+		}
 		n.log.Info("dropping invalid transaction", "tx", r.Tx.Hash(), "err", r.Err)
 		drop = append(drop, r.Tx.Hash())
 	}

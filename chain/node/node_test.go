@@ -232,3 +232,32 @@ func TestRestartKeepsChain(t *testing.T) {
 	d.Produce(t)
 	audit(t, d)
 }
+
+// A transaction whose fee cap is below the basefee waits in the pool, and
+// is included once the basefee falls to it.
+func TestLowFeeCapWaits(t *testing.T) {
+	d := nodetest.New(t)
+	to := types.Address{0xab}
+	var bf fees.Basefees
+	d.Node.Store().View(func(v *store.View) (err error) { bf, err = execution.Basefees(v); return })
+	tx, _ := types.NewTx(types.TxData{ChainID: d.Node.Genesis().ChainID, To: &to, Value: big.NewInt(9),
+		CyclesLimit: fees.TransferCycles, MaxFeePerCycle: bf.Cycle * 6 / 10, MaxFeePerCell: bf.Cell})
+	s, _ := types.SignTx(tx, d.Faucet)
+	if _, err := d.Node.SubmitTx(s.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if blk := d.Produce(t); len(blk.Txs) != 0 {
+			t.Fatalf("included at block %d with a fee cap below the basefee", blk.Header.Height)
+		}
+		if d.Node.Pool().Len() != 1 {
+			t.Fatal("waiting transaction dropped")
+		}
+	}
+	for i := 0; i < 10 && d.Node.Pool().Len() > 0; i++ {
+		d.Produce(t)
+	}
+	if balance(t, d, to).Int64() != 9 {
+		t.Fatal("not included after the basefee fell")
+	}
+}
