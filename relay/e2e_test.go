@@ -71,7 +71,7 @@ func (s *syncBuf) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
-func startRelay(t *testing.T, home string) *proc {
+func startRelay(t testing.TB, home string) *proc {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(home, "node.key")); err != nil {
 		if out, err := exec.Command(relayBin, "init", "--home", home, "--listen", "127.0.0.1:0").CombinedOutput(); err != nil {
@@ -129,13 +129,13 @@ func startRelay(t *testing.T, home string) *proc {
 }
 
 type e2e struct {
-	t       *testing.T // top-level test: owns every process
+	t       testing.TB // top-level test: owns every process
 	procs   []*proc
 	dirPath string
 	anchor  *cbfs.FileAnchor
 }
 
-func startCluster(t *testing.T, n int) *e2e {
+func startCluster(t testing.TB, n int) *e2e {
 	t.Helper()
 	root := t.TempDir()
 	e := &e2e{t: t, dirPath: filepath.Join(root, "relays.json"), anchor: &cbfs.FileAnchor{Path: filepath.Join(root, "anchor.json")}}
@@ -162,7 +162,7 @@ func (e *e2e) writeDir() {
 	cbfs.WriteDirectoryFile(e.dirPath, infos)
 }
 
-func newClient(t *testing.T, e *e2e, cfg cbfs.Config) *cbfs.Client {
+func newClient(t testing.TB, e *e2e, cfg cbfs.Config) *cbfs.Client {
 	t.Helper()
 	cfg.Directory = cbfs.StaticDirectory{Path: e.dirPath}
 	cfg.Anchor = e.anchor
