@@ -62,6 +62,10 @@
 //	inner: 0x01 || leftHash || rightHash     (exactly 65 bytes; keccak256 of it is the key)
 //	leaf:  0x00 || path || value             (34+ bytes; the value is stored inline)
 //
+// Leaves keep the path, not the original key, so the tree cannot enumerate
+// keys; a caller that needs iteration must keep its own key index. Commit
+// writes the new nodes in ascending hash order.
+//
 // Stored nodes are immutable and never deleted by this package, so every root
 // that was ever committed to a store stays readable (historical reads and
 // proofs); pruning is the caller's business. The storage encoding is local to
