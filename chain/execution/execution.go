@@ -7,6 +7,7 @@
 package execution
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/big"
@@ -21,6 +22,10 @@ import (
 type Config struct {
 	ChainID uint64
 	Fees    fees.Schedule
+	// VM runs actor code. Without one, actor and library instructions are
+	// refused as unsupported (a transfer-only node).
+	VM     VM
+	Limits ActorLimits
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -28,6 +33,7 @@ type BlockEnv struct {
 	Height    uint64
 	Timestamp uint64 // milliseconds
 	Proposer  types.Address
+	Seed      types.Hash // randomness seed: the parent block hash until the VRF beacon lands
 }
 
 // Mode selects how invalid transactions are treated.
@@ -63,7 +69,9 @@ type Result struct {
 
 // Executor applies blocks. It is stateless apart from its configuration.
 type Executor struct {
-	cfg Config
+	cfg    Config
+	vm     VM
+	limits ActorLimits
 }
 
 // New returns an Executor for cfg.
@@ -71,8 +79,12 @@ func New(cfg Config) (*Executor, error) {
 	if err := cfg.Fees.Validate(); err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg}, nil
+	cfg.Limits.fill()
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits}, nil
 }
+
+// HasVM reports whether actor instructions are supported.
+func (e *Executor) HasVM() bool { return e.vm != nil }
 
 // Config returns the executor's configuration.
 func (e *Executor) Config() Config { return e.cfg }
@@ -91,13 +103,30 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 		return nil, err
 	}
 	to, hasTo := tx.To()
-	switch in.(type) {
+	if in != nil && e.vm == nil {
+		return nil, fmt.Errorf("%w: %s (this node runs without the PVM)", types.ErrUnsupported, in.InstructionKind())
+	}
+	switch v := in.(type) {
 	case nil:
 		if !hasTo {
 			return nil, fmt.Errorf("%w: a transfer needs a recipient", types.ErrMalformedTx)
 		}
 		if to.IsReserved() {
 			return nil, fmt.Errorf("%w: cannot transfer to %s", types.ErrReservedAddress, to)
+		}
+	case *types.Call:
+		if !hasTo {
+			return nil, fmt.Errorf("%w: a call needs the actor address in `to`", types.ErrMalformedTx)
+		}
+		if v.Handler == "" {
+			return nil, fmt.Errorf("%w: call without a handler name", types.ErrBadPayload)
+		}
+	case *types.Deploy, *types.PublishLibrary, *types.RemoveLibrary:
+		if hasTo {
+			return nil, fmt.Errorf("%w: %s transactions have `to` = null", types.ErrMalformedTx, in.InstructionKind())
+		}
+		if p, ok := v.(*types.PublishLibrary); ok && !LibraryNameRE.MatchString(p.Name) {
+			return nil, fmt.Errorf("%w: library name %q must match %s", types.ErrBadPayload, p.Name, LibraryNameRE)
 		}
 	default:
 		return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
@@ -159,8 +188,9 @@ func SetBasefees(o *state.Overlay, b fees.Basefees) {
 
 // Apply executes txs in order on top of r. In Build mode invalid or
 // non-fitting transactions are skipped; in Verify mode they fail the block.
-func (e *Executor) Apply(r state.Reader, env BlockEnv, txs []*types.Tx, mode Mode) (*Result, error) {
+func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs []*types.Tx, mode Mode) (*Result, error) {
 	o := state.NewOverlay(r)
+	meters := &blockMeters{actorCycles: map[types.Address]uint64{}}
 	bf, err := Basefees(o)
 	if err != nil {
 		return nil, err
@@ -193,7 +223,7 @@ func (e *Executor) Apply(r state.Reader, env BlockEnv, txs []*types.Tx, mode Mod
 		}
 		cyclesReserved += tx.CyclesLimit()
 		cellsReserved += tx.CellsLimit()
-		rcpt, err := e.applyTx(o, env, bf, tx, in)
+		rcpt, err := e.applyTx(ctx, o, env, bf, tx, in, meters)
 		if err != nil {
 			return nil, fmt.Errorf("execution: tx %d (%s): %w", i, tx.Hash(), err)
 		}
@@ -210,14 +240,15 @@ func (e *Executor) Apply(r state.Reader, env BlockEnv, txs []*types.Tx, mode Mod
 
 // txRun tracks one transaction's meters.
 type txRun struct {
-	cycles, cells uint64
-	events        []types.Event
+	cycles, cells           uint64
+	cyclesLimit, cellsLimit uint64
+	events                  []types.Event
 }
 
 // applyTx executes one valid transaction. Errors returned here are internal
 // (state corruption); a transaction that fails on its own merits produces a
 // failed receipt instead.
-func (e *Executor) applyTx(o *state.Overlay, env BlockEnv, bf fees.Basefees, tx *types.Tx, in types.Instruction) (*types.Receipt, error) {
+func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, bf fees.Basefees, tx *types.Tx, in types.Instruction, meters *blockMeters) (*types.Receipt, error) {
 	from, _ := tx.Sender()
 	acc, err := o.Account(from)
 	if err != nil {
@@ -229,17 +260,29 @@ func (e *Executor) applyTx(o *state.Overlay, env BlockEnv, bf fees.Basefees, tx 
 	acc.Balance.Sub(acc.Balance, reserve)
 	o.SetAccount(from, acc)
 
-	run := &txRun{}
+	run := &txRun{cyclesLimit: tx.CyclesLimit(), cellsLimit: tx.CellsLimit()}
 	run.cycles, run.cells = fees.Intrinsic(tx, in)
+	x := &txExec{ctx: ctx, ex: e, o: o, env: env, tx: tx, origin: from, run: run, block: meters, mailbox: map[types.Address]int{}}
 	snap := o.Snapshot()
-	execErr := e.dispatch(o, tx, in, from, run)
+	created, ret, execErr := e.dispatch(x, tx, in, from)
 	status := types.ReceiptSuccess
 	errText := ""
 	if execErr != nil {
+		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+			return nil, execErr
+		}
 		o.RevertTo(snap)
 		run.events = nil
+		created, ret = nil, nil
 		status = types.ReceiptFailed
 		errText = execErr.Error()
+		for i := range x.records {
+			r := &x.records[i]
+			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
+				r.Error = "reverted with the transaction"
+			}
+			r.Status = types.ReceiptFailed
+		}
 	}
 	run.cycles = min(run.cycles, tx.CyclesLimit())
 	run.cells = min(run.cells, tx.CellsLimit())
@@ -260,6 +303,9 @@ func (e *Executor) applyTx(o *state.Overlay, env BlockEnv, bf fees.Basefees, tx 
 	if err := o.AddBigRecord(state.RecordBurned, charge.Burned); err != nil {
 		return nil, err
 	}
+	if ret == nil {
+		ret = []byte{}
+	}
 	return &types.Receipt{
 		TxHash:     tx.Hash(),
 		Status:     status,
@@ -270,18 +316,53 @@ func (e *Executor) applyTx(o *state.Overlay, env BlockEnv, bf fees.Basefees, tx 
 		Tip:        charge.Tip,
 		Events:     run.events,
 		Error:      errText,
-		Return:     types.Bytes{},
+		Created:    created,
+		Return:     ret,
+		Messages:   x.records,
 	}, nil
 }
 
-func (e *Executor) dispatch(o *state.Overlay, tx *types.Tx, in types.Instruction, from types.Address, run *txRun) error {
-	switch in.(type) {
+func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from types.Address) (*types.Address, []byte, error) {
+	switch v := in.(type) {
 	case nil:
 		to, _ := tx.To()
-		return transfer(o, from, to, tx.Value(), run)
+		return nil, nil, transfer(x.o, from, to, tx.Value(), x.run)
+	case *types.Deploy:
+		return x.deploy(from, v)
+	case *types.Call:
+		to, _ := tx.To()
+		ret, err := x.call(from, to, v)
+		return nil, ret, err
+	case *types.PublishLibrary:
+		if tx.Value().Sign() != 0 {
+			return nil, nil, failf("library instructions carry no value")
+		}
+		return nil, nil, x.publishLibrary(from, v)
+	case *types.RemoveLibrary:
+		if tx.Value().Sign() != 0 {
+			return nil, nil, failf("library instructions carry no value")
+		}
+		return nil, nil, x.removeLibrary(from, v)
 	}
-	return fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
+	return nil, nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }
+
+// Query runs a handler read-only against r: no state change, no fee, at
+// most Limits.QueryCycles cycles. It returns the canonical CBOR result.
+func (e *Executor) Query(ctx context.Context, r state.Reader, env BlockEnv, actor, caller types.Address, handler string, args []byte) ([]byte, uint64, error) {
+	if e.vm == nil {
+		return nil, 0, fmt.Errorf("%w: queries need the PVM", types.ErrUnsupported)
+	}
+	o := state.NewOverlay(r)
+	run := &txRun{cyclesLimit: e.limits.QueryCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
+	x := &txExec{ctx: ctx, ex: e, o: o, env: env, origin: caller, run: run, mailbox: map[types.Address]int{}, readOnly: true}
+	ret, err := x.invoke(actor, caller, handler, args, false, 0, -1)
+	return ret, run.cycles, err
+}
+
+// IsActorError reports whether err is a deterministic failure of actor
+// code or of an actor instruction (as opposed to a node failure).
+func IsActorError(err error) bool { return isActorError(err) }
 
 // TransferEvent is the data of the "transfer" event every value transfer emits.
 type TransferEvent struct {

@@ -2,6 +2,7 @@ package execution_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math/big"
 	"path/filepath"
@@ -39,7 +40,7 @@ func run(t *testing.T, g *genesis.Genesis, blocks [][]*types.Tx) ([]types.Hash, 
 		var head *types.Header
 		if err := st.View(func(v *store.View) error {
 			head = v.Head()
-			res, err = ex.Apply(v, execution.BlockEnv{Height: head.Height + 1, Timestamp: uint64(i + 1), Proposer: g.Proposer()}, txs, execution.Verify)
+			res, err = ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: uint64(i + 1), Proposer: g.Proposer()}, txs, execution.Verify)
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -92,11 +93,11 @@ func TestTwoDataDirsAgree(t *testing.T) {
 	st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil })
 	ex, _ := execution.New(execution.Config{ChainID: g.ChainID, Fees: fees.Default()})
 	st.View(func(v *store.View) error {
-		_, err := ex.Apply(v, execution.BlockEnv{Height: 1}, []*types.Tx{blocks[0][0], blocks[0][0]}, execution.Verify)
+		_, err := ex.Apply(context.Background(), v, execution.BlockEnv{Height: 1}, []*types.Tx{blocks[0][0], blocks[0][0]}, execution.Verify)
 		if !errors.Is(err, types.ErrNonceTooLow) {
 			t.Fatalf("verify mode: %v", err)
 		}
-		res, err := ex.Apply(v, execution.BlockEnv{Height: 1}, []*types.Tx{blocks[0][0], blocks[0][0]}, execution.Build)
+		res, err := ex.Apply(context.Background(), v, execution.BlockEnv{Height: 1}, []*types.Tx{blocks[0][0], blocks[0][0]}, execution.Build)
 		if err != nil || len(res.Included) != 1 || len(res.Rejected) != 1 {
 			t.Fatalf("build mode: %v", err)
 		}

@@ -186,9 +186,16 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			blk, err := n.ProduceBlock()
+			blk, err := n.ProduceBlock(ctx)
 			if err != nil {
-				return fmt.Errorf("node: produce block: %w", err)
+				if ctx.Err() != nil {
+					return nil
+				}
+				// Nothing was committed; the next tick retries with the same
+				// state. A node failure (a crashed PVM worker, say) must not
+				// take the chain down.
+				n.log.Error("block production failed; retrying", "err", err)
+				continue
 			}
 			if len(blk.Txs) > 0 {
 				n.log.Info("block", "height", blk.Header.Height, "txs", len(blk.Txs), "hash", blk.Hash())
@@ -200,7 +207,7 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 // ProduceBlock builds, executes and commits one block from the mempool.
-func (n *Node) ProduceBlock() (*types.Block, error) {
+func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	n.produceMu.Lock()
 	defer n.produceMu.Unlock()
 	var (
@@ -224,8 +231,8 @@ func (n *Node) ProduceBlock() (*types.Block, error) {
 		if err != nil {
 			return err
 		}
-		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: n.timestamp(head), Proposer: n.gen.Proposer()}
-		res, err = n.exec.Apply(v, env, txs, execution.Build)
+		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: n.timestamp(head), Proposer: n.gen.Proposer(), Seed: head.Hash()}
+		res, err = n.exec.Apply(ctx, v, env, txs, execution.Build)
 		return err
 	})
 	if err != nil {

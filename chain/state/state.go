@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strings"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -27,6 +28,8 @@ const (
 	PrefixLibPin  Prefix = 0x05 // actor address || name → code hash (write-once)
 	PrefixSystem  Prefix = 0x06 // system actor address || key → value
 	PrefixChain   Prefix = 0x07 // chain-level records (basefees, supply totals)
+	PrefixActor   Prefix = 0x08 // actor address → ActorMeta (storage use, message nonce)
+	PrefixDedup   Prefix = 0x09 // recipient actor || message id → height delivered
 )
 
 func (p Prefix) String() string {
@@ -45,6 +48,10 @@ func (p Prefix) String() string {
 		return "system"
 	case PrefixChain:
 		return "chain"
+	case PrefixActor:
+		return "actor"
+	case PrefixDedup:
+		return "dedup"
 	}
 	return fmt.Sprintf("prefix(0x%02x)", byte(p))
 }
@@ -84,8 +91,10 @@ type Account struct {
 }
 
 // Reader reads committed state. Get returns found=false for a missing key.
+// Scan calls fn for every key starting with prefix, in ascending key order.
 type Reader interface {
 	Get(key []byte) (value []byte, found bool, err error)
+	Scan(prefix []byte, fn func(key, value []byte) error) error
 }
 
 // Write is one change to persist. A nil Value deletes the key.
@@ -172,6 +181,49 @@ func (o *Overlay) RevertTo(s int) {
 		}
 	}
 	o.journal = o.journal[:s]
+}
+
+// Scan merges the overlay's own writes with the base state under prefix,
+// in ascending key order; deleted keys are skipped.
+func (o *Overlay) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	var base []Write
+	if err := o.base.Scan(prefix, func(k, v []byte) error {
+		base = append(base, Write{Key: append([]byte(nil), k...), Value: append([]byte(nil), v...)})
+		return nil
+	}); err != nil {
+		return err
+	}
+	var mine []string
+	for k := range o.dirty {
+		if strings.HasPrefix(k, string(prefix)) {
+			mine = append(mine, k)
+		}
+	}
+	sort.Strings(mine)
+	i, j := 0, 0
+	for i < len(base) || j < len(mine) {
+		var k string
+		var v []byte
+		switch {
+		case j == len(mine) || (i < len(base) && string(base[i].Key) < mine[j]):
+			k, v = string(base[i].Key), base[i].Value
+			i++
+		case i == len(base) || mine[j] < string(base[i].Key):
+			k, v = mine[j], o.dirty[mine[j]].value
+			j++
+		default: // same key: the overlay wins
+			k, v = mine[j], o.dirty[mine[j]].value
+			i++
+			j++
+		}
+		if v == nil {
+			continue
+		}
+		if err := fn([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Writes returns the net changes sorted by key, the order in which they are
@@ -287,6 +339,23 @@ type MapReader map[string][]byte
 func (m MapReader) Get(key []byte) ([]byte, bool, error) {
 	v, ok := m[string(key)]
 	return v, ok, nil
+}
+
+// Scan implements Reader.
+func (m MapReader) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	var keys []string
+	for k := range m {
+		if strings.HasPrefix(k, string(prefix)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := fn([]byte(k), m[k]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HasPrefix reports whether key is under prefix p.

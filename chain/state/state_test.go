@@ -60,3 +60,16 @@ func TestWritesSortedAndEmptyAccountsVanish(t *testing.T) {
 		}
 	}
 }
+
+func TestOverlayScanMerges(t *testing.T) {
+	base := MapReader{"\x03a1": []byte{1}, "\x03a3": []byte{3}, "\x03b1": []byte{9}}
+	o := NewOverlay(base)
+	o.Set([]byte("\x03a2"), []byte{2})
+	o.Delete([]byte("\x03a3"))
+	o.Set([]byte("\x03a1"), []byte{11})
+	var got []string
+	o.Scan([]byte("\x03a"), func(k, v []byte) error { got = append(got, string(k[1:])+":"+string(rune('0'+v[0]%10))); return nil })
+	if len(got) != 2 || got[0] != "a1:1" || got[1] != "a2:2" {
+		t.Fatalf("scan %v", got)
+	}
+}

@@ -310,6 +310,18 @@ func (v *View) Get(key []byte) ([]byte, bool, error) {
 	return append([]byte(nil), val...), true, nil
 }
 
+// Scan implements state.Reader: every state key starting with prefix, in
+// key order.
+func (v *View) Scan(prefix []byte, fn func(key, value []byte) error) error {
+	c := v.tx.Bucket(bucketState).Cursor()
+	for k, val := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, val = c.Next() {
+		if err := fn(append([]byte(nil), k...), append([]byte(nil), val...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ForEach calls fn for every state key under prefix p, in key order.
 func (v *View) ForEach(p state.Prefix, fn func(key, value []byte) error) error {
 	c := v.tx.Bucket(bucketState).Cursor()

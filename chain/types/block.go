@@ -67,18 +67,35 @@ const (
 // Receipt records what a transaction did. A failed transaction still pays
 // for what it used; its state changes are reverted except the fee and nonce.
 type Receipt struct {
-	_          struct{} `cbor:",toarray"`
-	TxHash     Hash     `json:"tx_hash"`
-	Status     uint8    `json:"status"`
-	CyclesUsed uint64   `json:"cycles_used"`
-	CellsUsed  uint64   `json:"cells_used"`
-	FeePaid    *big.Int `json:"fee_paid"`
-	Burned     *big.Int `json:"burned"`
-	Tip        *big.Int `json:"tip"`
-	Events     []Event  `json:"events"`
-	Error      string   `json:"error"`
-	Created    *Address `json:"created"` // actor address for a successful deploy
-	Return     Bytes    `json:"return"`
+	_          struct{}        `cbor:",toarray"`
+	TxHash     Hash            `json:"tx_hash"`
+	Status     uint8           `json:"status"`
+	CyclesUsed uint64          `json:"cycles_used"`
+	CellsUsed  uint64          `json:"cells_used"`
+	FeePaid    *big.Int        `json:"fee_paid"`
+	Burned     *big.Int        `json:"burned"`
+	Tip        *big.Int        `json:"tip"`
+	Events     []Event         `json:"events"`
+	Error      string          `json:"error"`
+	Created    *Address        `json:"created"` // actor address for a successful deploy
+	Return     Bytes           `json:"return"`
+	Messages   []MessageRecord `json:"messages"` // actor-to-actor messages this transaction sent, in delivery order
+}
+
+// MessageRecord is one actor-to-actor message in a receipt's message tree.
+// Parent is the index of the message whose handler sent it, or -1 when the
+// transaction's own call or deploy sent it.
+type MessageRecord struct {
+	_       struct{} `cbor:",toarray"`
+	ID      Hash     `json:"id"`
+	From    Address  `json:"from"`
+	To      Address  `json:"to"`
+	Handler string   `json:"handler"`
+	Value   *big.Int `json:"value"`
+	Depth   uint64   `json:"depth"`
+	Parent  int64    `json:"parent"`
+	Status  uint8    `json:"status"` // ReceiptSuccess or ReceiptFailed
+	Error   string   `json:"error"`
 }
 
 // Hash is keccak256 of the receipt's canonical encoding.

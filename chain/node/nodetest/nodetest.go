@@ -4,6 +4,7 @@
 package nodetest
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"io"
 	"log/slog"
@@ -61,7 +62,7 @@ func (d *Devnet) Reopen(t testing.TB) {
 // Produce commits one block and fails the test on error.
 func (d *Devnet) Produce(t testing.TB) *types.Block {
 	t.Helper()
-	b, err := d.Node.ProduceBlock()
+	b, err := d.Node.ProduceBlock(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func (d *Devnet) Serve(t testing.TB, interval time.Duration) *httptest.Server {
 			case <-stop:
 				return
 			case <-tk.C:
-				if _, err := d.Node.ProduceBlock(); err != nil {
+				if _, err := d.Node.ProduceBlock(context.Background()); err != nil {
 					t.Errorf("produce block: %v", err)
 					return
 				}

@@ -189,12 +189,7 @@ func TestHashingSpecByHand(t *testing.T) {
 // TestKnownAnswer pins the root of a fixed key set. If this fails, the
 // consensus hashing scheme changed: that is a hard fork, not a test to update.
 func TestKnownAnswer(t *testing.T) {
-	pairs := map[string][]byte{}
-	for i := range 16 {
-		pairs[fmt.Sprintf("account/%d", i)] = []byte(fmt.Sprintf("balance=%d", i*i*1000))
-	}
-	pairs[""] = []byte{0x00}
-	pairs["cowboy"] = bytes.Repeat([]byte{0xAB}, 100)
+	pairs := knownAnswerPairs()
 	tr := buildTree(t, NewMemStore(), pairs)
 	const want = "b18319eeaea631748330e8adf36bf91d87225c931fa4ecc2a763e46d05b7dff1"
 	got := tr.Root()
