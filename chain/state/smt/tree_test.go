@@ -151,6 +151,10 @@ func TestEmptyTree(t *testing.T) {
 }
 
 func TestHashingSpecByHand(t *testing.T) {
+	// The hash is legacy Keccak-256 (Ethereum), not NIST SHA3-256.
+	if h := crypto.Keccak256Hash(nil); hex.EncodeToString(h[:]) != "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470" {
+		t.Fatalf("keccak256(\"\") = %x", h)
+	}
 	k1, v1 := []byte("alice"), []byte("100")
 	tr := New(NewMemStore(), EmptyRoot)
 	mustUpdate(t, tr, k1, v1)
