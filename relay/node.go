@@ -192,17 +192,25 @@ func (n *Node) Run(ctx context.Context) error {
 }
 
 func (n *Node) serveConn(conn *quic.Conn) {
-	defer conn.CloseWithError(0, "bye")
 	n.m.conns.Inc()
 	defer n.m.conns.Dec()
+	// Streams of this connection; on shutdown they finish before the
+	// connection is closed (Close aborts them through hardCtx).
+	var streams sync.WaitGroup
+	defer func() {
+		streams.Wait()
+		conn.CloseWithError(0, "bye")
+	}()
 	for {
 		s, err := conn.AcceptStream(n.softCtx)
 		if err != nil {
 			return
 		}
 		n.inflight.Add(1)
+		streams.Add(1)
 		n.spawn(func() {
 			defer n.inflight.Done()
+			defer streams.Done()
 			n.serveStream(s)
 		})
 	}

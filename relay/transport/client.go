@@ -203,14 +203,23 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	}
 	if body != nil && req.Size > 0 {
 		n, err := io.Copy(stallWriter{s}, io.LimitReader(body, int64(req.Size)))
-		if err != nil {
-			return fail(err)
-		}
-		if uint64(n) != req.Size {
+		if err == nil && uint64(n) != req.Size {
 			return fail(fmt.Errorf("body short: %d of %d bytes", n, req.Size))
 		}
-	}
-	if err := s.Close(); err != nil {
+		if err == nil {
+			err = s.Close()
+		}
+		if err != nil {
+			// The relay may have refused the body (relay full, not
+			// authorized) and stopped reading: its answer explains why.
+			s.SetReadDeadline(time.Now().Add(StallTimeout))
+			var resp wire.Response
+			if rerr := wire.ReadFrame(s, &resp); rerr == nil && resp.Status != wire.StatusOK {
+				return &Reply{Response: resp, Body: io.LimitReader(s, 0), stream: s, stop: stop}, nil
+			}
+			return fail(err)
+		}
+	} else if err := s.Close(); err != nil {
 		return fail(err)
 	}
 	s.SetReadDeadline(time.Now().Add(2 * StallTimeout)) // the relay hashes and fsyncs first
