@@ -107,6 +107,20 @@ func TestRoundTripsFailuresGrants(t *testing.T) {
 	t0 := time.Now()
 	check(vol)
 	t.Logf("check %v", time.Since(t0))
+	big := files["/f/f"]
+	for _, rg := range [][2]int64{{0, 0}, {0, 1}, {int64(seg) - 3, 7}, {int64(seg), int64(seg)}, {100, -1}, {int64(len(big)), 5}} {
+		var got bytes.Buffer
+		if _, err := vol.GetRange(ctx, "/f/f", rg[0], rg[1], &got); err != nil {
+			t.Fatalf("range %v: %v", rg, err)
+		}
+		end := int64(len(big))
+		if rg[1] >= 0 {
+			end = min(end, rg[0]+rg[1])
+		}
+		if !bytes.Equal(got.Bytes(), big[rg[0]:end]) {
+			t.Fatalf("range %v: mismatch", rg)
+		}
+	}
 	list, err := vol.List(ctx, "/f")
 	if err != nil || len(list) != len(files) {
 		t.Fatalf("list: %v %d", err, len(list))

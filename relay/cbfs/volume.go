@@ -555,6 +555,12 @@ func (v *Volume) Put(ctx context.Context, path string, r io.Reader) (FileInfo, e
 
 // Get writes the content of path to w, verifying every shard.
 func (v *Volume) Get(ctx context.Context, path string, w io.Writer) (FileInfo, error) {
+	return v.GetRange(ctx, path, 0, -1, w)
+}
+
+// GetRange writes n bytes of path starting at off to w (n < 0: to the end).
+// Only the segments covering the range are fetched.
+func (v *Volume) GetRange(ctx context.Context, path string, off, n int64, w io.Writer) (FileInfo, error) {
 	p, err := CleanPath(path)
 	if err != nil {
 		return FileInfo{}, err
@@ -571,6 +577,13 @@ func (v *Volume) Get(ctx context.Context, path string, w io.Writer) (FileInfo, e
 		return FileInfo{}, fmt.Errorf("%w: %s", ErrNotFound, p)
 	}
 	f := &m.Files[i]
+	if off < 0 || off > f.Size {
+		return FileInfo{}, fmt.Errorf("cbfs: get %s: offset %d outside file of %d bytes", p, off, f.Size)
+	}
+	end := f.Size
+	if n >= 0 && off+n < end {
+		end = off + n
+	}
 	cd, err := newCodec(int(m.K), int(m.M))
 	if err != nil {
 		return FileInfo{}, err
@@ -579,45 +592,60 @@ func (v *Volume) Get(ctx context.Context, path string, w io.Writer) (FileInfo, e
 	if err != nil {
 		return FileInfo{}, err
 	}
+	// Segments overlapping [off, end).
+	type span struct {
+		idx      int
+		from, to int // within the segment's plaintext
+	}
+	var spans []span
+	var pos int64
+	for idx, s := range f.Segments {
+		sEnd := pos + int64(s.Size)
+		if sEnd > off && pos < end {
+			spans = append(spans, span{idx, int(max(off, pos) - pos), int(min(end, sEnd) - pos)})
+		}
+		pos = sEnd
+	}
 	aead := subKey(v.key, "file", f.FileID[:])
-	// Read ahead one segment while the previous one is written out.
+	// Read ahead while the previous segment is written out.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type result struct {
 		data []byte
 		err  error
 	}
-	results := make([]chan result, len(f.Segments))
+	results := make([]chan result, len(spans))
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	start := func(idx int) {
-		results[idx] = make(chan result, 1)
+	start := func(k int) {
+		results[k] = make(chan result, 1)
+		idx := spans[k].idx
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			shards, err := v.readShards(ctx, cd, byID, &f.Segments[idx], true)
 			if err != nil {
-				results[idx] <- result{err: fmt.Errorf("segment %d: %w", idx, err)}
+				results[k] <- result{err: fmt.Errorf("segment %d: %w", idx, err)}
 				return
 			}
 			pt, err := cd.decode(aead, segmentAAD(v.id, f.FileID, idx), &f.Segments[idx], shards)
-			results[idx] <- result{pt, err}
+			results[k] <- result{pt, err}
 		}()
 	}
 	const ahead = 2
-	for idx := 0; idx < len(f.Segments) && idx < ahead; idx++ {
-		start(idx)
+	for k := 0; k < len(spans) && k < ahead; k++ {
+		start(k)
 	}
-	for idx := range f.Segments {
-		res := <-results[idx]
+	for k, sp := range spans {
+		res := <-results[k]
 		if res.err != nil {
 			return FileInfo{}, fmt.Errorf("cbfs: get %s: %w", p, res.err)
 		}
-		if next := idx + ahead; next < len(f.Segments) {
+		if next := k + ahead; next < len(spans) {
 			start(next)
 		}
-		if _, err := w.Write(res.data); err != nil {
+		if _, err := w.Write(res.data[sp.from:sp.to]); err != nil {
 			return FileInfo{}, fmt.Errorf("cbfs: get %s: write: %w", p, err)
 		}
 	}
