@@ -37,6 +37,9 @@ type Invocation struct {
 	ReadOnly bool
 	// Init constructs the actor: __init__ runs with the payload arguments.
 	Init bool
+	// Deploying marks the init handler run at deploy time: it may call a
+	// handler that is not marked @public (seed 000 §4's `init`).
+	Deploying bool
 }
 
 // Outcome is the deterministic result of a call.
@@ -183,7 +186,7 @@ func (e *Engine) Execute(ctx context.Context, inv *Invocation, host Host) (*Outc
 	msg := &callMsg{
 		Op: "execute", Code: inv.Code, Libs: inv.Libraries, Handler: inv.Handler, Payload: inv.Payload,
 		Actor: inv.Actor[:], Caller: inv.Caller[:], Origin: inv.Origin[:], Value: value,
-		CyclesLimit: inv.CyclesLimit, Depth: inv.Depth, ReadOnly: inv.ReadOnly, Init: inv.Init,
+		CyclesLimit: inv.CyclesLimit, Depth: inv.Depth, ReadOnly: inv.ReadOnly, Init: inv.Init, Deploying: inv.Deploying,
 		Limits: e.cfg.Limits.workerLimits(), Costs: e.cfg.Costs.workerCosts(),
 	}
 	m := &meter{costs: e.cfg.Costs, cellsLimit: inv.CellsLimit, readOnly: inv.ReadOnly}

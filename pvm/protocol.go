@@ -27,6 +27,7 @@ type callMsg struct {
 	Depth       int               `cbor:"depth"`
 	ReadOnly    bool              `cbor:"read_only"`
 	Init        bool              `cbor:"init"`
+	Deploying   bool              `cbor:"deploying,omitempty"`
 	Limits      map[string]int64  `cbor:"limits"`
 	Costs       map[string]uint64 `cbor:"costs"`
 }

@@ -137,10 +137,11 @@ type txExec struct {
 	run    *txRun
 	block  *blockMeters
 
-	queue    []*queuedMsg
-	records  []types.MessageRecord
-	mailbox  map[types.Address]int
-	readOnly bool
+	queue     []*queuedMsg
+	records   []types.MessageRecord
+	mailbox   map[types.Address]int
+	readOnly  bool
+	deploying bool // running the deploy-time init handler
 }
 
 type queuedMsg struct {
@@ -305,16 +306,18 @@ func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []
 	if d.InitHandler == "" || d.InitHandler == "__init__" {
 		ctorArgs = initArgs
 	}
-	if _, err := x.invoke(addr, from, "", ctorArgs, true, 0, -1); err != nil {
+	if _, err := x.invoke(addr, from, x.tx.Value(), "", ctorArgs, true, 0, -1); err != nil {
 		return nil, nil, err
 	}
 	x.o.Set(state.StorageKey(addr, KeyInitialized), []byte{1})
 	var ret []byte
 	if d.InitHandler != "" && d.InitHandler != "__init__" {
-		out, err := x.invoke(addr, from, d.InitHandler, initArgs, false, 0, -1)
+		x.deploying = true
+		out, err := x.invoke(addr, from, x.tx.Value(), d.InitHandler, initArgs, false, 0, -1)
 		if err != nil {
 			return nil, nil, err
 		}
+		x.deploying = false
 		ret = out
 	}
 	if err := x.deliver(); err != nil {
@@ -336,7 +339,7 @@ func (x *txExec) call(from types.Address, to types.Address, c *types.Call) ([]by
 			return nil, err
 		}
 	}
-	ret, err := x.invoke(to, from, c.Handler, c.Args, false, 0, -1)
+	ret, err := x.invoke(to, from, x.tx.Value(), c.Handler, c.Args, false, 0, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +361,7 @@ func (x *txExec) moveValue(from, to types.Address, v *big.Int) error {
 var errInfra = errors.New("infrastructure failure")
 
 // invoke runs one handler (or the constructor) of actor.
-func (x *txExec) invoke(actor, caller types.Address, handler string, payload []byte, init bool, depth int, parent int) ([]byte, error) {
+func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler string, payload []byte, init bool, depth int, parent int) ([]byte, error) {
 	acc, err := x.o.Account(actor)
 	if err != nil {
 		return nil, err
@@ -392,10 +395,10 @@ func (x *txExec) invoke(actor, caller types.Address, handler string, payload []b
 	}
 	host := &actorHost{x: x, actor: actor, depth: depth, parent: parent}
 	inv := &pvm.Invocation{
-		Actor: actor, Caller: caller, Origin: x.origin, Value: new(big.Int),
+		Actor: actor, Caller: caller, Origin: x.origin, Value: value,
 		Handler: handler, Payload: payload, Code: src, Libraries: libs,
 		CyclesLimit: cyclesLeft, CellsLimit: x.run.cellsLimit - x.run.cells,
-		Depth: depth, ReadOnly: x.readOnly, Init: init,
+		Depth: depth, ReadOnly: x.readOnly, Init: init, Deploying: x.deploying,
 	}
 	if len(inv.Payload) == 0 {
 		inv.Payload = nil
@@ -424,12 +427,12 @@ func (x *txExec) invoke(actor, caller types.Address, handler string, payload []b
 func (x *txExec) deliver() error {
 	for i := 0; i < len(x.queue); i++ {
 		m := x.queue[i]
-		rec := &x.records[m.rec]
 		snap := x.o.Snapshot()
 		nEvents, nQueue := len(x.run.events), len(x.queue)
 		err := x.deliverOne(m)
+		rec := &x.records[m.rec] // after delivery: the handler's sends may have grown the slice
 		if err == nil {
-			rec.Status = types.ReceiptSuccess
+			rec.Status, rec.Error = types.ReceiptSuccess, ""
 			continue
 		}
 		if errors.Is(err, errInfra) || !isActorError(err) {
@@ -486,7 +489,7 @@ func (x *txExec) deliverOne(m *queuedMsg) error {
 		}
 		return failf("NoActor: no actor at %s", m.to)
 	}
-	_, err = x.invoke(m.to, m.from, m.handler, m.payload, false, m.depth, m.rec)
+	_, err = x.invoke(m.to, m.from, m.value, m.handler, m.payload, false, m.depth, m.rec)
 	return err
 }
 

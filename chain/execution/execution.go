@@ -356,7 +356,7 @@ func (e *Executor) Query(ctx context.Context, r state.Reader, env BlockEnv, acto
 	o := state.NewOverlay(r)
 	run := &txRun{cyclesLimit: e.limits.QueryCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
 	x := &txExec{ctx: ctx, ex: e, o: o, env: env, origin: caller, run: run, mailbox: map[types.Address]int{}, readOnly: true}
-	ret, err := x.invoke(actor, caller, handler, args, false, 0, -1)
+	ret, err := x.invoke(actor, caller, new(big.Int), handler, args, false, 0, -1)
 	return ret, run.cycles, err
 }
 

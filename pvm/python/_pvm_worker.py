@@ -123,7 +123,7 @@ def _find_actor(g):
     return cand, False
 
 
-def _handler(cls, name, sdk):
+def _handler(cls, name, sdk, deploying=False):
     if not name or name.startswith("_"):
         raise LookupError("handler not callable: " + repr(name))
     f = getattr(cls, name, None)
@@ -131,7 +131,7 @@ def _handler(cls, name, sdk):
         raise LookupError("no such handler: " + name)
     if sdk:
         publics = [n for n in dir(cls) if getattr(getattr(cls, n, None), "_pvm_public", False)]
-        if publics and not getattr(f, "_pvm_public", False):
+        if publics and not deploying and not getattr(f, "_pvm_public", False):
             raise LookupError("handler is not public: " + name)
     return name
 
@@ -161,7 +161,7 @@ def execute(chan, call):
                 ret = None
             else:
                 try:
-                    hname = _handler(cls, call.get("handler", ""), sdk)
+                    hname = _handler(cls, call.get("handler", ""), sdk, call.get("deploying", False))
                 except LookupError as e:
                     raise _Fail("HandlerNotFound", str(e))
                 inst = cls.__new__(cls)

