@@ -2,9 +2,12 @@
 
 fd 3 is a SOCK_SEQPACKET control socket from Go. Each control message is a
 CBOR map {"dir": scratch dir, "sandbox": bool, "rl": {rlimits}} carrying one
-SCM_RIGHTS fd: the call socket. The zygote forks; the child hardens itself
+SCM_RIGHTS fd: the call socket. The zygote keeps SPARE children forked
+ahead of time; each waits on the control socket, and the one that receives
+a message tells the zygote (pipe) to fork a replacement, hardens itself
 (closes every other fd, chroot into the scratch dir, unique uid, rlimits,
-no_new_privs) and serves exactly one call on that socket, then exits.
+no_new_privs) and serves exactly one call on that socket, then exits. Fork
+cost is therefore off the call's critical path.
 """
 
 import sys
@@ -68,34 +71,57 @@ def harden(req, keep_fd):
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 
 
+SPARE = 2
+
+
+def child(ctl, notify):
+    """A pre-forked child: wait for one call, then serve it."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    code = 0
+    try:
+        while True:
+            msg, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1)
+            if not msg:
+                os.write(notify, b"q")
+                os._exit(0)
+            if fds:
+                break
+        os.write(notify, b".")
+        os.close(notify)
+        ctl.close()
+        req = _pvm_cbor.loads(msg)
+        harden(req, fds[0])
+        sock = socket.socket(fileno=fds[0])
+        _pvm_worker.serve(_pvm_worker.Chan(sock))
+    except BaseException:
+        code = 3
+    os._exit(code)
+
+
 def main():
     ctl = socket.socket(fileno=3)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     gc.collect()
     gc.freeze()
     gc.disable()
+    r, w = os.pipe()
+
+    def spawn():
+        if os.fork() == 0:
+            os.close(r)
+            child(ctl, w)
+
+    for _ in range(SPARE):
+        spawn()
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1)
+            b = os.read(r, 1)
         except InterruptedError:
             continue
-        if not msg:
+        if b != b".":
             os._exit(0)
-        if not fds:
-            continue
-        req = _pvm_cbor.loads(msg)
-        pid = os.fork()
-        if pid == 0:
-            code = 0
-            try:
-                ctl.close()
-                harden(req, fds[0])
-                sock = socket.socket(fileno=fds[0])
-                _pvm_worker.serve(_pvm_worker.Chan(sock))
-            except BaseException:
-                code = 3
-            os._exit(code)
-        os.close(fds[0])
+        spawn()
 
 
 if __name__ == "__main__":
