@@ -89,6 +89,12 @@ func TestHostileCorpus(t *testing.T) {
 		{"type three args", "return type('X', (), {})", 10_000_000, ActorException, "TypeError"},
 		{"import os at runtime", "m = 'os'\nimport json\nreturn json.dumps(m)", 10_000_000, "", ""},
 		{"write inherited fd", "f = open('/tmp/x', 'w')\nreturn f.fileno()", 10_000_000, ActorException, "AttributeError"},
+		{"format via bound method", "s = '{0.__class__}'\nf = s.format\nreturn f(1)", 10_000_000, ActorException, "format fields"},
+		{"format via getattr", "s = '{0.__class__}'\nreturn getattr(s, 'format')(1)", 10_000_000, ActorException, "format fields"},
+		{"join via bound method", "j = ''.join\nreturn len(j(['x'] * 10**8))", 10_000_000, OutOfCycles, ""},
+		{"fstring doubling", "s = 'x'\nwhile True:\n    s = f'{s}{s}'", 1_000_000_000, MemoryLimit, ""},
+		{"dict growth", "d = {}\ni = 0\nwhile True:\n    d[i] = i\n    i += 1", 1_000_000_000, MemoryLimit, ""},
+		{"fstring object repr", "return f'{object()}|{len}|{[object()]}'", 10_000_000, "", ""},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

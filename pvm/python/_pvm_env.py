@@ -29,7 +29,7 @@ import pvm_host
 OSET = _oc.mutable_ordered_set
 FOSET = _oc.frozen_ordered_set
 rt.setup_sized((OSET, FOSET, _oc.ordered_set, collections.deque), (OSET, FOSET, _oc.ordered_set),
-               _pvm_validate.FORBIDDEN_ATTRS)
+               _pvm_validate.FORBIDDEN_ATTRS, _pvm_meter.METHODS)
 
 
 def _proxy(name, src, names=None, extra=None):
@@ -473,7 +473,8 @@ def runtime_globals():
         "_pvm_iadd": rt.op_iadd, "_pvm_isub": rt.op_sub, "_pvm_imul": rt.op_imul, "_pvm_ipow": rt.op_pow,
         "_pvm_ilshift": rt.op_lshift, "_pvm_imod": rt.op_mod,
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
-        "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_append": rt.append, "_pvm_format": rt.op_format,
+        "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_append": rt.append,
+        "_pvm_ckm": rt.ckm, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
     }
 
 

@@ -100,6 +100,10 @@ def _instr_cost(name, node, c):
         return c["compare"]
     if name in ("_pvm_meth", "_pvm_append"):
         return c["call"] + c["attribute"]
+    if name == "_pvm_setitem":
+        return c["subscript"]
+    if name == "_pvm_bind":
+        return c["attribute"]
     return 0
 
 
@@ -307,7 +311,8 @@ class _Rewrite(ast.NodeTransformer):
     def _comp_tick(self, node, elt_nodes):
         n = self.costs["loop_iter"] + sum(expr_cost(e, self.costs) for e in elt_nodes)
         last = node.generators[-1]
-        last.ifs = [_call("_pvm_ck", [ast.Constant(n)])] + list(last.ifs)
+        fn = "_pvm_ck" if isinstance(node, ast.GeneratorExp) else "_pvm_ckm"
+        last.ifs = [_call(fn, [ast.Constant(n)])] + list(last.ifs)
 
     def visit_ListComp(self, node):
         self.generic_visit(node)
@@ -368,6 +373,11 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         if any(isinstance(n, ast.Starred) for t in node.targets for n in ast.walk(t)):
             node.value = _call("_pvm_star", [node.value])
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+                and not isinstance(node.targets[0].slice, ast.Slice):
+            t = node.targets[0]
+            new = ast.Expr(_call("_pvm_setitem", [t.value, t.slice, node.value]))
+            return ast.copy_location(new, node)
         return node
 
     def visit_For(self, node):
@@ -377,8 +387,27 @@ class _Rewrite(ast.NodeTransformer):
             pass
         return node
 
-    def visit_Call(self, node):
+    def visit_Attribute(self, node):
         self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load) and node.attr in METHODS:
+            # a metered method taken as a value (e.g. f = s.format) stays metered
+            return ast.copy_location(_call("_pvm_bind", [node.value, ast.Constant(node.attr)]), node)
+        return node
+
+    def visit_JoinedStr(self, node):
+        self.generic_visit(node)
+        if any(isinstance(v, ast.FormattedValue) for v in node.values):
+            return ast.copy_location(_call("_pvm_fstr", [node]), node)
+        return node
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in METHODS:
+            f.value = self.visit(f.value)
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+        else:
+            self.generic_visit(node)
         node.keywords = [ast.keyword(arg=None, value=_call("_pvm_dstar", [k.value])) if k.arg is None else k
                          for k in node.keywords]
         f = node.func

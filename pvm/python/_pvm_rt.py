@@ -110,6 +110,43 @@ def ck(n):
     return True
 
 
+def ckm(n):
+    K[0] -= n
+    if K[0] < 0:
+        oot()
+    MEM[0] += 8
+    if MEM[0] > MEM[1]:
+        mem(0)
+    return True
+
+
+def setitem(o, k, v):
+    if type(o) is dict and k not in o:
+        MEM[0] += 24
+        if MEM[0] > MEM[1]:
+            mem(0)
+    o[k] = v
+
+
+def fstr(r):
+    n = len(r)
+    K[0] -= n * PER_CHAR
+    if K[0] < 0:
+        oot()
+    if n > 256:
+        mem(n)
+    return sanitize(r)
+
+
+def bind(o, name):
+    f = getattr(o, name)
+    if name in _METH or name == "append" or name in _METERED_NAMES:
+        def bound(*args, **kw):
+            return meth(o, name, *args, **kw)
+        return bound
+    return f
+
+
 def mem(n):
     MEM[0] += n
     if MEM[0] > MEM[1]:
@@ -320,6 +357,8 @@ def op_mod(a, b):
         for m in _PCT.finditer(s):
             _check_width_numbers(m.groups())
         r = a % b
+        if type(r) is str:
+            r = sanitize(r)
         return _seqres(r, a, a)
     return a % b
 
@@ -785,6 +824,8 @@ def _attr_ok(name):
 
 def getattr_(o, name, *default):
     _attr_ok(name)
+    if name in _METERED_NAMES and _hasattr(o, name):
+        return bind(o, name)
     return _getattr(o, name, *default)
 
 
@@ -892,10 +933,12 @@ def open_(path, mode="r"):
 
 
 _FORBIDDEN_ATTRS = frozenset()
+_METERED_NAMES = frozenset()
 
 
-def setup_sized(extra_types, direct_in, forbidden_attrs):
-    global _SIZED, _DIRECT_IN, _FORBIDDEN_ATTRS
+def setup_sized(extra_types, direct_in, forbidden_attrs, metered_names=()):
+    global _SIZED, _DIRECT_IN, _FORBIDDEN_ATTRS, _METERED_NAMES
+    _METERED_NAMES = frozenset(metered_names)
     _SIZED = frozenset((list, tuple, str, bytes, bytearray, dict, range, _b.set, _b.frozenset,
                         type({}.keys()), type({}.values()), type({}.items())) + tuple(extra_types))
     _DIRECT_IN = frozenset((dict, range, _b.set, _b.frozenset, type({}.keys())) + tuple(direct_in))

@@ -141,6 +141,8 @@ def execute(chan, call):
     costs = call.get("costs", {})
     rt.configure(call["cycles_limit"], limits, costs)
     rt.HOST[0] = make_host(chan)
+    import decimal
+    decimal.setcontext(_pvm_env.DEC_CTX.copy())
     pvm_host.CTX.update({
         "actor": call["actor"], "caller": call["caller"], "origin": call["origin"],
         "value": call.get("value", 0), "depth": call.get("depth", 0), "read_only": call.get("read_only", False),
