@@ -37,6 +37,10 @@ type Config struct {
 	// Parallelism bounds concurrent shard transfers per operation
 	// (default 2*(K+M)).
 	Parallelism int
+	// SegmentsInFlight bounds segments being encoded and uploaded
+	// concurrently per upload, and read ahead per download (default 4).
+	// Memory use is about 2.5 segment sizes per segment in flight.
+	SegmentsInFlight int
 	// RequestTimeout bounds each relay request (default 60s).
 	RequestTimeout time.Duration
 	// TokenTTL is the lifetime of the owner's self-issued tokens (default 1h).
@@ -53,6 +57,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SegmentSize <= 0 {
 		c.SegmentSize = DefaultSegmentSize
+	}
+	if c.SegmentsInFlight <= 0 {
+		c.SegmentsInFlight = 4
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 60 * time.Second

@@ -633,7 +633,7 @@ func (v *Volume) GetRange(ctx context.Context, path string, off, n int64, w io.W
 			results[k] <- result{pt, err}
 		}()
 	}
-	const ahead = 2
+	ahead := v.c.cfg.SegmentsInFlight
 	for k := 0; k < len(spans) && k < ahead; k++ {
 		start(k)
 	}
@@ -808,7 +808,7 @@ func (v *Volume) Upload(ctx context.Context, path string) (*Upload, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &Upload{v: v, path: p, cd: cd, segSz: int(m.SegmentSize), sem: make(chan struct{}, 2), bad: map[RelayID]bool{}}
+	u := &Upload{v: v, path: p, cd: cd, segSz: int(m.SegmentSize), sem: make(chan struct{}, v.c.cfg.SegmentsInFlight), bad: map[RelayID]bool{}}
 	rand.Read(u.fileID[:])
 	u.aead = subKey(v.key, "file", u.fileID[:])
 	u.ctx, u.cancel = context.WithCancel(ctx)

@@ -307,7 +307,8 @@ func (s *Store) Put(ctx context.Context, vol, id [32]byte, m Meta, r io.Reader) 
 	if err != nil {
 		return fmt.Errorf("store: encode meta: %w", err)
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketObjects).Put(k, enc) }); err != nil {
+	// Batch coalesces concurrent commits into one fsynced transaction.
+	if err := s.db.Batch(func(tx *bolt.Tx) error { return tx.Bucket(bucketObjects).Put(k, enc) }); err != nil {
 		os.Remove(dst)
 		return fmt.Errorf("store: commit index: %w", err)
 	}
