@@ -97,3 +97,60 @@ func TestRepairUnhealthyAndCorrupt(t *testing.T) {
 		t.Fatalf("read after repair: %v", err)
 	}
 }
+
+func TestRepairerWorker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := startCluster(t, 7, 0)
+	owner, _ := crypto.GenerateKey()
+	var rp *cbfs.Repairer
+	var mu sync.Mutex
+	c, err := cbfs.New(cbfs.Config{Key: owner, Directory: cl.dir, Anchor: &cbfs.MemAnchor{}, OnShardFailure: func(f cbfs.ShardFault) {
+		mu.Lock()
+		defer mu.Unlock()
+		if rp != nil {
+			rp.Report(f)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{SegmentSize: 8 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(rand.New(rand.NewPCG(5, 5)), 20_000)
+	if _, err := vol.Put(ctx, "/w", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := vol.Manifest(ctx)
+	sh := m.Files[0].Segments[1].Shards[0] // a data shard: always read first
+	for _, n := range cl.nodes {
+		if cbfs.RelayID(n.ID()) == sh.Relay {
+			os.WriteFile(n.Store().Path(vol.ID(), sh.ID), []byte("garbage"), 0o600)
+		}
+	}
+	mu.Lock()
+	rp = cbfs.NewRepairer(vol, cbfs.RepairOptions{MaxBytesPerSecond: 1 << 20}, time.Hour)
+	mu.Unlock()
+	wctx, wcancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rp.Run(wctx) }()
+	defer func() { wcancel(); <-done }()
+	var got bytes.Buffer
+	if _, err := vol.Get(ctx, "/w", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
+		t.Fatalf("get: %v", err)
+	}
+	for rp.Last().Repaired == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("repairer did not repair the reported shard")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	m2, _ := vol.Manifest(ctx)
+	if m2.Files[0].Segments[1].Shards[0].Relay == sh.Relay {
+		t.Fatal("shard still placed on the relay that corrupted it")
+	}
+}
