@@ -70,6 +70,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	v1.GET("/proofs/:key", s.proof)
 	v1.GET("/stream", s.stream)
 	v1.POST("/faucet", s.faucet)
+	s.registerActorRoutes(v1)
 	return s
 }
 

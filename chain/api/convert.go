@@ -31,7 +31,11 @@ func receiptJSON(r *types.Receipt, height uint64, txIndex uint32) apitypes.Recei
 	out := apitypes.Receipt{
 		TxHash: r.TxHash, Status: status, CyclesUsed: r.CyclesUsed, CellsUsed: r.CellsUsed,
 		FeePaid: r.FeePaid.String(), Burned: r.Burned.String(), Tip: r.Tip.String(),
-		Error: r.Error, Created: r.Created, Return: r.Return, Events: []apitypes.Event{},
+		Error: r.Error, Created: r.Created, Return: r.Return, Decoded: cborJSON(r.Return), Events: []apitypes.Event{},
+		Messages: r.Messages,
+	}
+	if out.Messages == nil {
+		out.Messages = []types.MessageRecord{}
 	}
 	h := r.TxHash
 	for i, ev := range r.Events {

@@ -110,17 +110,19 @@ type Event struct {
 
 // Receipt is a receipt as JSON.
 type Receipt struct {
-	TxHash     types.Hash     `json:"tx_hash"`
-	Status     string         `json:"status"` // "success" | "failed"
-	CyclesUsed uint64         `json:"cycles_used"`
-	CellsUsed  uint64         `json:"cells_used"`
-	FeePaid    string         `json:"fee_paid"`
-	Burned     string         `json:"burned"`
-	Tip        string         `json:"tip"`
-	Events     []Event        `json:"events"`
-	Error      string         `json:"error,omitempty"`
-	Created    *types.Address `json:"created,omitempty"`
-	Return     types.Bytes    `json:"return"`
+	TxHash     types.Hash            `json:"tx_hash"`
+	Status     string                `json:"status"` // "success" | "failed"
+	CyclesUsed uint64                `json:"cycles_used"`
+	CellsUsed  uint64                `json:"cells_used"`
+	FeePaid    string                `json:"fee_paid"`
+	Burned     string                `json:"burned"`
+	Tip        string                `json:"tip"`
+	Events     []Event               `json:"events"`
+	Error      string                `json:"error,omitempty"`
+	Created    *types.Address        `json:"created,omitempty"`
+	Return     types.Bytes           `json:"return"`
+	Decoded    json.RawMessage       `json:"decoded"` // the return value as JSON, when it converts
+	Messages   []types.MessageRecord `json:"messages"`
 }
 
 // TxStatus values.
@@ -170,4 +172,55 @@ type Fees struct {
 	BasefeeCell  uint64 `json:"basefee_cell"`
 	MaxTxCycles  uint64 `json:"max_tx_cycles"`
 	MaxTxCells   uint64 `json:"max_tx_cells"`
+}
+
+// Actor is GET /v1/actors/{address}.
+type Actor struct {
+	Address      types.Address         `json:"address"`
+	CodeHash     types.Hash            `json:"code_hash"`
+	CodeSize     int                   `json:"code_size"`
+	Owner        *types.Address        `json:"owner"`
+	Balance      string                `json:"balance"`
+	Pins         map[string]types.Hash `json:"pins"` // import name → pinned library code hash
+	StorageBytes uint64                `json:"storage_bytes"`
+	Height       uint64                `json:"height"`
+}
+
+// StateEntry is one actor storage slot.
+type StateEntry struct {
+	Key     types.Bytes     `json:"key"`
+	KeyText string          `json:"key_text,omitempty"` // the key as UTF-8, when it is
+	Value   types.Bytes     `json:"value"`
+	Decoded json.RawMessage `json:"decoded,omitempty"` // the value as JSON, when it is CBOR that converts
+}
+
+// ActorState is GET /v1/actors/{address}/state.
+type ActorState struct {
+	Entries    []StateEntry `json:"entries"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+	Height     uint64       `json:"height"`
+}
+
+// Query is the body of POST /v1/actors/{address}/query.
+type Query struct {
+	Handler string        `json:"handler"`
+	Args    types.Bytes   `json:"args"`   // canonical CBOR (array: positional, map: keyword arguments); empty: none
+	Caller  types.Address `json:"caller"` // optional
+}
+
+// QueryResult is the answer of a query.
+type QueryResult struct {
+	Return     types.Bytes     `json:"return"`
+	Decoded    json.RawMessage `json:"decoded"`
+	CyclesUsed uint64          `json:"cycles_used"`
+	Height     uint64          `json:"height"`
+}
+
+// Library is one published library.
+type Library struct {
+	Publisher   types.Address `json:"publisher"`
+	Name        string        `json:"name"`
+	CodeHash    types.Hash    `json:"code_hash"`
+	CodeSize    uint64        `json:"code_size"`
+	PublishedAt uint64        `json:"published_at"`
 }

@@ -97,6 +97,9 @@ type ActorMeta struct {
 
 func actorMetaKey(a types.Address) []byte { return state.Key(state.PrefixActor, a[:]) }
 
+// ReadActorMeta returns the chain's bookkeeping for an actor.
+func ReadActorMeta(r state.Reader, a types.Address) (*ActorMeta, error) { return readMeta(r, a) }
+
 func readMeta(r state.Reader, a types.Address) (*ActorMeta, error) {
 	b, ok, err := r.Get(actorMetaKey(a))
 	if err != nil || !ok {
@@ -286,7 +289,7 @@ func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []
 	}
 	acc.CodeHash = &h
 	x.o.SetAccount(addr, acc)
-	x.o.Set(state.StorageKey(addr, KeyOwner), from[:])
+	x.o.Set(state.StorageKey(addr, KeyOwner), codec.MustMarshal(from[:]))
 	names := make([]string, 0, len(pins))
 	for n := range pins {
 		names = append(names, n)
@@ -309,7 +312,7 @@ func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []
 	if _, err := x.invoke(addr, from, x.tx.Value(), "", ctorArgs, true, 0, -1); err != nil {
 		return nil, nil, err
 	}
-	x.o.Set(state.StorageKey(addr, KeyInitialized), []byte{1})
+	x.o.Set(state.StorageKey(addr, KeyInitialized), codec.MustMarshal(true))
 	var ret []byte
 	if d.InitHandler != "" && d.InitHandler != "__init__" {
 		x.deploying = true

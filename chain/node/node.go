@@ -25,6 +25,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state/smt"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/pvm"
 )
 
 // Config configures a node. Home is required; everything else has defaults.
@@ -34,8 +35,10 @@ type Config struct {
 	MaxBlockTxs   int           // default 5,000
 	FaucetMax     *big.Int      // largest single faucet grant; default 1,000,000 CBY
 	Mempool       mempool.Config
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// VM runs actor code (a *pvm.Engine); nil makes a transfer-only node.
+	VM     execution.VM
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 func (c *Config) fill() {
@@ -95,7 +98,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w (run `cowboyd init --dev --home %s` first)", err, cfg.Home)
 	}
-	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees})
+	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM})
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +171,18 @@ func (n *Node) Store() *store.Store { return n.store }
 
 // Pool exposes the mempool.
 func (n *Node) Pool() *mempool.Pool { return n.pool }
+
+// Query runs a read-only handler call against the latest state.
+func (n *Node) Query(ctx context.Context, actor, caller types.Address, handler string, args []byte) (ret []byte, cycles uint64, height uint64, err error) {
+	err = n.store.View(func(v *store.View) error {
+		h := v.Head()
+		height = h.Height
+		env := execution.BlockEnv{Height: h.Height, Timestamp: h.Timestamp, Proposer: h.Proposer, Seed: h.ParentHash}
+		ret, cycles, err = n.exec.Query(ctx, v, env, actor, caller, handler, args)
+		return err
+	})
+	return ret, cycles, height, err
+}
 
 // Executor exposes the state transition.
 func (n *Node) Executor() *execution.Executor { return n.exec }
@@ -309,10 +324,36 @@ func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
 	return n.submit(tx)
 }
 
+// ErrInvalidCode is returned at admission for actor or library source that
+// the PVM validator refuses; the message names line, column and rule.
+var ErrInvalidCode = types.NewError("invalid_code", "code refused by the PVM validator")
+
 func (n *Node) submit(tx *types.Tx) (types.Hash, error) {
 	in, err := n.exec.CheckTx(tx)
 	if err != nil {
 		return types.Hash{}, err
+	}
+	// Refuse code that can never deploy before it costs anyone a fee. The
+	// executor validates again: this check is a courtesy, not consensus.
+	var code []byte
+	switch v := in.(type) {
+	case *types.Deploy:
+		code = v.Code
+	case *types.PublishLibrary:
+		code = v.Code
+	}
+	if code != nil {
+		src, err := types.CanonicalSource(code)
+		if err != nil {
+			return types.Hash{}, fmt.Errorf("%w: %v", ErrInvalidCode, err)
+		}
+		if _, err := n.cfg.VM.Validate(context.Background(), src); err != nil {
+			var ve *pvm.ValidationError
+			if errors.As(err, &ve) {
+				return types.Hash{}, fmt.Errorf("%w: line %d col %d [%s] %s", ErrInvalidCode, ve.Line, ve.Col, ve.Rule, ve.Message)
+			}
+			return types.Hash{}, fmt.Errorf("validate code: %w", err)
+		}
 	}
 	from, _ := tx.Sender()
 	err = n.store.View(func(v *store.View) error {

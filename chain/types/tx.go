@@ -45,6 +45,9 @@ func (b *Bytes) UnmarshalCBOR(data []byte) error {
 // MarshalText implements encoding.TextMarshaler.
 func (b Bytes) MarshalText() ([]byte, error) { return HexBytes(b).MarshalText() }
 
+// String renders the bytes as 0x-hex.
+func (b Bytes) String() string { return HexBytes(b).String() }
+
 // UnmarshalText implements encoding.TextUnmarshaler.
 func (b *Bytes) UnmarshalText(t []byte) error { return (*HexBytes)(b).UnmarshalText(t) }
 

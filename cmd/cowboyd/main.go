@@ -23,6 +23,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/internal/version"
+	"github.com/cowboy-foundation/cowboy/pvm"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
@@ -35,11 +36,14 @@ func main() {
 }
 
 type runOptions struct {
-	home     string
-	dev      bool
-	rpc      string
-	interval time.Duration
-	logLevel string
+	home       string
+	dev        bool
+	rpc        string
+	interval   time.Duration
+	logLevel   string
+	noPVM      bool
+	pvmWorkers int
+	python     string
 }
 
 func defaultHome() string {
@@ -67,6 +71,9 @@ func newRoot() *cobra.Command {
 	root.Flags().StringVar(&o.rpc, "rpc", "127.0.0.1:8545", "HTTP API listen address")
 	root.Flags().DurationVar(&o.interval, "block-interval", time.Second, "time between blocks")
 	root.Flags().StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.Flags().BoolVar(&o.noPVM, "no-pvm", false, "run without the Python VM (transfers only; actor transactions are refused)")
+	root.Flags().IntVar(&o.pvmWorkers, "pvm-workers", 2, "warm CPython zygote processes")
+	root.Flags().StringVar(&o.python, "python", "", "CPython 3.11 interpreter (default: python3 on PATH)")
 	root.AddCommand(newInit(), newVersion(), newReindex())
 	return root
 }
@@ -94,14 +101,24 @@ func run(parent context.Context, o *runOptions) error {
 		}
 		log.Info("initialised devnet home", "home", o.home, "chain_id", g.ChainID, "faucet", *g.Faucet)
 	}
-	n, err := node.Open(node.Config{Home: o.home, BlockInterval: o.interval, Logger: log})
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log}
+	if !o.noPVM {
+		engine, err := pvm.New(ctx, pvm.Config{PoolSize: o.pvmWorkers, Python: o.python, Logger: log.With("component", "pvm")})
+		if err != nil {
+			return fmt.Errorf("start the Python VM: %w (use --python to point at CPython 3.11, or --no-pvm for a transfer-only node)", err)
+		}
+		defer engine.Close()
+		cfg.VM = engine
+		log.Info("Python VM ready", "workers", o.pvmWorkers)
+	}
+	n, err := node.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer n.Close()
-
-	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 
 	ln, err := net.Listen("tcp", o.rpc)
 	if err != nil {

@@ -31,6 +31,8 @@ func NewRoot(f *Factory) *cobra.Command {
 		newFaucetCmd(f),
 		newBlockCmd(f),
 		newEventsCmd(f),
+		newActorCmd(f),
+		newLibCmd(f),
 	)
 	return root
 }

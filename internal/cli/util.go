@@ -1,11 +1,18 @@
 package cli
 
 import (
+	"context"
 	"crypto/ecdsa"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"math/big"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -53,4 +60,84 @@ func (f *Factory) signer(from string) (*ecdsa.PrivateKey, error) {
 		return nil, err
 	}
 	return ks.Unlock(from, pass)
+}
+
+// addressOrOnlyKey resolves s, or the only key in the keystore when s is "".
+func (f *Factory) addressOrOnlyKey(s string) (types.Address, error) {
+	if s != "" {
+		return f.resolveAddress(s)
+	}
+	ks, err := f.Keys()
+	if err != nil {
+		return types.Address{}, err
+	}
+	list, err := ks.List()
+	if err != nil {
+		return types.Address{}, err
+	}
+	if len(list) != 1 {
+		return types.Address{}, fmt.Errorf("name an address or key (%d keys in %s/keys)", len(list), f.Home)
+	}
+	return list[0].Address, nil
+}
+
+// waitReceipt waits for a submitted transaction's receipt.
+func (f *Factory) waitReceipt(ctx context.Context, h types.Hash, timeout time.Duration) (*apitypes.TxResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return f.Client().WaitForReceipt(ctx, h)
+}
+
+type apitypesEvent = apitypes.Event
+
+func cborText(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	var v any
+	if err := codec.Unmarshal(b, &v); err != nil {
+		return "0x" + hex.EncodeToString(b)
+	}
+	js, err := json.Marshal(jsonable(v))
+	if err != nil {
+		return "0x" + hex.EncodeToString(b)
+	}
+	return string(js)
+}
+
+// jsonable turns decoded CBOR into JSON-encodable values.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case []byte:
+		return "0x" + hex.EncodeToString(x)
+	case big.Int:
+		return x.String()
+	}
+	return v
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "null"
+	}
+	return s
+}
+
+func statusText(s uint8) string {
+	if s == types.ReceiptSuccess {
+		return "success"
+	}
+	return "failed"
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/api"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -25,10 +26,22 @@ type Devnet struct {
 	Home      string
 	Faucet    *ecdsa.PrivateKey
 	Validator types.Address
+	VM        execution.VM // set before Reopen to run actors
+}
+
+// NewWithVM is New with actors enabled on the given VM.
+func NewWithVM(t testing.TB, vm execution.VM) *Devnet {
+	t.Helper()
+	return newDevnet(t, vm)
 }
 
 // New initialises a devnet home in t.TempDir and opens a node on it.
 func New(t testing.TB) *Devnet {
+	t.Helper()
+	return newDevnet(t, nil)
+}
+
+func newDevnet(t testing.TB, vm execution.VM) *Devnet {
 	t.Helper()
 	home := t.TempDir()
 	faucet, _ := crypto.GenerateKey()
@@ -40,7 +53,7 @@ func New(t testing.TB) *Devnet {
 	if err := node.WriteKeyFile(node.FaucetKeyPath(home), faucet); err != nil {
 		t.Fatal(err)
 	}
-	d := &Devnet{Home: home, Faucet: faucet, Validator: g.Proposer()}
+	d := &Devnet{Home: home, Faucet: faucet, Validator: g.Proposer(), VM: vm}
 	d.Reopen(t)
 	return d
 }
@@ -51,7 +64,7 @@ func (d *Devnet) Reopen(t testing.TB) {
 	if d.Node != nil {
 		d.Node.Close()
 	}
-	n, err := node.Open(node.Config{Home: d.Home, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := node.Open(node.Config{Home: d.Home, VM: d.VM, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
