@@ -14,6 +14,7 @@
 """
 
 import ast
+import copy
 
 BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Pow: "pow",
@@ -117,6 +118,8 @@ def expr_cost(node, costs):
 
 def header_cost(stmt, costs):
     """Cost charged for a statement itself (compound: its header only)."""
+    if hasattr(stmt, "_pvm_cost"):
+        return stmt._pvm_cost
     base = costs["stmt"]
     if isinstance(stmt, (ast.If, ast.While)):
         return base + expr_cost(stmt.test, costs)
@@ -147,16 +150,6 @@ def _check_stmt():
             left=ast.Subscript(value=_name("_pvm_k"), slice=ast.Constant(0), ctx=ast.Load()),
             ops=[ast.Lt()], comparators=[ast.Constant(0)]),
         body=[ast.Expr(_call("_pvm_oot", []))], orelse=[])
-
-
-def _has_yield(fn):
-    for n in ast.walk(fn):
-        if n is not fn and isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(n, (ast.Yield, ast.YieldFrom)):
-            return True
-    # ast.walk still descends into nested defs; do a scoped walk instead
-    return False
 
 
 def _scoped_has_yield(fn):
@@ -214,10 +207,46 @@ def _count_wrapped(n):
     return 0
 
 
+def _scope_nodes(fn):
+    """Nodes of a function body, not descending into nested scopes."""
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
+                          ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _known_ints(fn):
+    """Local names that can only hold ints: the single store is a
+    `for name in range(...)` target."""
+    stores = {}
+    cands = set()
+    declared = set()
+    for n in _scope_nodes(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+        elif isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Call) \
+                and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "range":
+            cands.add(n.target.id)
+    args = fn.args
+    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return {c for c in cands if stores.get(c) == 1 and c not in declared and c not in params
+            and c != "range"}
+
+
 class _Rewrite(ast.NodeTransformer):
     def __init__(self, costs):
         self.costs = costs
         self.helpers = []
+        self.ints = [set()]
+
+    def _intlike(self, n):
+        return _num_const(n) or (isinstance(n, ast.Name) and n.id in self.ints[-1])
 
     def _fuse(self, node):
         if _count_wrapped(node) < 2 or _fuse_bits(node) is None:
@@ -285,6 +314,11 @@ class _Rewrite(ast.NodeTransformer):
             # int/float +- constant cannot grow a value by more than one bit;
             # str/bytes/list +- number raises TypeError.
             return node
+        if fn == "mod" and self._intlike(node.left):
+            return node  # int % x is never string formatting and never grows
+        if fn in ("add", "sub", "mul") and self._intlike(node.left) and self._intlike(node.right) \
+                and (_num_const(node.left) or _num_const(node.right)):
+            return node  # range-int op small constant: bounded growth
         return ast.copy_location(_call("_pvm_" + fn, [node.left, node.right]), node)
 
     def visit_AugAssign(self, node):
@@ -376,16 +410,39 @@ class _Rewrite(ast.NodeTransformer):
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
                 and not isinstance(node.targets[0].slice, ast.Slice):
             t = node.targets[0]
+            if isinstance(t.value, ast.Name) and isinstance(t.slice, (ast.Name, ast.Constant)):
+                # inline: if type(D) is dict and K not in D: <grow 24>; D[K] = V
+                test = ast.BoolOp(op=ast.And(), values=[
+                    ast.Compare(left=_call("type", [_name(t.value.id)]), ops=[ast.Is()], comparators=[_name("dict")]),
+                    ast.Compare(left=copy.deepcopy(t.slice), ops=[ast.NotIn()], comparators=[_name(t.value.id)])])
+                pre = _generated(ast.If(test=test, body=_grow(24), orelse=[]))
+                ast.copy_location(pre, node)
+                return [pre, node]
             new = ast.Expr(_call("_pvm_setitem", [t.value, t.slice, node.value]))
             return ast.copy_location(new, node)
         return node
 
-    def visit_For(self, node):
-        node = self._loop(node)
-        if any(isinstance(n, ast.Starred) for n in ast.walk(node.target)):
-            # per-item unpack of a starred target
-            pass
+    def visit_Expr(self, node):
+        v = node.value
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "append" \
+                and isinstance(v.func.value, ast.Name) and len(v.args) == 1 and not v.keywords \
+                and not isinstance(v.args[0], ast.Starred):
+            recv = v.func.value.id
+            arg = self.visit(v.args[0])
+            cost = self.costs["stmt"] + self.costs["call"] + self.costs["attribute"] + expr_cost(arg, self.costs)
+            fast = ast.Expr(ast.Call(func=ast.Attribute(value=_name(recv), attr="append", ctx=ast.Load()),
+                                     args=[arg], keywords=[]))
+            slow = ast.Expr(_call("_pvm_append", [_name(recv), copy.deepcopy(arg)]))
+            new = _generated(ast.If(
+                test=ast.Compare(left=_call("type", [_name(recv)]), ops=[ast.Is()], comparators=[_name("list")]),
+                body=_grow(8) + [fast], orelse=[slow]))
+            new._pvm_cost = cost
+            return ast.copy_location(new, node)
+        self.generic_visit(node)
         return node
+
+    def visit_For(self, node):
+        return self._loop(node)
 
     def visit_Attribute(self, node):
         self.generic_visit(node)
@@ -439,7 +496,9 @@ class _Rewrite(ast.NodeTransformer):
     visit_While = _loop
 
     def visit_FunctionDef(self, node):
+        self.ints.append(_known_ints(node))
         self.generic_visit(node)
+        self.ints.pop()
         entry = [_charge_stmt(self.costs["call"]), _check_stmt()]
         if _scoped_has_yield(node):
             node.body = entry + node.body
@@ -508,6 +567,8 @@ class _Charge(ast.NodeTransformer):
         return node
 
     def generic_visit(self, node):
+        if getattr(node, "_pvm_gen", False):
+            return node
         for field in ("body", "orelse", "finalbody"):
             v = getattr(node, field, None)
             if isinstance(v, list) and v and isinstance(v[0], ast.stmt):
@@ -567,6 +628,23 @@ def _merge(stmts):
         out.append(s)
         i += 1
     return out
+
+
+def _grow(n):
+    """_pvm_mem[0] += n; if _pvm_mem[0] > _pvm_mem[1]: _pvm_memfail()"""
+    m = lambda i: ast.Subscript(value=_name("_pvm_mem"), slice=ast.Constant(i), ctx=ast.Load())
+    return [ast.AugAssign(target=ast.Subscript(value=_name("_pvm_mem"), slice=ast.Constant(0), ctx=ast.Store()),
+                          op=ast.Add(), value=ast.Constant(n)),
+            ast.If(test=ast.Compare(left=m(0), ops=[ast.Gt()], comparators=[m(1)]),
+                   body=[ast.Expr(_call("_pvm_memfail", []))], orelse=[])]
+
+
+def _generated(stmt):
+    """Mark an instrumentation statement: no charge of its own, not re-instrumented."""
+    stmt._pvm_gen = True
+    if not hasattr(stmt, "_pvm_cost"):
+        stmt._pvm_cost = 0
+    return stmt
 
 
 def _copy(t):

@@ -110,6 +110,10 @@ def ck(n):
     return True
 
 
+def memfail():
+    mem(0)
+
+
 def ckm(n):
     K[0] -= n
     if K[0] < 0:
