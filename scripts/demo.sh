@@ -47,6 +47,43 @@ step "Balances"
 step "Transfer events so far"
 "$BIN/cowboy" events --topic transfer
 
+step "Deploying the counter actor (examples/counter/counter.py) and calling it"
+C=$("$BIN/cowboy" actor deploy --from alice --code examples/counter/counter.py --salt counter-1 | tee /dev/stderr | awk '/Actor deployed/ {print $3}')
+"$BIN/cowboy" actor call --from alice "$C" increment --payload '[5]'
+"$BIN/cowboy" actor call --from alice "$C" increment
+printf 'query get -> '; "$BIN/cowboy" actor query "$C" get
+
+step "Ping-pong: two actors rally over messages within one block"
+A=$("$BIN/cowboy" actor deploy --from alice --code examples/pingpong/player.py --salt player-a | awk '/Actor deployed/ {print $3}')
+B=$("$BIN/cowboy" actor deploy --from alice --code examples/pingpong/player.py --salt player-b | awk '/Actor deployed/ {print $3}')
+"$BIN/cowboy" actor call --from alice "$A" serve --payload "[\"$B\", 4]"
+
+step "Account-scoped libraries (seed 000 §4): alice publishes engine v1 and deploys three game actors"
+"$BIN/cowboy" lib publish --from alice --name engine --code examples/library/engine.py
+WORLDS=()
+for w in world-1 world-2 world-3; do
+  W=$("$BIN/cowboy" actor deploy --from alice --code examples/library/world_actor.py --salt "$w" --init-handler init --init-payload '{}' | tee /dev/stderr | awk '/Actor deployed/ {print $3}')
+  WORLDS+=("$W")
+done
+
+step "alice publishes engine v2: existing actors stay pinned to v1, a new deploy gets v2"
+"$BIN/cowboy" lib publish --from alice --name engine --code examples/library/engine_v2.py
+printf '%s version -> ' "${WORLDS[0]}"; "$BIN/cowboy" actor query "${WORLDS[0]}" version
+W4=$("$BIN/cowboy" actor deploy --from alice --code examples/library/world_actor.py --salt world-4 --init-handler init --init-payload '{}' | awk '/Actor deployed/ {print $3}')
+printf '%s version -> ' "$W4"; "$BIN/cowboy" actor query "$W4" version
+"$BIN/cowboy" actor pins "${WORLDS[0]}"
+"$BIN/cowboy" lib list alice
+
+step "bob tries to deploy the same actor: engine is not published under his account"
+"$BIN/cowboy" faucet bob --value 10 >/dev/null
+if "$BIN/cowboy" actor deploy --from bob --code examples/library/world_actor.py --salt world-1 --init-handler init --init-payload '{}'; then
+  echo "unexpected: bob's deploy succeeded" >&2; exit 1
+fi
+
+step "alice removes engine: pinned actors keep working"
+"$BIN/cowboy" lib remove --from alice --name engine
+printf '%s score(3) -> ' "${WORLDS[1]}"; "$BIN/cowboy" actor query "${WORLDS[1]}" score --payload '[3]'
+
 step "Chain status"
 "$BIN/cowboy" status
 
