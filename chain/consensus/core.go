@@ -125,6 +125,7 @@ type roundState struct {
 	byVoter       map[uint32][]*Vote
 	evidenced     map[uint32]bool
 	first         *Proposal // first valid proposal seen; the one this validator votes for
+	firstHash     Hash
 	proposals     map[Hash]bool
 	rejected      bool // the application rejected first
 	propEvidenced bool
@@ -170,8 +171,8 @@ type Core struct {
 	root     *entry
 	retained []*entry // finalized blocks kept, oldest first
 	wanted   map[Hash]int
-	pending  map[Hash]*QC // finalization waiting for missing blocks
-	leaders  map[uint64]int
+	pending  map[Hash]*QC     // finalization waiting for missing blocks
+	leaders  map[uint64][]int // schedule windows by first round
 
 	conflicts int
 	out       Ready
@@ -186,7 +187,7 @@ func New(cfg Config) (*Core, error) {
 	c := &Core{
 		cfg: cfg, vs: cfg.Validators, self: cfg.Validators.Index(cfg.Self),
 		blocks: map[Hash]*entry{}, certs: map[Hash]*QC{}, rounds: map[uint64]*roundState{},
-		latestNV: map[uint32]uint64{}, wanted: map[Hash]int{}, pending: map[Hash]*QC{}, leaders: map[uint64]int{},
+		latestNV: map[uint32]uint64{}, wanted: map[Hash]int{}, pending: map[Hash]*QC{}, leaders: map[uint64][]int{},
 	}
 	if c.self >= 0 && cfg.Signer == nil {
 		return nil, errors.New("consensus: a validator needs a Signer")
@@ -279,12 +280,13 @@ func (c *Core) HasReady() bool { return !c.out.Empty() }
 
 // Leader returns the index of round's proposer.
 func (c *Core) Leader(round uint64) int {
-	if l, ok := c.leaders[round]; ok {
-		return l
+	base := round - round%leaderWindow
+	w, ok := c.leaders[base]
+	if !ok {
+		w = c.vs.LeaderWindow(c.cfg.Seed, base)
+		c.leaders[base] = w
 	}
-	l := c.vs.Leader(c.cfg.Seed, round)
-	c.leaders[round] = l
-	return l
+	return w[round-base]
 }
 
 func (c *Core) roundState(r uint64) *roundState {
@@ -394,6 +396,9 @@ func (c *Core) enterRound(r uint64) {
 		return
 	}
 	c.round, c.elapsed = r, 0
+	if c.out.Build != nil && c.out.Build.Round < r {
+		c.out.Build = nil
+	}
 	c.maybePropose()
 	c.tryVote()
 }
@@ -432,8 +437,15 @@ func (c *Core) maybePropose() {
 // oldest first. ok is false if a block is missing (it is fetched) or h does
 // not descend from the root.
 func (c *Core) pathTo(h Hash) ([]*Block, bool) {
-	path, st := c.chainTo(h)
-	return path, st == chainOK
+	es, st := c.chainTo(h)
+	if st != chainOK {
+		return nil, false
+	}
+	path := make([]*Block, len(es))
+	for i, e := range es {
+		path[i] = e.b
+	}
+	return path, true
 }
 
 const (
@@ -442,8 +454,8 @@ const (
 	chainConflict
 )
 
-func (c *Core) chainTo(h Hash) ([]*Block, int) {
-	var path []*Block
+func (c *Core) chainTo(h Hash) ([]*entry, int) {
+	var path []*entry
 	for h != c.root.hash {
 		e := c.blocks[h]
 		if e == nil {
@@ -453,7 +465,7 @@ func (c *Core) chainTo(h Hash) ([]*Block, int) {
 		if e.b.Height <= c.root.b.Height {
 			return nil, chainConflict
 		}
-		path = append(path, e.b)
+		path = append(path, e)
 		h = e.b.Parent
 	}
 	slices.Reverse(path)
@@ -544,7 +556,7 @@ func (c *Core) onProposal(from int, p *Proposal) error {
 		f := &rs.first.Block
 		rs.propEvidenced = true
 		c.out.Evidence = append(c.out.Evidence, newEvidence(DoubleProposal, c.cfg.ChainID, b.Proposer,
-			SignedHeader{BlockHash: f.Hash(), Height: f.Height, Round: f.Round, Signature: rs.first.Signature},
+			SignedHeader{BlockHash: rs.firstHash, Height: f.Height, Round: f.Round, Signature: rs.first.Signature},
 			SignedHeader{BlockHash: h, Height: b.Height, Round: b.Round, Signature: p.Signature}))
 	}
 	if !vrfVerify(c.cfg.Verifier, pk, c.cfg.Seed, b.Height, b.VRFOutput, b.VRFProof) {
@@ -572,7 +584,7 @@ func (c *Core) onProposal(from int, p *Proposal) error {
 	}
 	rs.proposals[h] = true
 	if rs.first == nil {
-		rs.first = p
+		rs.first, rs.firstHash = p, h
 	}
 	c.addBlock(b, h, from)
 	c.onQC(jqc, from)
@@ -604,7 +616,7 @@ func (c *Core) tryVote() {
 		rs.rejected = true
 		return
 	}
-	h := b.Hash()
+	h := rs.firstHash
 	v := &Vote{BlockHash: h, Height: b.Height, Round: r, Voter: uint32(c.self)}
 	v.Signature = c.cfg.Signer.Sign(VoteMessage(c.cfg.ChainID, h, b.Height, r))
 	c.votedRound, c.lastVote = r, v
@@ -765,12 +777,12 @@ func (c *Core) finalize(h Hash, qc *QC) {
 		return
 	}
 	delete(c.pending, h)
-	for i, b := range path {
+	for i, e := range path {
+		b := e.b
 		cert := *qc
 		if i+1 < len(path) {
-			cert = path[i+1].Justify
+			cert = path[i+1].b.Justify
 		}
-		e := c.blocks[b.Hash()]
 		e.final = true
 		if e.qc == nil {
 			q := cert
@@ -813,7 +825,7 @@ func (c *Core) prune() {
 		}
 	}
 	for r := range c.leaders {
-		if r < rr {
+		if r+leaderWindow <= rr {
 			delete(c.leaders, r)
 		}
 	}

@@ -142,9 +142,17 @@ func (s *ValidatorSet) sample(seed types.Hash, round uint64, skip int) int {
 // rotation; see leaderWindow).
 func (s *ValidatorSet) Leader(seed types.Hash, round uint64) int {
 	base := round - round%leaderWindow
+	return s.LeaderWindow(seed, base)[round-base]
+}
+
+// LeaderWindow returns the proposers of the leaderWindow rounds starting at
+// base (a multiple of leaderWindow), for callers that cache schedules.
+func (s *ValidatorSet) LeaderWindow(seed types.Hash, base uint64) []int {
+	out := make([]int, leaderWindow)
 	prev := -1
-	for r := base; r <= round; r++ {
-		prev = s.sample(seed, r, prev)
+	for i := range out {
+		prev = s.sample(seed, base+uint64(i), prev)
+		out[i] = prev
 	}
-	return prev
+	return out
 }

@@ -37,8 +37,8 @@ type Config struct {
 	Drop       float64  // drop probability before the heal
 	Partitions bool     // random partitions before the heal
 	Crashes    bool     // crash and restart honest validators before the heal
-	HealAt     int      // tick at which faults stop; default 200
-	Ticks      int      // length of the run; default HealAt + 300
+	HealAt     int      // tick at which faults stop; default 150
+	Ticks      int      // length of the run; default HealAt + 200
 	Timeout    int      // consensus TimeoutTicks; default 12
 	MinGrowth  uint64   // finalized blocks every honest validator must add after the heal; default 3
 	BLS        bool     // real BLS12-381 instead of InsecureVerifier
@@ -55,10 +55,10 @@ func (c *Config) fill() {
 		c.MaxDelay = max(c.MinDelay, 3)
 	}
 	if c.HealAt <= 0 {
-		c.HealAt = 200
+		c.HealAt = 150
 	}
 	if c.Ticks <= 0 {
-		c.Ticks = c.HealAt + 300
+		c.Ticks = c.HealAt + 200
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 12
@@ -353,6 +353,9 @@ func (s *simulation) send(from int, o consensus.Outbound) {
 			s.enqueue(from, to, data)
 		}
 	}
+	if alt != nil && from != 0 {
+		s.enqueue(from, 0, alt) // validator 0 sees both and must report it
+	}
 }
 
 // equivocate builds a second, conflicting proposal for the same round.
@@ -412,7 +415,7 @@ func (s *simulation) drain(n *node) {
 		}
 		if b := rd.Build; b != nil {
 			payload := fmt.Appendf(nil, "block h=%d r=%d by=%d", b.Height, b.Round, n.id)
-			if err := n.core.Propose(b.Round, payload); err != nil {
+			if err := n.core.Propose(b.Round, payload); err != nil && !errors.Is(err, consensus.ErrStale) {
 				s.err = fmt.Errorf("sim: propose: %w", err)
 			}
 		}
