@@ -44,10 +44,11 @@ const (
 
 // node is an in-memory tree node. A nil *node is the empty subtree.
 //
-// Nodes are copy-on-write: once created, the logical content of a node (kind
-// after resolution, path, value, children) never changes. The only in-place
-// mutations are caching: filling in hash, marking it stored, and resolving a
-// stub into the node it names.
+// Stored nodes are immutable: their logical content (kind after resolution,
+// path, value, children) never changes; the only in-place mutations are
+// caching (filling in the hash, resolving a stub into the node it names).
+// Unstored nodes are referenced only by their parent in this Tree; insert may
+// modify them in place (clearing hashed), remove always copies.
 type node struct {
 	kind   nodeKind
 	hashed bool // hash is valid
@@ -148,7 +149,7 @@ func (t *Tree) updatePath(path [32]byte, value []byte) error {
 		return ErrEmptyValue
 	}
 	leaf := &node{kind: kindLeaf, path: path, value: bytes.Clone(value)}
-	root, err := t.insert(t.root, 0, leaf)
+	root, _, err := t.insert(t.root, 0, leaf)
 	if err != nil {
 		return err
 	}
@@ -174,38 +175,45 @@ func (t *Tree) deletePath(path [32]byte) error {
 	return nil
 }
 
-// insert returns the subtree n (rooted at depth) with leaf inserted.
-func (t *Tree) insert(n *node, depth int, leaf *node) (*node, error) {
+// insert returns the subtree n (rooted at depth) with leaf inserted, and
+// whether anything changed.
+//
+// All loads (the only possible failures) happen on the way down, before any
+// node is modified, so a failed insert leaves the tree untouched. That makes
+// it safe to modify unstored (dirty) inner nodes in place on the way up; they
+// belong to this Tree alone. Stored nodes are immutable and are copied.
+func (t *Tree) insert(n *node, depth int, leaf *node) (*node, bool, error) {
 	if n == nil {
-		return leaf, nil
+		return leaf, true, nil
 	}
 	if err := t.resolve(n, depth); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if n.kind == kindLeaf {
 		if n.path == leaf.path {
 			if bytes.Equal(n.value, leaf.value) {
-				return n, nil // unchanged: keep the hashed/stored node
+				return n, false, nil // unchanged: keep the hashed/stored node
 			}
-			return leaf, nil
+			return leaf, true, nil
 		}
 		if commonPrefixLen(&n.path, &leaf.path) < depth {
-			return nil, fmt.Errorf("%w: leaf %x at depth %d is off its path", ErrCorruptNode, n.hash, depth)
+			return nil, false, fmt.Errorf("%w: leaf %x at depth %d is off its path", ErrCorruptNode, n.hash, depth)
 		}
-		return split(n, leaf, depth), nil
+		return split(n, leaf, depth), true, nil
 	}
 	b := bitAt(&leaf.path, depth)
-	child := n.children[b]
-	nc, err := t.insert(child, depth+1, leaf)
-	if err != nil {
-		return nil, err
+	nc, changed, err := t.insert(n.children[b], depth+1, leaf)
+	if err != nil || !changed {
+		return n, false, err
 	}
-	if nc == child {
-		return n, nil
+	if n.stored {
+		cp := &node{kind: kindInner, children: n.children}
+		cp.children[b] = nc
+		return cp, true, nil
 	}
-	cp := &node{kind: kindInner, children: n.children}
-	cp.children[b] = nc
-	return cp, nil
+	n.children[b] = nc
+	n.hashed = false
+	return n, true, nil
 }
 
 // split joins two leaves with different paths that both belong to the
@@ -308,20 +316,19 @@ func decodeNode(n *node, data []byte) error {
 		if l == EmptyRoot && r == EmptyRoot {
 			return fmt.Errorf("%w: %x: inner node with two empty children", ErrCorruptNode, n.hash)
 		}
-		n.children[0] = stub(l)
-		n.children[1] = stub(r)
+		// One allocation for both child stubs.
+		stubs := new([2]node)
+		for i, h := range [2][32]byte{l, r} {
+			if h != EmptyRoot {
+				stubs[i] = node{kind: kindStub, hash: h, hashed: true, stored: true}
+				n.children[i] = &stubs[i]
+			}
+		}
 		n.kind = kindInner
 	default:
 		return fmt.Errorf("%w: %x: unknown node tag 0x%02x", ErrCorruptNode, n.hash, data[0])
 	}
 	return nil
-}
-
-func stub(h [32]byte) *node {
-	if h == EmptyRoot {
-		return nil
-	}
-	return &node{kind: kindStub, hash: h, hashed: true, stored: true}
 }
 
 // hashNode returns the hash of n, computing and caching dirty hashes.

@@ -588,11 +588,24 @@ func TestFailedOperationsLeaveTreeUnchanged(t *testing.T) {
 	mem := NewMemStore()
 	root := mustCommit(t, buildTree(t, mem, pairs))
 	keys := sortedKeys(pairs)
-	for i := range 200 {
+	failedWithDirty := 0
+	for i := range 300 {
 		cs := &countingStore{NodeStore: mem}
 		tr := New(cs, root)
-		// Warm part of the cache, then fail somewhere inside the next op.
-		checkGet(t, tr, []byte(keys[i%len(keys)]), pairs[keys[i%len(keys)]])
+		// Some uncommitted changes first, so dirty (in-place modifiable)
+		// nodes sit on the failing operation's path.
+		base := maps(pairs)
+		for j := range i % 4 {
+			k := fmt.Sprintf("dirty-%d-%d", i, j)
+			mustUpdate(t, tr, []byte(k), []byte("d"))
+			base[k] = []byte("d")
+		}
+		before := tr.Root()
+		if i%3 == 0 {
+			tr = New(cs, root) // and sometimes none at all
+			base = pairs
+			before = root
+		}
 		cs.failGetAt = cs.gets + 1 + r.IntN(6)
 		var err error
 		k := []byte(keys[(i*7)%len(keys)])
@@ -604,14 +617,17 @@ func TestFailedOperationsLeaveTreeUnchanged(t *testing.T) {
 		if err != nil && !errors.Is(err, errInjected) {
 			t.Fatal(err)
 		}
-		if err != nil && tr.Root() != root {
+		if err != nil && tr.Root() != before {
 			t.Fatalf("op %d failed but changed the root", i)
+		}
+		if err != nil && i%3 != 0 && i%4 != 0 {
+			failedWithDirty++
 		}
 		cs.failGetAt = 0
 		// Whatever happened, the tree must still be consistent.
-		want := pairs
+		want := base
 		if err == nil {
-			want = maps(pairs)
+			want = maps(base)
 			if i%2 == 0 {
 				delete(want, string(k))
 			} else {
@@ -621,6 +637,12 @@ func TestFailedOperationsLeaveTreeUnchanged(t *testing.T) {
 		if got := tr.Root(); got != refRoot(want) {
 			t.Fatalf("op %d: root %x, want %x", i, got, refRoot(want))
 		}
+		for kk, v := range want {
+			checkGet(t, tr, []byte(kk), v)
+		}
+	}
+	if failedWithDirty < 20 {
+		t.Fatalf("only %d injected failures hit a tree with dirty nodes", failedWithDirty)
 	}
 }
 
