@@ -114,9 +114,11 @@
 // # Concurrency and cost
 //
 // A Tree is not safe for concurrent use (reads cache loaded nodes). Updates
-// are copy-on-write and only mark nodes dirty; hashing is deferred to Root or
-// Commit, so a block touching k keys hashes each changed node exactly once
-// (~k·log2(n) inner hashes plus two hashes per changed leaf). A failed
-// operation (store error) leaves the Tree unchanged. Loaded nodes stay cached
-// for the life of the Tree; create a fresh Tree per block with New.
+// never modify stored nodes (they are copied on write) and only mark nodes
+// dirty; hashing is deferred to Root or Commit, so a block touching k keys
+// hashes each changed node exactly once (at most k·depth inner hashes, about
+// k·(log2(n) − log2(k)) in practice because the top levels are shared, plus
+// two hashes per changed leaf). A failed operation (store error) leaves the
+// Tree unchanged. Loaded nodes stay cached for the life of the Tree; create a
+// fresh Tree per block with New.
 package smt
