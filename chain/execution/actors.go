@@ -31,6 +31,7 @@ type ActorLimits struct {
 	MaxMessageDepth     int    // 32
 	MailboxBytes        int    // payload bytes one actor may receive per transaction: 1,000,000
 	StorageQuota        uint64 // bytes of key+value per actor: 1 MiB
+	DedupWindow         uint64 // blocks a delivered message id is remembered: 10,000
 	PerActorBlockCycles uint64 // cycles one actor may burn per block: 1,000,000
 	QueryCycles         uint64 // budget of a read-only query: 10,000,000
 }
@@ -50,6 +51,9 @@ func (l *ActorLimits) fill() {
 	}
 	if l.StorageQuota == 0 {
 		l.StorageQuota = 1 << 20
+	}
+	if l.DedupWindow == 0 {
+		l.DedupWindow = 10_000
 	}
 	if l.PerActorBlockCycles == 0 {
 		l.PerActorBlockCycles = 1_000_000
@@ -467,16 +471,54 @@ func isActorError(err error) bool {
 	return errors.As(err, &ae)
 }
 
+// Dedup records (spec 002 §3.3): a lookup row per (recipient, message id)
+// and an expiry row per (height, recipient, id), so that rows older than
+// the dedup window are found and pruned without scanning all of them.
+func dedupKey(to types.Address, id types.Hash) []byte {
+	return state.Key(state.PrefixDedup, []byte{0}, to[:], id[:])
+}
+
+func dedupExpiryPrefix(height uint64) []byte {
+	var h [8]byte
+	binary.BigEndian.PutUint64(h[:], height)
+	return state.Key(state.PrefixDedup, []byte{1}, h[:])
+}
+
+// pruneDedup drops the dedup rows written exactly window blocks ago.
+func pruneDedup(o *state.Overlay, height, window uint64) error {
+	if height < window {
+		return nil
+	}
+	prefix := dedupExpiryPrefix(height - window)
+	var expired [][]byte
+	if err := o.Scan(prefix, func(k, _ []byte) error {
+		expired = append(expired, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range expired {
+		rest := k[len(prefix):]
+		to, _ := types.BytesToAddress(rest[:types.AddressLength])
+		id, _ := types.BytesToHash(rest[types.AddressLength:])
+		o.Delete(dedupKey(to, id))
+		o.Delete(k)
+	}
+	return nil
+}
+
 func (x *txExec) deliverOne(m *queuedMsg) error {
-	dk := state.Key(state.PrefixDedup, m.to[:], x.records[m.rec].ID[:])
+	id := x.records[m.rec].ID
+	dk := dedupKey(m.to, id)
 	if _, seen, err := x.o.Get(dk); err != nil {
 		return err
 	} else if seen {
-		return failf("DuplicateMessage: message %s already delivered to %s", x.records[m.rec].ID, m.to)
+		return failf("DuplicateMessage: message %s already delivered to %s", id, m.to)
 	}
 	var h [8]byte
 	binary.BigEndian.PutUint64(h[:], x.env.Height)
 	x.o.Set(dk, h[:])
+	x.o.Set(state.Key(state.PrefixDedup, []byte{1}, h[:], m.to[:], id[:]), []byte{1})
 	if m.value.Sign() > 0 {
 		if err := x.o.AddBalance(m.to, m.value); err != nil {
 			return err

@@ -203,3 +203,66 @@ func TestHostileActorsAreContained(t *testing.T) {
 		t.Fatalf("state after revert: %d", n)
 	}
 }
+
+func TestDedupRowsExpire(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c := newChain(t, alice)
+	ex, err := execution.New(execution.Config{ChainID: c.g.ChainID, Fees: c.g.Fees, VM: sharedEngine(t), Limits: execution.ActorLimits{DedupWindow: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ex = ex
+	rs := c.ok(c.tx(alice, nil, deployIn(pingPong, "a"), 0), c.tx(alice, nil, deployIn(pingPong, "b"), 0))
+	a, b := *rs[0].Created, *rs[1].Created
+	c.ok(c.tx(alice, &a, &types.Call{Handler: "serve", Args: codec.MustMarshal([]any{b[:], 2})}, 0))
+	count := func() int {
+		n := 0
+		c.st.View(func(v *store.View) error {
+			return v.Scan([]byte{0x09}, func(_, _ []byte) error { n++; return nil })
+		})
+		return n
+	}
+	if count() != 4 { // two messages: a lookup row and an expiry row each
+		t.Fatalf("%d dedup rows after delivery", count())
+	}
+	for i := 0; i < 3; i++ {
+		c.ok()
+	}
+	if count() != 0 {
+		t.Fatalf("%d dedup rows after the window", count())
+	}
+}
+
+// TestActorDeterminismAcrossDataDirs runs the same deploys, library
+// re-publish and calls on two independent stores: identical roots and
+// receipts at every height.
+func TestActorDeterminismAcrossDataDirs(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	var roots [2][]types.Hash
+	var rcpts [2][][]byte
+	for run := 0; run < 2; run++ {
+		c := newChainWithGenesisKey(t, alice)
+		blocks := [][]*types.Tx{
+			{c.tx(alice, nil, &types.PublishLibrary{Name: "engine", Code: types.Bytes(engineV1)}, 0)},
+			{c.tx(alice, nil, deployIn(world, "d1"), 0), c.tx(alice, nil, deployIn(pingPong, "p1"), 0), c.tx(alice, nil, deployIn(pingPong, "p2"), 0)},
+			{c.tx(alice, nil, &types.PublishLibrary{Name: "engine", Code: types.Bytes(engineV2)}, 0)},
+		}
+		for _, txs := range blocks {
+			rs := c.ok(txs...)
+			roots[run] = append(roots[run], c.head().StateRoot)
+			rcpts[run] = append(rcpts[run], codec.MustMarshal(rs))
+		}
+		w := types.ActorAddress(types.PubkeyToAddress(alice.PublicKey), []byte("d1"), types.CodeHash([]byte(world)))
+		p1 := types.ActorAddress(types.PubkeyToAddress(alice.PublicKey), []byte("p1"), types.CodeHash([]byte(pingPong)))
+		p2 := types.ActorAddress(types.PubkeyToAddress(alice.PublicKey), []byte("p2"), types.CodeHash([]byte(pingPong)))
+		rs := c.ok(c.tx(alice, &w, &types.Call{Handler: "score", Args: codec.MustMarshal([]any{4})}, 0),
+			c.tx(alice, &p1, &types.Call{Handler: "serve", Args: codec.MustMarshal([]any{p2[:], 6})}, 0))
+		roots[run] = append(roots[run], c.head().StateRoot)
+		rcpts[run] = append(rcpts[run], codec.MustMarshal(rs))
+	}
+	for i := range roots[0] {
+		if roots[0][i] != roots[1][i] || string(rcpts[0][i]) != string(rcpts[1][i]) {
+			t.Fatalf("block %d differs between data directories", i+1)
+		}
+	}
+}

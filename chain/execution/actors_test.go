@@ -45,6 +45,25 @@ type chain struct {
 
 func newChain(t *testing.T, funded ...*ecdsa.PrivateKey) *chain {
 	faucet, _ := crypto.GenerateKey()
+	return newChainFrom(t, faucet, funded...)
+}
+
+// newChainWithGenesisKey builds a chain whose genesis depends only on the
+// given keys, so two such chains start from the same state root.
+func newChainWithGenesisKey(t *testing.T, funded ...*ecdsa.PrivateKey) *chain {
+	faucet, _ := crypto.HexToECDSA("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318")
+	return newChainFrom(t, faucet, funded...)
+}
+
+func (c *chain) head() *types.Header {
+	h, err := c.st.Head()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return h
+}
+
+func newChainFrom(t *testing.T, faucet *ecdsa.PrivateKey, funded ...*ecdsa.PrivateKey) *chain {
 	g := genesis.Dev(1, types.Address{0x0a, 0x11}, types.PubkeyToAddress(faucet.PublicKey))
 	// Move 1,000 CBY from the faucet allocation to each funded key.
 	for _, k := range funded {

@@ -196,6 +196,9 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 		return nil, err
 	}
 	res := &Result{Basefees: bf}
+	if err := pruneDedup(o, env.Height, e.limits.DedupWindow); err != nil {
+		return nil, err
+	}
 	var cyclesReserved, cellsReserved uint64
 	for i, tx := range txs {
 		in, err := e.CheckTx(tx)
