@@ -24,7 +24,7 @@ func TestFaultFree(t *testing.T) {
 func scenario(seed uint64) Config {
 	c := Config{Seed: seed}
 	x := seed * 0x9e3779b97f4a7c15
-	pick := func(n uint64) uint64 { v := x % n; x = x/n ^ (x >> 29) * 0xbf58476d1ce4e5b9; return v }
+	pick := func(n uint64) uint64 { v := x % n; x = x/n ^ (x>>29)*0xbf58476d1ce4e5b9; return v }
 	c.N = 4 + int(pick(4)) // 4..7
 	if pick(3) == 0 {
 		c.Stakes = make([]uint64, c.N)
