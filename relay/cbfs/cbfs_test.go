@@ -171,6 +171,29 @@ func TestRoundTripsFailuresGrants(t *testing.T) {
 	if _, err := va.Put(ctx, "/f/x", bytes.NewReader([]byte("x"))); !errors.Is(err, cbfs.ErrPermission) {
 		t.Fatalf("read-only put: %v", err)
 	}
+	// Delegation: alice (read+list under /f) hands bob read under /f/c only.
+	bob, _ := crypto.GenerateKey()
+	tokB, err := va.Grant(ctx, cbfs.GrantOptions{Grantee: &bob.PublicKey, Perms: captoken.PermRead | captoken.PermList, Prefix: "/f/c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := va.Grant(ctx, cbfs.GrantOptions{Grantee: &bob.PublicKey, Perms: captoken.PermWrite}); !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("widening delegation: %v", err)
+	}
+	vb, err := newClient(t, bob, cl.dir, anchor).OpenShared(ctx, tokB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gb bytes.Buffer
+	if _, err := vb.Get(ctx, "/f/c", &gb); err != nil || !bytes.Equal(gb.Bytes(), files["/f/c"]) {
+		t.Fatalf("delegated read: %v", err)
+	}
+	if _, err := vb.Get(ctx, "/f/c/../d", &gb); !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("prefix escape: %v", err)
+	}
+	if l, err := vb.List(ctx, ""); err != nil || len(l) != 1 {
+		t.Fatalf("delegated list: %v %v", l, err)
+	}
 	// Expired token is refused by relays.
 	expired, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &alice.PublicKey, Perms: captoken.PermRead, TTL: time.Second})
 	time.Sleep(2100 * time.Millisecond)

@@ -903,7 +903,8 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 	u.mu.Lock()
 	var cands []RelayInfo
 	for _, r := range healthy {
-		if !u.bad[r.ID] && !u.v.c.pool.Down(r.Addr, r.PubKey) {
+		full := r.Capacity > 0 && r.Used+uint64(len(es.shards[0])) > r.Capacity
+		if !u.bad[r.ID] && !full && !u.v.c.pool.Down(r.Addr, r.PubKey) {
 			cands = append(cands, r)
 		}
 	}
