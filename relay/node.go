@@ -227,7 +227,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		srv.Shutdown(ctx)
 	}
 	done := make(chan struct{})
-	go func() { n.inflight.Wait(); close(done) }()
+	n.spawn(func() { n.inflight.Wait(); close(done) })
 	select {
 	case <-done:
 	case <-ctx.Done():

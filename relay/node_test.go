@@ -25,11 +25,13 @@ type harness struct {
 	pool  *transport.Pool
 	owner *ecdsa.PrivateKey
 	vol   captoken.VolumeID
+	dir   string
 }
 
 func newHarness(t *testing.T, capacity uint64) *harness {
 	key, _ := crypto.GenerateKey()
-	node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(), Capacity: capacity, Metrics: "127.0.0.1:0"})
+	dir := t.TempDir()
+	node, err := relay.New(relay.Config{Key: key, DataDir: dir, Capacity: capacity, Metrics: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func newHarness(t *testing.T, capacity uint64) *harness {
 	go func() { done <- node.Run(context.Background()) }()
 	<-node.Ready()
 	owner, _ := crypto.GenerateKey()
-	h := &harness{t: t, node: node, pool: transport.NewPool(), owner: owner,
+	h := &harness{t: t, node: node, dir: dir, pool: transport.NewPool(), owner: owner,
 		vol: captoken.NewVolumeID(crypto.PubkeyToAddress(owner.PublicKey), [12]byte{1})}
 	t.Cleanup(func() {
 		h.pool.Close()
@@ -173,5 +175,50 @@ func TestNodeProtocol(t *testing.T) {
 	}
 	if err := h.node.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestShutdownDrainsInFlight(t *testing.T) {
+	h := newHarness(t, 0)
+	tok := h.token(captoken.Caveats{Perms: captoken.PermAll})
+	data := bytes.Repeat([]byte{1}, 300<<10)
+	pr, pw := io.Pipe()
+	req := &wire.Request{Op: wire.OpPut, ID: [32]byte{1}, Hash: merkle.Sum(data), Size: uint64(len(data)),
+		Volume: h.vol, Relay: h.node.ID(), Time: time.Now().Unix(), Token: tok.Encode()}
+	rand.Read(req.Nonce[:])
+	req.Sig, _ = captoken.SignRequest(h.owner, req.SigningHash())
+	type res struct {
+		st  wire.Status
+		err error
+	}
+	out := make(chan res, 1)
+	go func() {
+		reply, err := h.pool.Do(context.Background(), h.node.Addr().String(), h.node.PubKey(), req, pr)
+		if err != nil {
+			out <- res{err: err}
+			return
+		}
+		reply.Close()
+		out <- res{st: reply.Status}
+	}()
+	pw.Write(data[:100<<10])
+	time.Sleep(100 * time.Millisecond) // the request is being served
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		shut <- h.node.Shutdown(ctx)
+	}()
+	time.Sleep(100 * time.Millisecond)
+	pw.Write(data[100<<10:])
+	pw.Close()
+	if r := <-out; r.err != nil || r.st != wire.StatusOK {
+		t.Fatalf("in-flight put during shutdown: %v %s", r.err, r.st)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+	if used, objs, err := relay.DiskUsage(h.dir); err != nil || objs != 1 || used != uint64(len(data)) {
+		t.Fatalf("acknowledged object missing after shutdown: %v %d %d", err, objs, used)
 	}
 }
