@@ -12,6 +12,12 @@ import (
 // Broadcast is the Outbound.To of a message for every validator.
 const Broadcast = -1
 
+// maxFutureRounds bounds how far ahead of its round a Core buffers votes
+// and timeouts, so that a byzantine validator cannot make it allocate state
+// for arbitrary rounds. Certificates (QCs in proposals and NEW_VIEWs) are
+// accepted from any round, so a lagging validator still catches up.
+const maxFutureRounds = 1000
+
 // ErrStale is returned by Propose when the round it built for is over.
 var ErrStale = errors.New("consensus: build request is stale")
 
@@ -630,7 +636,7 @@ func (c *Core) onVote(v *Vote) error {
 	if int(v.Voter) >= c.vs.Len() {
 		return fmt.Errorf("%w: voter %d", ErrInvalidMessage, v.Voter)
 	}
-	if v.Round <= c.root.b.Round || v.Height <= c.root.b.Height {
+	if v.Round <= c.root.b.Round || v.Height <= c.root.b.Height || v.Round > c.round+maxFutureRounds {
 		return nil
 	}
 	rs := c.roundState(v.Round)
@@ -939,8 +945,14 @@ func (c *Core) onNewView(from int, nv *NewView) error {
 	if nv.HighQC.Round >= nv.Round {
 		return fmt.Errorf("%w: NEW_VIEW reports a QC of its own round", ErrInvalidMessage)
 	}
-	rs := c.roundState(nv.Round)
-	if rs.newViews[nv.Voter] != nil {
+	future := nv.Round > c.round+maxFutureRounds
+	var rs *roundState
+	if !future {
+		rs = c.roundState(nv.Round)
+		if rs.newViews[nv.Voter] != nil {
+			return nil
+		}
+	} else if c.latestNV[nv.Voter] >= nv.Round {
 		return nil
 	}
 	if !c.cfg.Verifier.Verify(c.vs.Key(int(nv.Voter)), TimeoutMessage(c.cfg.ChainID, nv.Round, nv.HighQC.Round), nv.Signature) {
@@ -956,12 +968,16 @@ func (c *Core) onNewView(from int, nv *NewView) error {
 		}
 		hqc = q
 	}
-	rs.newViews[nv.Voter] = nv
-	rs.nvStake += c.vs.Validator(int(nv.Voter)).Stake
 	c.latestNV[nv.Voter] = max(c.latestNV[nv.Voter], nv.Round)
 	if hqc != nil {
 		c.onQC(hqc, from)
 	}
+	if future {
+		c.syncRound()
+		return nil
+	}
+	rs.newViews[nv.Voter] = nv
+	rs.nvStake += c.vs.Validator(int(nv.Voter)).Stake
 	if rs.tc == nil && rs.nvStake >= c.vs.Quorum() {
 		c.onTC(c.formTC(nv.Round, rs))
 		return nil

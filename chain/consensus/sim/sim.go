@@ -32,16 +32,22 @@ type Config struct {
 	Byzantine  int      // the last Byzantine validators misbehave
 	Equivocate bool     // byzantine proposers send conflicting proposals to the two halves of the network
 	DoubleVote bool     // byzantine validators vote for every proposal they see
-	MinDelay   int      // message delay in ticks; default 1
-	MaxDelay   int      // default 3
-	Drop       float64  // drop probability before the heal
-	Partitions bool     // random partitions before the heal
-	Crashes    bool     // crash and restart honest validators before the heal
-	HealAt     int      // tick at which faults stop; default 150
-	Ticks      int      // length of the run; default HealAt + 200
-	Timeout    int      // consensus TimeoutTicks; default 12
-	MinGrowth  uint64   // finalized blocks every honest validator must add after the heal; default 3
-	BLS        bool     // real BLS12-381 instead of InsecureVerifier
+	// Adversarial byzantine validators time out almost at once in every
+	// round, report the lowest QC they can in NEW_VIEW and send each vote
+	// to a random half of the validators, so that QCs are seen by few and
+	// timeout certificates hide them: the schedule that breaks a two-chain
+	// rule without the consecutive-round condition.
+	Adversarial bool
+	MinDelay    int     // message delay in ticks; default 1
+	MaxDelay    int     // default 3
+	Drop        float64 // drop probability before the heal
+	Partitions  bool    // random partitions before the heal
+	Crashes     bool    // crash and restart honest validators before the heal
+	HealAt      int     // tick at which faults stop; default 150
+	Ticks       int     // length of the run; default HealAt + 200
+	Timeout     int     // consensus TimeoutTicks; default 12
+	MinGrowth   uint64  // finalized blocks every honest validator must add after the heal; default 3
+	BLS         bool    // real BLS12-381 instead of InsecureVerifier
 }
 
 func (c *Config) fill() {
@@ -262,6 +268,10 @@ func (s *simulation) setup() error {
 }
 
 func (s *simulation) start(n *node) error {
+	timeout := s.cfg.Timeout
+	if n.byz && s.cfg.Adversarial {
+		timeout = 2
+	}
 	root, rootQC := s.genesis, consensus.QC{BlockHash: s.genesis.Hash()}
 	if k := len(n.final); k > 0 {
 		root, rootQC = n.final[k-1].Block, n.final[k-1].QC
@@ -269,7 +279,7 @@ func (s *simulation) start(n *node) error {
 	core, err := consensus.New(consensus.Config{
 		ChainID: 7, Validators: s.vs, Seed: s.seed, Self: s.addrs[n.id], Signer: n.signer,
 		Verifier: s.verifier, App: app{}, Root: root, RootQC: rootQC,
-		WAL: append([]consensus.Record(nil), n.wal...), TimeoutTicks: s.cfg.Timeout,
+		WAL: append([]consensus.Record(nil), n.wal...), TimeoutTicks: timeout,
 	})
 	if err != nil {
 		return err
@@ -339,6 +349,25 @@ func (s *simulation) send(from int, o consensus.Outbound) {
 		return
 	}
 	n := s.nodes[from]
+	if n.byz && s.cfg.Adversarial {
+		switch m := o.Msg; {
+		case m.Vote != nil && m.Vote.Voter == uint32(from):
+			for to := range s.cfg.N {
+				if to != from && s.rng.IntN(2) == 0 {
+					s.enqueue(from, to, data)
+				}
+			}
+			return
+		case m.NewView != nil && m.NewView.Voter == uint32(from):
+			nv := *m.NewView
+			nv.HighQC = consensus.QC{BlockHash: s.genesis.Hash()}
+			if k := len(n.final); k > 0 {
+				nv.HighQC = n.final[k-1].QC // the lowest QC still worth reporting
+			}
+			nv.Signature = n.signer.Sign(consensus.TimeoutMessage(7, nv.Round, nv.HighQC.Round))
+			data = (&consensus.Message{NewView: &nv}).Encode()
+		}
+	}
 	var alt []byte
 	if n.byz && s.cfg.Equivocate && o.Msg.Proposal != nil && o.Msg.Proposal.Block.Proposer == s.addrs[from] {
 		alt = s.equivocate(n, o.Msg.Proposal)

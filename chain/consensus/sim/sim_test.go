@@ -43,6 +43,7 @@ func scenario(seed uint64) Config {
 	}
 	c.Equivocate = c.Byzantine > 0
 	c.DoubleVote = c.Byzantine > 0 && pick(2) == 0
+	c.Adversarial = c.Byzantine > 0 && pick(2) == 0
 	c.Drop = []float64{0, 0.05, 0.2, 0.4}[pick(4)]
 	c.Partitions = pick(3) != 0
 	c.Crashes = pick(2) == 0
