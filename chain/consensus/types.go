@@ -52,7 +52,7 @@ func bitValid(b Bitmap, n int) bool {
 
 // Block is what consensus orders: the consensus fields plus an opaque
 // application payload (for the node, an encoded block body; see
-// docs/CONSENSUS.md). Its hash is keccak256 of its canonical CBOR encoding.
+// docs/CONSENSUS.md). See Hash for its identity.
 type Block struct {
 	_         struct{}      `cbor:",toarray"`
 	Height    uint64        // parent height + 1
@@ -65,8 +65,33 @@ type Block struct {
 	Payload   types.Bytes   // application data
 }
 
-// Hash is keccak256 of the block's canonical encoding.
-func (b *Block) Hash() Hash { return types.Keccak256(codec.MustMarshal(b)) }
+// Hash is the block's identity, the hash that votes and QCs sign:
+// keccak256 of the canonical encoding of its BlockID, which has the
+// consensus fields and keccak256(Payload) instead of the payload. A light
+// client can check a QC from the consensus fields and the payload hash
+// alone.
+func (b *Block) Hash() Hash { return types.Keccak256(codec.MustMarshal(b.ID())) }
+
+// BlockID is what a block hash covers.
+type BlockID struct {
+	_           struct{} `cbor:",toarray"`
+	Height      uint64
+	Round       uint64
+	Parent      Hash
+	Proposer    types.Address
+	VRFOutput   Hash
+	VRFProof    types.Bytes
+	Justify     QC
+	PayloadHash Hash
+}
+
+// ID returns the fields the block hash covers.
+func (b *Block) ID() BlockID {
+	return BlockID{
+		Height: b.Height, Round: b.Round, Parent: b.Parent, Proposer: b.Proposer, VRFOutput: b.VRFOutput,
+		VRFProof: b.VRFProof, Justify: b.Justify, PayloadHash: types.Keccak256(b.Payload),
+	}
+}
 
 // QC is a quorum certificate: 2f+1 stake signed VoteMessage(BlockHash,
 // Height, Round) and their signatures were aggregated. The root QC
