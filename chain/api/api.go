@@ -71,6 +71,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	v1.GET("/stream", s.stream)
 	v1.POST("/faucet", s.faucet)
 	s.registerActorRoutes(v1)
+	s.registerStorageRoutes(v1)
 	return s
 }
 

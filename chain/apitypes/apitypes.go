@@ -224,3 +224,39 @@ type Library struct {
 	CodeSize    uint64        `json:"code_size"`
 	PublishedAt uint64        `json:"published_at"`
 }
+
+// Relay is one Relay Registry record, with health computed at Height.
+type Relay struct {
+	ID            types.Address `json:"id"`
+	Addr          string        `json:"addr"`
+	PubKey        types.Bytes   `json:"pubkey"`
+	Capacity      uint64        `json:"capacity"`
+	Used          uint64        `json:"used"`
+	Stake         string        `json:"stake"`
+	RegisteredAt  uint64        `json:"registered_at"`
+	LastHeartbeat uint64        `json:"last_heartbeat"`
+	Status        string        `json:"status"` // active | exited
+	Healthy       bool          `json:"healthy"`
+	Height        uint64        `json:"height"`
+}
+
+// Volume is a Storage Manager record: the latest StorageCommitment.
+type Volume struct {
+	ID        types.Hash    `json:"id"`
+	Owner     types.Address `json:"owner"`
+	K         uint64        `json:"k"`
+	M         uint64        `json:"m"`
+	Root      types.Hash    `json:"root"`
+	Version   uint64        `json:"version"`
+	Size      uint64        `json:"size"`
+	CreatedAt uint64        `json:"created_at"`
+	UpdatedAt uint64        `json:"updated_at"`
+}
+
+// Revocation answers whether a capability token is revoked.
+type Revocation struct {
+	Volume  types.Hash `json:"volume"`
+	TokenID types.Hash `json:"token_id"`
+	Revoked bool       `json:"revoked"`
+	Height  uint64     `json:"height"` // when it was revoked
+}

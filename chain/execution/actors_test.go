@@ -87,12 +87,18 @@ func newChainFrom(t *testing.T, faucet *ecdsa.PrivateKey, funded ...*ecdsa.Priva
 
 func (c *chain) tx(key *ecdsa.PrivateKey, to *types.Address, in types.Instruction, value int64) *types.Tx {
 	c.t.Helper()
+	return c.txValue(key, to, in, big.NewInt(value))
+}
+
+// txValue is tx with an arbitrary value.
+func (c *chain) txValue(key *ecdsa.PrivateKey, to *types.Address, in types.Instruction, value *big.Int) *types.Tx {
+	c.t.Helper()
 	payload, err := types.EncodeInstruction(in)
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	from := types.PubkeyToAddress(key.PublicKey)
-	tx, err := types.NewTx(types.TxData{ChainID: c.g.ChainID, Nonce: c.nonce[from], To: to, Value: big.NewInt(value),
+	tx, err := types.NewTx(types.TxData{ChainID: c.g.ChainID, Nonce: c.nonce[from], To: to, Value: value,
 		CyclesLimit: 5_000_000, CellsLimit: 200_000, MaxFeePerCycle: 2e9, MaxFeePerCell: 2e9, Payload: payload})
 	if err != nil {
 		c.t.Fatal(err)
@@ -226,4 +232,17 @@ func TestDeployCallQuery(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func balanceOf(t *testing.T, c *chain, a types.Address) *big.Int {
+	var b *big.Int
+	c.st.View(func(v *store.View) error {
+		acc, err := state.ReadAccount(v, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = acc.Balance
+		return nil
+	})
+	return b
 }

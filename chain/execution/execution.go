@@ -24,8 +24,9 @@ type Config struct {
 	Fees    fees.Schedule
 	// VM runs actor code. Without one, actor and library instructions are
 	// refused as unsupported (a transfer-only node).
-	VM     VM
-	Limits ActorLimits
+	VM      VM
+	Limits  ActorLimits
+	Storage StorageParams
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -69,9 +70,10 @@ type Result struct {
 
 // Executor applies blocks. It is stateless apart from its configuration.
 type Executor struct {
-	cfg    Config
-	vm     VM
-	limits ActorLimits
+	cfg     Config
+	vm      VM
+	limits  ActorLimits
+	storage StorageParams
 }
 
 // New returns an Executor for cfg.
@@ -80,8 +82,12 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	cfg.Limits.fill()
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits}, nil
+	cfg.Storage.fill()
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage}, nil
 }
+
+// StorageParams returns the Relay Registry and Storage Manager parameters.
+func (e *Executor) StorageParams() StorageParams { return e.storage }
 
 // HasVM reports whether actor instructions are supported.
 func (e *Executor) HasVM() bool { return e.vm != nil }
@@ -103,6 +109,24 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 		return nil, err
 	}
 	to, hasTo := tx.To()
+	switch in.(type) {
+	case *types.RelayRegister, *types.RelayHeartbeat, *types.RelayDeregister:
+		if !hasTo || to != types.RelayRegistryAddress {
+			return nil, fmt.Errorf("%w: %s transactions go to the Relay Registry %s", types.ErrMalformedTx, in.InstructionKind(), types.RelayRegistryAddress)
+		}
+		if _, reg := in.(*types.RelayRegister); !reg && tx.Value().Sign() != 0 {
+			return nil, fmt.Errorf("%w: only relay_register carries value (the stake)", types.ErrMalformedTx)
+		}
+		return in, nil
+	case *types.VolumeCreate, *types.CommitManifest, *types.RevokeToken:
+		if !hasTo || to != types.StorageManagerAddress {
+			return nil, fmt.Errorf("%w: %s transactions go to the Storage Manager %s", types.ErrMalformedTx, in.InstructionKind(), types.StorageManagerAddress)
+		}
+		if tx.Value().Sign() != 0 {
+			return nil, fmt.Errorf("%w: storage manager instructions carry no value", types.ErrMalformedTx)
+		}
+		return in, nil
+	}
 	if in != nil && e.vm == nil {
 		return nil, fmt.Errorf("%w: %s (this node runs without the PVM)", types.ErrUnsupported, in.InstructionKind())
 	}
@@ -346,6 +370,18 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 			return nil, nil, failf("library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
+	case *types.RelayRegister:
+		return nil, nil, x.relayRegister(from, v)
+	case *types.RelayHeartbeat:
+		return nil, nil, x.relayHeartbeat(from, v)
+	case *types.RelayDeregister:
+		return nil, nil, x.relayDeregister(from)
+	case *types.VolumeCreate:
+		return nil, nil, x.volumeCreate(from, v)
+	case *types.CommitManifest:
+		return nil, nil, x.commitManifest(from, v)
+	case *types.RevokeToken:
+		return nil, nil, x.revokeToken(from, v)
 	}
 	return nil, nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }

@@ -18,6 +18,16 @@ const (
 	KindDeploy         InstructionKind = 2 // deploy an actor (`to` is null)
 	KindPublishLibrary InstructionKind = 3 // publish an account-scoped library
 	KindRemoveLibrary  InstructionKind = 4 // remove an account-scoped library name
+
+	// Relay Registry (0x…0B); `to` is the registry.
+	KindRelayRegister   InstructionKind = 10 // register or update a relay; value adds stake
+	KindRelayHeartbeat  InstructionKind = 11 // liveness and capacity report
+	KindRelayDeregister InstructionKind = 12 // leave; the stake is returned
+
+	// Storage Manager (0x…0A); `to` is the manager.
+	KindVolumeCreate   InstructionKind = 20 // create a CBFS volume
+	KindCommitManifest InstructionKind = 21 // anchor a new manifest root (a StorageCommitment)
+	KindRevokeToken    InstructionKind = 22 // revoke a capability token of a volume
 )
 
 func (k InstructionKind) String() string {
@@ -30,6 +40,18 @@ func (k InstructionKind) String() string {
 		return "publish_library"
 	case KindRemoveLibrary:
 		return "remove_library"
+	case KindRelayRegister:
+		return "relay_register"
+	case KindRelayHeartbeat:
+		return "relay_heartbeat"
+	case KindRelayDeregister:
+		return "relay_deregister"
+	case KindVolumeCreate:
+		return "volume_create"
+	case KindCommitManifest:
+		return "commit_manifest"
+	case KindRevokeToken:
+		return "revoke_token"
 	}
 	return fmt.Sprintf("kind(%d)", uint64(k))
 }
@@ -73,6 +95,63 @@ type RemoveLibrary struct {
 	Name string
 }
 
+// RelayRegister registers the sending key as a relay node. The sender must
+// be the relay's node key (its address is the relay id).
+type RelayRegister struct {
+	_        struct{} `cbor:",toarray"`
+	Kind     InstructionKind
+	Addr     string // QUIC host:port
+	PubKey   Bytes  // 33-byte compressed secp256k1 node key
+	Capacity uint64 // bytes offered
+}
+
+// RelayHeartbeat reports liveness and use.
+type RelayHeartbeat struct {
+	_        struct{} `cbor:",toarray"`
+	Kind     InstructionKind
+	Used     uint64
+	Capacity uint64
+}
+
+// RelayDeregister removes the sending relay.
+type RelayDeregister struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+}
+
+// VolumeCreate creates a volume; the first 20 bytes of Volume are the owner.
+type VolumeCreate struct {
+	_      struct{} `cbor:",toarray"`
+	Kind   InstructionKind
+	Volume Hash
+	K, M   uint64
+}
+
+// CommitManifest anchors version Version of a volume's manifest.
+type CommitManifest struct {
+	_       struct{} `cbor:",toarray"`
+	Kind    InstructionKind
+	Volume  Hash
+	Root    Hash
+	Version uint64
+	Size    uint64 // bytes stored (before erasure coding)
+}
+
+// RevokeToken adds a capability token id to a volume's revocation list.
+type RevokeToken struct {
+	_       struct{} `cbor:",toarray"`
+	Kind    InstructionKind
+	Volume  Hash
+	TokenID Hash
+}
+
+func (RelayRegister) InstructionKind() InstructionKind   { return KindRelayRegister }
+func (RelayHeartbeat) InstructionKind() InstructionKind  { return KindRelayHeartbeat }
+func (RelayDeregister) InstructionKind() InstructionKind { return KindRelayDeregister }
+func (VolumeCreate) InstructionKind() InstructionKind    { return KindVolumeCreate }
+func (CommitManifest) InstructionKind() InstructionKind  { return KindCommitManifest }
+func (RevokeToken) InstructionKind() InstructionKind     { return KindRevokeToken }
+
 func (Call) InstructionKind() InstructionKind           { return KindCall }
 func (Deploy) InstructionKind() InstructionKind         { return KindDeploy }
 func (PublishLibrary) InstructionKind() InstructionKind { return KindPublishLibrary }
@@ -89,6 +168,18 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 		v.Kind = KindPublishLibrary
 	case *RemoveLibrary:
 		v.Kind = KindRemoveLibrary
+	case *RelayRegister:
+		v.Kind = KindRelayRegister
+	case *RelayHeartbeat:
+		v.Kind = KindRelayHeartbeat
+	case *RelayDeregister:
+		v.Kind = KindRelayDeregister
+	case *VolumeCreate:
+		v.Kind = KindVolumeCreate
+	case *CommitManifest:
+		v.Kind = KindCommitManifest
+	case *RevokeToken:
+		v.Kind = KindRevokeToken
 	default:
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
 	}
@@ -122,6 +213,18 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 		in = &PublishLibrary{}
 	case KindRemoveLibrary:
 		in = &RemoveLibrary{}
+	case KindRelayRegister:
+		in = &RelayRegister{}
+	case KindRelayHeartbeat:
+		in = &RelayHeartbeat{}
+	case KindRelayDeregister:
+		in = &RelayDeregister{}
+	case KindVolumeCreate:
+		in = &VolumeCreate{}
+	case KindCommitManifest:
+		in = &CommitManifest{}
+	case KindRevokeToken:
+		in = &RevokeToken{}
 	default:
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))
 	}

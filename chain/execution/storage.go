@@ -1,0 +1,252 @@
+package execution
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// StorageParams are the Relay Registry and Storage Manager parameters.
+// Zero fields take the defaults.
+type StorageParams struct {
+	MinRelayStake    *big.Int // 100 CBY
+	HeartbeatTimeout uint64   // blocks without a heartbeat before a relay is unhealthy: 60
+	MaxShards        uint64   // K + M limit per volume: 32
+}
+
+func (p *StorageParams) fill() {
+	if p.MinRelayStake == nil {
+		p.MinRelayStake = new(big.Int).Mul(big.NewInt(100), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
+	}
+	if p.HeartbeatTimeout == 0 {
+		p.HeartbeatTimeout = 60
+	}
+	if p.MaxShards == 0 {
+		p.MaxShards = 32
+	}
+}
+
+// Relay statuses.
+const (
+	RelayActive uint8 = 1
+	RelayExited uint8 = 2
+)
+
+// Relay is a Relay Registry (0x…0B) record.
+type Relay struct {
+	_             struct{}      `cbor:",toarray"`
+	ID            types.Address `json:"id"` // address of the node key
+	Addr          string        `json:"addr"`
+	PubKey        types.Bytes   `json:"pubkey"`
+	Capacity      uint64        `json:"capacity"`
+	Used          uint64        `json:"used"`
+	Stake         *big.Int      `json:"stake"`
+	RegisteredAt  uint64        `json:"registered_at"`
+	LastHeartbeat uint64        `json:"last_heartbeat"`
+	Status        uint8         `json:"status"`
+}
+
+// Healthy reports whether the relay is active and heard from recently.
+func (r *Relay) Healthy(height, timeout uint64) bool {
+	return r.Status == RelayActive && height <= r.LastHeartbeat+timeout
+}
+
+// Volume is a Storage Manager (0x…0A) record; Root/Version/Size are its
+// latest StorageCommitment.
+type Volume struct {
+	_         struct{}      `cbor:",toarray"`
+	ID        types.Hash    `json:"id"`
+	Owner     types.Address `json:"owner"`
+	K         uint64        `json:"k"`
+	M         uint64        `json:"m"`
+	Root      types.Hash    `json:"root"`
+	Version   uint64        `json:"version"`
+	Size      uint64        `json:"size"`
+	CreatedAt uint64        `json:"created_at"`
+	UpdatedAt uint64        `json:"updated_at"`
+}
+
+// RelayKey is the state key of a relay record.
+func RelayKey(id types.Address) []byte {
+	return state.Key(state.PrefixSystem, types.RelayRegistryAddress[:], []byte("relay/"), id[:])
+}
+
+// RelayPrefix prefixes every relay record.
+func RelayPrefix() []byte {
+	return state.Key(state.PrefixSystem, types.RelayRegistryAddress[:], []byte("relay/"))
+}
+
+// VolumeKey is the state key of a volume record.
+func VolumeKey(id types.Hash) []byte {
+	return state.Key(state.PrefixSystem, types.StorageManagerAddress[:], []byte("vol/"), id[:])
+}
+
+// RevokedKey is the state key of a revoked capability token.
+func RevokedKey(vol, token types.Hash) []byte {
+	return state.Key(state.PrefixSystem, types.StorageManagerAddress[:], []byte("revoked/"), vol[:], token[:])
+}
+
+// ReadRelay decodes a relay record (nil if absent).
+func ReadRelay(r state.Reader, id types.Address) (*Relay, error) {
+	b, ok, err := r.Get(RelayKey(id))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var rel Relay
+	if err := codec.Unmarshal(b, &rel); err != nil {
+		return nil, fmt.Errorf("decode relay %s: %w", id, err)
+	}
+	return &rel, nil
+}
+
+// ReadVolume decodes a volume record (nil if absent).
+func ReadVolume(r state.Reader, id types.Hash) (*Volume, error) {
+	b, ok, err := r.Get(VolumeKey(id))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var v Volume
+	if err := codec.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("decode volume %s: %w", id, err)
+	}
+	return &v, nil
+}
+
+func (x *txExec) relayRegister(from types.Address, in *types.RelayRegister) error {
+	pub, err := crypto.DecompressPubkey(in.PubKey)
+	if err != nil {
+		return failf("InvalidRelayKey: %v", err)
+	}
+	if types.PubkeyToAddress(*pub) != from {
+		return failf("InvalidRelayKey: the registration must be sent by the relay's node key %s", types.PubkeyToAddress(*pub))
+	}
+	if in.Addr == "" || len(in.Addr) > 256 {
+		return failf("InvalidRelayAddr: a QUIC host:port of at most 256 bytes is required")
+	}
+	rel, err := ReadRelay(x.o, from)
+	if err != nil {
+		return err
+	}
+	stake := x.tx.Value()
+	if rel == nil || rel.Status != RelayActive {
+		rel = &Relay{ID: from, Stake: new(big.Int), RegisteredAt: x.env.Height}
+	}
+	rel.Stake.Add(rel.Stake, stake)
+	if rel.Stake.Cmp(x.ex.storage.MinRelayStake) < 0 {
+		return failf("InsufficientStake: relay stake %s below the minimum %s", rel.Stake, x.ex.storage.MinRelayStake)
+	}
+	if stake.Sign() > 0 {
+		if err := x.moveValue(from, types.RelayRegistryAddress, stake); err != nil {
+			return err
+		}
+	}
+	rel.Addr, rel.PubKey, rel.Capacity = in.Addr, append(types.Bytes(nil), in.PubKey...), in.Capacity
+	rel.LastHeartbeat, rel.Status = x.env.Height, RelayActive
+	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
+	x.emit(types.RelayRegistryAddress, "RelayRegistered", map[string]any{"relay": from, "addr": in.Addr, "stake": rel.Stake})
+	return nil
+}
+
+func (x *txExec) relayHeartbeat(from types.Address, in *types.RelayHeartbeat) error {
+	rel, err := ReadRelay(x.o, from)
+	if err != nil {
+		return err
+	}
+	if rel == nil || rel.Status != RelayActive {
+		return failf("NotARelay: %s is not an active relay", from)
+	}
+	rel.Used, rel.Capacity, rel.LastHeartbeat = in.Used, in.Capacity, x.env.Height
+	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
+	return nil
+}
+
+func (x *txExec) relayDeregister(from types.Address) error {
+	rel, err := ReadRelay(x.o, from)
+	if err != nil {
+		return err
+	}
+	if rel == nil || rel.Status != RelayActive {
+		return failf("NotARelay: %s is not an active relay", from)
+	}
+	if rel.Stake.Sign() > 0 {
+		if err := x.moveValue(types.RelayRegistryAddress, from, rel.Stake); err != nil {
+			return err
+		}
+	}
+	rel.Stake, rel.Status = new(big.Int), RelayExited
+	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
+	x.emit(types.RelayRegistryAddress, "RelayDeregistered", map[string]any{"relay": from})
+	return nil
+}
+
+func volumeOwner(id types.Hash) types.Address {
+	var a types.Address
+	copy(a[:], id[:types.AddressLength])
+	return a
+}
+
+func (x *txExec) volumeCreate(from types.Address, in *types.VolumeCreate) error {
+	if volumeOwner(in.Volume) != from {
+		return failf("NotVolumeOwner: volume ids start with the owner's address (%s)", from)
+	}
+	if in.K == 0 || in.K+in.M > x.ex.storage.MaxShards {
+		return failf("InvalidErasure: need 1 <= K and K + M <= %d (got K=%d M=%d)", x.ex.storage.MaxShards, in.K, in.M)
+	}
+	if v, err := ReadVolume(x.o, in.Volume); err != nil {
+		return err
+	} else if v != nil {
+		return failf("VolumeExists: volume %s already exists", in.Volume)
+	}
+	v := &Volume{ID: in.Volume, Owner: from, K: in.K, M: in.M, CreatedAt: x.env.Height, UpdatedAt: x.env.Height}
+	x.o.Set(VolumeKey(in.Volume), codec.MustMarshal(v))
+	x.emit(types.StorageManagerAddress, "VolumeCreated", map[string]any{"volume": in.Volume, "owner": from, "k": in.K, "m": in.M})
+	return nil
+}
+
+func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) error {
+	v, err := ReadVolume(x.o, in.Volume)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
+	}
+	if v.Owner != from {
+		return failf("NotVolumeOwner: only %s may commit manifests of %s", v.Owner, in.Volume)
+	}
+	if in.Version != v.Version+1 {
+		return failf("VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
+	}
+	v.Root, v.Version, v.Size, v.UpdatedAt = in.Root, in.Version, in.Size, x.env.Height
+	x.o.Set(VolumeKey(in.Volume), codec.MustMarshal(v))
+	x.emit(types.StorageManagerAddress, "StorageCommitment", map[string]any{"volume": in.Volume, "root": in.Root, "version": in.Version, "size": in.Size})
+	return nil
+}
+
+func (x *txExec) revokeToken(from types.Address, in *types.RevokeToken) error {
+	v, err := ReadVolume(x.o, in.Volume)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
+	}
+	if v.Owner != from {
+		return failf("NotVolumeOwner: only %s may revoke tokens of %s", v.Owner, in.Volume)
+	}
+	var h [8]byte
+	for i := 0; i < 8; i++ {
+		h[7-i] = byte(x.env.Height >> (8 * i))
+	}
+	x.o.Set(RevokedKey(in.Volume, in.TokenID), h[:])
+	x.emit(types.StorageManagerAddress, "TokenRevoked", map[string]any{"volume": in.Volume, "token": in.TokenID})
+	return nil
+}
+
+func (x *txExec) emit(emitter types.Address, topic string, data map[string]any) {
+	x.run.events = append(x.run.events, types.Event{Emitter: emitter, Topic: topic, Data: codec.MustMarshal(data)})
+}

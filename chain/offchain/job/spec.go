@@ -1,0 +1,658 @@
+// Package job defines the CIP-2 job specification (seed 004 §1–§2), its
+// validation rules, its canonical CBOR encoding and job id derivation, the
+// runner rate card and resource usage types shared by selection (price
+// filter) and payment, and the job lifecycle of §6 as a pure state machine.
+//
+// Every type that is hashed or stored encodes itself as canonical CBOR through
+// chain/codec (structs are CBOR arrays in field order). Decoders accept only
+// canonical input, so decode-then-encode is the identity on accepted bytes.
+package job
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Protocol limits that JobSpec validation enforces.
+const (
+	// MaxInlineResultBytes is the on-chain return data limit (spec 002 §5.4):
+	// 64 KiB. max_return_bytes may not exceed it.
+	MaxInlineResultBytes = 64 * 1024
+	// MaxInputBytes bounds the job input carried in the spec.
+	MaxInputBytes = 64 * 1024
+	// MaxSchemaBytes bounds a JSON Schema carried in the spec.
+	MaxSchemaBytes = 16 * 1024
+	// MaxRunners bounds the committee size M.
+	MaxRunners = 32
+	// MaxPoolIDBytes bounds required_runner_pool.
+	MaxPoolIDBytes = 64
+	// MaxDomains bounds required_domains; MaxDomainBytes bounds each entry.
+	MaxDomains     = 64
+	MaxDomainBytes = 253
+	// MaxHandlerBytes bounds the callback handler name.
+	MaxHandlerBytes = 64
+	// MaxFieldPathBytes bounds a field path in verification parameters.
+	MaxFieldPathBytes = 256
+	// MaxChecks bounds the StructuredMatch pipeline length.
+	MaxChecks = 32
+	// MaxEmbeddingDim bounds SemanticSimilarity embedding dimension.
+	MaxEmbeddingDim = 4096
+	// BpsDenominator is the basis-point denominator (100% = 10,000 bps).
+	BpsDenominator = 10_000
+	// PpmDenominator is the parts-per-million denominator.
+	PpmDenominator = 1_000_000
+)
+
+// maxU256 is 2^256-1; amounts (U256 in the spec) must not exceed it.
+func maxU256() *big.Int {
+	return new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+}
+
+// ErrInvalidSpec wraps every JobSpec validation failure; the message names the
+// rule. Callers test with errors.Is.
+var ErrInvalidSpec = errors.New("invalid job spec")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidSpec, fmt.Sprintf(format, args...))
+}
+
+// JobType is the kind of work (§2): Llm, Http, Mcp or Custom.
+type JobType uint8
+
+// Job types. Zero is invalid so that a missing field never validates.
+const (
+	JobTypeLLM    JobType = 1
+	JobTypeHTTP   JobType = 2
+	JobTypeMCP    JobType = 3
+	JobTypeCustom JobType = 4
+)
+
+// Valid reports whether t is a defined job type.
+func (t JobType) Valid() bool { return t >= JobTypeLLM && t <= JobTypeCustom }
+
+func (t JobType) String() string {
+	switch t {
+	case JobTypeLLM:
+		return "llm"
+	case JobTypeHTTP:
+		return "http"
+	case JobTypeMCP:
+		return "mcp"
+	case JobTypeCustom:
+		return "custom"
+	}
+	return fmt.Sprintf("jobtype(%d)", uint8(t))
+}
+
+// ResourceBounds are the resource limits of one execution (spec 002 "Runner
+// Resource Accounting": max tokens, max wall time, max memory; max price is
+// JobSpec.MaxPrice).
+type ResourceBounds struct {
+	_              struct{} `cbor:",toarray"`
+	MaxTokens      uint64   `json:"max_tokens"`
+	MaxWallTimeMs  uint64   `json:"max_wall_time_ms"`
+	MaxMemoryBytes uint64   `json:"max_memory_bytes"`
+}
+
+// Usage is what a runner reports having consumed; it has the same dimensions
+// as ResourceBounds.
+type Usage struct {
+	_           struct{} `cbor:",toarray"`
+	Tokens      uint64   `json:"tokens"`
+	WallTimeMs  uint64   `json:"wall_time_ms"`
+	MemoryBytes uint64   `json:"memory_bytes"`
+}
+
+// AsUsage is the usage of a job that consumes exactly its bounds; the price
+// filter (§4 step 5) prices it.
+func (b ResourceBounds) AsUsage() Usage {
+	return Usage{Tokens: b.MaxTokens, WallTimeMs: b.MaxWallTimeMs, MemoryBytes: b.MaxMemoryBytes}
+}
+
+// Within reports whether u stays within b.
+func (u Usage) Within(b ResourceBounds) bool {
+	return u.Tokens <= b.MaxTokens && u.WallTimeMs <= b.MaxWallTimeMs && u.MemoryBytes <= b.MaxMemoryBytes
+}
+
+// MiB is the memory pricing unit of RateCard.PerMemoryMiB.
+const MiB = 1 << 20
+
+// RateCard is a runner's published prices in CBY base units (wei). All fields
+// are non-negative integers; nil means zero.
+type RateCard struct {
+	_            struct{} `cbor:",toarray"`
+	Base         *big.Int `json:"base"`           // per job
+	PerToken     *big.Int `json:"per_token"`      // per token
+	PerWallMs    *big.Int `json:"per_wall_ms"`    // per millisecond of wall time
+	PerMemoryMiB *big.Int `json:"per_memory_mib"` // per started MiB of peak memory
+}
+
+// Cost is usage × rates, exactly:
+//
+//	Base + Tokens·PerToken + WallTimeMs·PerWallMs + ceil(MemoryBytes / 2^20)·PerMemoryMiB
+//
+// It is the single implementation used by the price filter and by payment.
+func (r RateCard) Cost(u Usage) *big.Int {
+	c := new(big.Int)
+	add := func(rate *big.Int, qty uint64) {
+		if rate == nil || qty == 0 {
+			return
+		}
+		c.Add(c, new(big.Int).Mul(rate, new(big.Int).SetUint64(qty)))
+	}
+	if r.Base != nil {
+		c.Add(c, r.Base)
+	}
+	add(r.PerToken, u.Tokens)
+	add(r.PerWallMs, u.WallTimeMs)
+	mib := u.MemoryBytes / MiB
+	if u.MemoryBytes%MiB != 0 {
+		mib++
+	}
+	add(r.PerMemoryMiB, mib)
+	return c
+}
+
+// Validate checks that every rate is non-negative and at most 2^256-1.
+func (r RateCard) Validate() error {
+	for name, v := range map[string]*big.Int{"base": r.Base, "per_token": r.PerToken, "per_wall_ms": r.PerWallMs, "per_memory_mib": r.PerMemoryMiB} {
+		if v != nil && (v.Sign() < 0 || v.Cmp(maxU256()) > 0) {
+			return fmt.Errorf("rate card: %s out of range", name)
+		}
+	}
+	return nil
+}
+
+// DataFormatKind is the expected data structure of a result (§1).
+type DataFormatKind uint8
+
+// Data formats.
+const (
+	FormatBinary DataFormatKind = 1 // opaque bytes
+	FormatText   DataFormatKind = 2 // UTF-8 text
+	FormatJSON   DataFormatKind = 3 // JSON; Schema optionally constrains it
+)
+
+// ResultSchema is the mandatory result schema of §1.
+type ResultSchema struct {
+	_                   struct{}       `cbor:",toarray"`
+	MaxReturnBytes      uint32         `json:"max_return_bytes"`
+	ExpectedExecutionMs uint64         `json:"expected_execution_ms"`
+	DataFormat          DataFormatKind `json:"data_format"`
+	// JSONSchema is a JSON Schema document (draft 2020-12 unless it says
+	// otherwise) the result must satisfy; only with FormatJSON. Empty: none.
+	JSONSchema []byte `json:"json_schema,omitempty"`
+}
+
+// VerificationMode is the trust model of §9.
+type VerificationMode uint8
+
+// Verification modes.
+const (
+	ModeNone               VerificationMode = 1
+	ModeEconomicBond       VerificationMode = 2
+	ModeMajorityVote       VerificationMode = 3
+	ModeStructuredMatch    VerificationMode = 4
+	ModeDeterministic      VerificationMode = 5
+	ModeSemanticSimilarity VerificationMode = 6
+)
+
+func (m VerificationMode) String() string {
+	switch m {
+	case ModeNone:
+		return "none"
+	case ModeEconomicBond:
+		return "economic_bond"
+	case ModeMajorityVote:
+		return "majority_vote"
+	case ModeStructuredMatch:
+		return "structured_match"
+	case ModeDeterministic:
+		return "deterministic"
+	case ModeSemanticSimilarity:
+		return "semantic_similarity"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// CheckKind is one step of a StructuredMatch pipeline.
+type CheckKind uint8
+
+// StructuredMatch checks.
+const (
+	// CheckJSONSchema: each result must satisfy Schema (per result).
+	CheckJSONSchema CheckKind = 1
+	// CheckFieldMatch: the value at Field must be equal (canonical JSON)
+	// across the agreeing group.
+	CheckFieldMatch CheckKind = 2
+	// CheckNumericTolerance: the number at Field must be within Tolerance
+	// (absolute, exact decimal) of the group reference.
+	CheckNumericTolerance CheckKind = 3
+	// CheckNumericRange: the number at Field must lie in [Min, Max] (per
+	// result; exact decimals, either bound may be empty).
+	CheckNumericRange CheckKind = 4
+	// CheckFieldMajority: a strict majority of the valid results must agree
+	// on the value at Field; runners in the minority dissent.
+	CheckFieldMajority CheckKind = 5
+)
+
+// Check is one StructuredMatch step. Numbers are exact decimal strings
+// ("0.01", "-3", "1e-3" is not accepted); they are compared as rationals.
+type Check struct {
+	_         struct{}  `cbor:",toarray"`
+	Kind      CheckKind `json:"kind"`
+	Field     string    `json:"field,omitempty"`     // JSON Pointer (RFC 6901), e.g. "/label"
+	Schema    []byte    `json:"schema,omitempty"`    // CheckJSONSchema
+	Tolerance string    `json:"tolerance,omitempty"` // CheckNumericTolerance
+	Min       string    `json:"min,omitempty"`       // CheckNumericRange
+	Max       string    `json:"max,omitempty"`       // CheckNumericRange
+}
+
+// VerificationConfig selects the mode and its parameters (§9).
+type VerificationConfig struct {
+	_    struct{}         `cbor:",toarray"`
+	Mode VerificationMode `json:"mode"`
+	// Runners is the committee size M.
+	Runners uint8 `json:"runners"`
+	// QuorumBps: the agreeing group must hold at least ceil(M·QuorumBps/10^4)
+	// runners. 0 selects the mode default (see Quorum).
+	QuorumBps uint16 `json:"quorum_bps"`
+	// VoteField is the JSON Pointer voted on in MajorityVote.
+	VoteField string `json:"vote_field,omitempty"`
+	// Checks is the StructuredMatch pipeline.
+	Checks []Check `json:"checks,omitempty"`
+	// SimilarityPpm is the SemanticSimilarity cosine threshold in parts per
+	// million (1..10^6).
+	SimilarityPpm uint32 `json:"similarity_ppm,omitempty"`
+	// EmbeddingDim is the embedding dimension reveals must carry.
+	EmbeddingDim uint16 `json:"embedding_dim,omitempty"`
+}
+
+// MinRunners is the minimum committee size of each mode (§9 table).
+func (m VerificationMode) MinRunners() int {
+	switch m {
+	case ModeNone, ModeEconomicBond:
+		return 1
+	case ModeStructuredMatch, ModeDeterministic:
+		return 2
+	case ModeMajorityVote, ModeSemanticSimilarity:
+		return 3
+	}
+	return 0
+}
+
+// Quorum is the number of agreeing runners a mode needs out of the committee:
+// ceil(M·QuorumBps/10^4) when QuorumBps > 0, otherwise the default — 1 for
+// None/EconomicBond, M (unanimity, "byte-identical match across all results")
+// for Deterministic, and a strict majority floor(M/2)+1 for the others.
+func (v VerificationConfig) Quorum() int {
+	m := int(v.Runners)
+	if v.QuorumBps > 0 {
+		q := (m*int(v.QuorumBps) + BpsDenominator - 1) / BpsDenominator
+		if q < 1 {
+			q = 1
+		}
+		return q
+	}
+	switch v.Mode {
+	case ModeNone, ModeEconomicBond:
+		return 1
+	case ModeDeterministic:
+		return m
+	}
+	return m/2 + 1
+}
+
+// CallbackInfo names the actor and handler that receive the result (§2).
+type CallbackInfo struct {
+	_       struct{}      `cbor:",toarray"`
+	Actor   types.Address `json:"actor"`
+	Handler string        `json:"handler"`
+}
+
+// JobSpec is the job specification of seed 004 §2 plus the result schema of
+// §1, the TEE flag, the HTTP domain requirement (spec 002 "External Data") and
+// the pinned toolchain digest (spec 002 §5.4).
+type JobSpec struct {
+	_                  struct{}           `cbor:",toarray"`
+	JobID              types.Hash         `json:"job_id"`
+	JobType            JobType            `json:"job_type"`
+	Bounds             ResourceBounds     `json:"bounds"`
+	Verification       VerificationConfig `json:"verification"`
+	MaxPrice           *big.Int           `json:"max_price"`
+	Tip                *big.Int           `json:"tip"`
+	TimeoutBlocks      uint64             `json:"timeout_blocks"`
+	Callback           CallbackInfo       `json:"callback"`
+	Submitter          types.Address      `json:"submitter"`
+	SubmittedAt        uint64             `json:"submitted_at"`
+	RequiredRunnerPool []byte             `json:"required_runner_pool,omitempty"` // nil = None
+	ResultSchema       ResultSchema       `json:"result_schema"`
+	TEERequired        bool               `json:"tee_required"`
+	RequiredDomains    []string           `json:"required_domains,omitempty"` // sorted, unique
+	ToolchainDigest    types.Hash         `json:"toolchain_digest"`
+	Input              []byte             `json:"input,omitempty"`
+}
+
+// Escrow is the amount the dispatcher holds for the job: max_price + tip.
+func (s *JobSpec) Escrow() *big.Int {
+	e := new(big.Int)
+	if s.MaxPrice != nil {
+		e.Add(e, s.MaxPrice)
+	}
+	if s.Tip != nil {
+		e.Add(e, s.Tip)
+	}
+	return e
+}
+
+// Encode returns the canonical CBOR encoding of s.
+func (s *JobSpec) Encode() ([]byte, error) {
+	b, err := codec.Marshal(s)
+	if err != nil {
+		return nil, fmt.Errorf("job spec: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeJobSpec decodes canonical CBOR; it does not validate (call Validate).
+func DecodeJobSpec(data []byte) (*JobSpec, error) {
+	var s JobSpec
+	if err := codec.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("job spec: %w", err)
+	}
+	return &s, nil
+}
+
+// JobIDDomain is the domain separator of job id derivation.
+const JobIDDomain = "cowboy-job-id-v1:"
+
+// DeriveID computes the job id:
+//
+//	job_id = Keccak256("cowboy-job-id-v1:" || CBOR(spec with job_id = 0^32) || nonce_le8)
+//
+// nonce is a dispatcher-maintained per-submitter counter, so two identical
+// specs submitted by the same actor in the same block still get distinct ids.
+// The spec's own JobID is ignored (treated as zero).
+func (s *JobSpec) DeriveID(nonce uint64) (types.Hash, error) {
+	c := *s
+	c.JobID = types.Hash{}
+	enc, err := c.Encode()
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return types.Keccak256([]byte(JobIDDomain), enc, le8(nonce)), nil
+}
+
+func le8(v uint64) []byte {
+	var b [8]byte
+	for i := range 8 {
+		b[i] = byte(v >> (8 * i))
+	}
+	return b[:]
+}
+
+// Validate enforces every JobSpec rule; the first violation is returned,
+// wrapping ErrInvalidSpec.
+func (s *JobSpec) Validate() error {
+	if !s.JobType.Valid() {
+		return invalid("job_type %d is not Llm, Http, Mcp or Custom", s.JobType)
+	}
+	// §3 step 1: bounds ≠ 0.
+	if s.Bounds.MaxWallTimeMs == 0 {
+		return invalid("bounds.max_wall_time_ms must be > 0")
+	}
+	if s.Bounds.MaxMemoryBytes == 0 {
+		return invalid("bounds.max_memory_bytes must be > 0")
+	}
+	if s.JobType == JobTypeLLM && s.Bounds.MaxTokens == 0 {
+		return invalid("bounds.max_tokens must be > 0 for llm jobs")
+	}
+	// §3 step 1: max_price > 0.
+	if s.MaxPrice == nil || s.MaxPrice.Sign() <= 0 {
+		return invalid("max_price must be > 0")
+	}
+	if s.MaxPrice.Cmp(maxU256()) > 0 {
+		return invalid("max_price exceeds 2^256-1")
+	}
+	if s.Tip == nil || s.Tip.Sign() < 0 {
+		return invalid("tip must be present and >= 0")
+	}
+	if s.Tip.Cmp(maxU256()) > 0 || s.Escrow().Cmp(maxU256()) > 0 {
+		return invalid("max_price + tip exceeds 2^256-1")
+	}
+	// §3 step 1: timeout > 0.
+	if s.TimeoutBlocks == 0 {
+		return invalid("timeout_blocks must be > 0")
+	}
+	if s.Callback.Handler == "" || len(s.Callback.Handler) > MaxHandlerBytes {
+		return invalid("callback.handler must be 1..%d bytes", MaxHandlerBytes)
+	}
+	if s.Callback.Actor.IsZero() {
+		return invalid("callback.actor must be set")
+	}
+	if s.Submitter.IsZero() {
+		return invalid("submitter must be set")
+	}
+	if s.RequiredRunnerPool != nil && (len(s.RequiredRunnerPool) == 0 || len(s.RequiredRunnerPool) > MaxPoolIDBytes) {
+		return invalid("required_runner_pool must be 1..%d bytes when present", MaxPoolIDBytes)
+	}
+	if err := s.validateSchema(); err != nil {
+		return err
+	}
+	if err := s.validateDomains(); err != nil {
+		return err
+	}
+	if len(s.Input) > MaxInputBytes {
+		return invalid("input is %d bytes, limit %d", len(s.Input), MaxInputBytes)
+	}
+	return s.validateVerification()
+}
+
+func (s *JobSpec) validateSchema() error {
+	r := s.ResultSchema
+	if r.MaxReturnBytes == 0 || r.MaxReturnBytes > MaxInlineResultBytes {
+		return invalid("result_schema.max_return_bytes must be 1..%d", MaxInlineResultBytes)
+	}
+	if r.ExpectedExecutionMs == 0 {
+		return invalid("result_schema.expected_execution_ms must be > 0")
+	}
+	if r.ExpectedExecutionMs > s.Bounds.MaxWallTimeMs {
+		return invalid("result_schema.expected_execution_ms exceeds bounds.max_wall_time_ms")
+	}
+	switch r.DataFormat {
+	case FormatBinary, FormatText:
+		if len(r.JSONSchema) != 0 {
+			return invalid("result_schema.json_schema is only allowed with the json data format")
+		}
+	case FormatJSON:
+		if len(r.JSONSchema) > MaxSchemaBytes {
+			return invalid("result_schema.json_schema is %d bytes, limit %d", len(r.JSONSchema), MaxSchemaBytes)
+		}
+	default:
+		return invalid("result_schema.data_format %d is not binary, text or json", r.DataFormat)
+	}
+	return nil
+}
+
+func (s *JobSpec) validateDomains() error {
+	if len(s.RequiredDomains) > MaxDomains {
+		return invalid("required_domains has %d entries, limit %d", len(s.RequiredDomains), MaxDomains)
+	}
+	if len(s.RequiredDomains) > 0 && s.JobType != JobTypeHTTP && s.JobType != JobTypeMCP {
+		return invalid("required_domains only apply to http and mcp jobs")
+	}
+	for i, d := range s.RequiredDomains {
+		if d == "" || len(d) > MaxDomainBytes {
+			return invalid("required_domains[%d] must be 1..%d bytes", i, MaxDomainBytes)
+		}
+		if i > 0 && s.RequiredDomains[i-1] >= d {
+			return invalid("required_domains must be sorted and unique")
+		}
+	}
+	return nil
+}
+
+func (s *JobSpec) validateVerification() error {
+	v := s.Verification
+	m := int(v.Runners)
+	if v.Mode.MinRunners() == 0 {
+		return invalid("verification.mode %d is unknown", v.Mode)
+	}
+	if m < v.Mode.MinRunners() || m > MaxRunners {
+		return invalid("verification.runners %d out of range %d..%d for %s", m, v.Mode.MinRunners(), MaxRunners, v.Mode)
+	}
+	if (v.Mode == ModeNone || v.Mode == ModeEconomicBond) && m != 1 {
+		return invalid("%s uses exactly 1 runner", v.Mode)
+	}
+	if v.QuorumBps > BpsDenominator {
+		return invalid("verification.quorum_bps must be <= 10000")
+	}
+	if v.Mode != ModeMajorityVote && v.VoteField != "" {
+		return invalid("verification.vote_field only applies to majority_vote")
+	}
+	if v.Mode != ModeStructuredMatch && len(v.Checks) != 0 {
+		return invalid("verification.checks only apply to structured_match")
+	}
+	if v.Mode != ModeSemanticSimilarity && (v.SimilarityPpm != 0 || v.EmbeddingDim != 0) {
+		return invalid("verification.similarity_ppm/embedding_dim only apply to semantic_similarity")
+	}
+	switch v.Mode {
+	case ModeMajorityVote:
+		if err := validPointer(v.VoteField); err != nil {
+			return invalid("verification.vote_field: %v", err)
+		}
+		if s.ResultSchema.DataFormat != FormatJSON {
+			return invalid("majority_vote requires the json data format")
+		}
+	case ModeStructuredMatch:
+		if s.ResultSchema.DataFormat != FormatJSON {
+			return invalid("structured_match requires the json data format")
+		}
+		if len(v.Checks) == 0 || len(v.Checks) > MaxChecks {
+			return invalid("structured_match needs 1..%d checks", MaxChecks)
+		}
+		for i, c := range v.Checks {
+			if err := c.validate(); err != nil {
+				return invalid("verification.checks[%d]: %v", i, err)
+			}
+		}
+	case ModeDeterministic:
+		if !s.TEERequired {
+			return invalid("deterministic mode requires tee_required")
+		}
+	case ModeSemanticSimilarity:
+		if v.SimilarityPpm == 0 || v.SimilarityPpm > PpmDenominator {
+			return invalid("verification.similarity_ppm must be 1..1000000")
+		}
+		if v.EmbeddingDim == 0 || int(v.EmbeddingDim) > MaxEmbeddingDim {
+			return invalid("verification.embedding_dim must be 1..%d", MaxEmbeddingDim)
+		}
+	}
+	if v.Quorum() > m {
+		return invalid("quorum %d exceeds runners %d", v.Quorum(), m)
+	}
+	return nil
+}
+
+func (c Check) validate() error {
+	needField := c.Kind != CheckJSONSchema
+	if needField {
+		if err := validPointer(c.Field); err != nil {
+			return fmt.Errorf("field: %w", err)
+		}
+	} else if c.Field != "" {
+		return errors.New("field not allowed for json_schema")
+	}
+	if (c.Kind == CheckJSONSchema) != (len(c.Schema) > 0) {
+		return errors.New("schema is required for, and only for, json_schema")
+	}
+	if len(c.Schema) > MaxSchemaBytes {
+		return fmt.Errorf("schema exceeds %d bytes", MaxSchemaBytes)
+	}
+	if (c.Kind == CheckNumericTolerance) != (c.Tolerance != "") {
+		return errors.New("tolerance is required for, and only for, numeric_tolerance")
+	}
+	if c.Kind == CheckNumericTolerance {
+		t, err := ParseDecimal(c.Tolerance)
+		if err != nil || t.Sign() < 0 {
+			return errors.New("tolerance must be a non-negative decimal")
+		}
+	}
+	if c.Kind != CheckNumericRange && (c.Min != "" || c.Max != "") {
+		return errors.New("min/max only apply to numeric_range")
+	}
+	if c.Kind == CheckNumericRange {
+		if c.Min == "" && c.Max == "" {
+			return errors.New("numeric_range needs min or max")
+		}
+		var lo, hi *big.Rat
+		var err error
+		if c.Min != "" {
+			if lo, err = ParseDecimal(c.Min); err != nil {
+				return fmt.Errorf("min: %w", err)
+			}
+		}
+		if c.Max != "" {
+			if hi, err = ParseDecimal(c.Max); err != nil {
+				return fmt.Errorf("max: %w", err)
+			}
+		}
+		if lo != nil && hi != nil && lo.Cmp(hi) > 0 {
+			return errors.New("min exceeds max")
+		}
+	}
+	switch c.Kind {
+	case CheckJSONSchema, CheckFieldMatch, CheckNumericTolerance, CheckNumericRange, CheckFieldMajority:
+		return nil
+	}
+	return fmt.Errorf("unknown check kind %d", c.Kind)
+}
+
+// validPointer accepts a non-empty RFC 6901 JSON Pointer ("/a/b", "~0", "~1").
+func validPointer(p string) error {
+	if p == "" || p[0] != '/' || len(p) > MaxFieldPathBytes {
+		return fmt.Errorf("%q is not a JSON Pointer of 2..%d bytes starting with '/'", p, MaxFieldPathBytes)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
+			return fmt.Errorf("%q has a bad escape", p)
+		}
+	}
+	return nil
+}
+
+// ParseDecimal parses an exact decimal "-?digits(.digits)?" into a rational.
+// Exponents, hex, "+", "Inf" and "NaN" are rejected: every accepted string has
+// exactly one value and no float is ever involved.
+func ParseDecimal(s string) (*big.Rat, error) {
+	if len(s) == 0 || len(s) > 100 {
+		return nil, fmt.Errorf("decimal %q: empty or longer than 100 bytes", s)
+	}
+	i := 0
+	if s[0] == '-' {
+		i = 1
+	}
+	digits, dot := 0, false
+	for j := i; j < len(s); j++ {
+		switch {
+		case s[j] >= '0' && s[j] <= '9':
+			digits++
+		case s[j] == '.' && !dot && digits > 0 && j+1 < len(s):
+			dot = true
+		default:
+			return nil, fmt.Errorf("decimal %q: not -?digits(.digits)?", s)
+		}
+	}
+	if digits == 0 {
+		return nil, fmt.Errorf("decimal %q: no digits", s)
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return nil, fmt.Errorf("decimal %q: unparsable", s)
+	}
+	return r, nil
+}

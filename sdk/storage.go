@@ -1,0 +1,48 @@
+package sdk
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"math/big"
+	"net/http"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Relays lists the active relays of the Relay Registry with their health.
+func (c *Client) Relays(ctx context.Context) ([]apitypes.Relay, error) {
+	var out []apitypes.Relay
+	return out, c.do(ctx, http.MethodGet, "/v1/relays", nil, &out)
+}
+
+// Relay returns one relay record.
+func (c *Client) Relay(ctx context.Context, id types.Address) (*apitypes.Relay, error) {
+	var out apitypes.Relay
+	return &out, c.do(ctx, http.MethodGet, "/v1/relays/"+id.String(), nil, &out)
+}
+
+// Volume returns a volume's latest StorageCommitment.
+func (c *Client) Volume(ctx context.Context, id types.Hash) (*apitypes.Volume, error) {
+	var out apitypes.Volume
+	return &out, c.do(ctx, http.MethodGet, "/v1/volumes/"+id.String(), nil, &out)
+}
+
+// Revoked reports whether a capability token of a volume is revoked.
+func (c *Client) Revoked(ctx context.Context, vol, token types.Hash) (*apitypes.Revocation, error) {
+	var out apitypes.Revocation
+	return &out, c.do(ctx, http.MethodGet, "/v1/volumes/"+vol.String()+"/revoked/"+token.String(), nil, &out)
+}
+
+// SendSystem builds, signs and submits a system-actor instruction (relay
+// registry, storage manager) to the system address `to`.
+func (c *Client) SendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types.Address, in types.Instruction, value *big.Int) (*types.Tx, error) {
+	tx, err := c.BuildTx(ctx, key, TxRequest{To: &to, Value: value, Instruction: in, ExpectCycles: 0})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Submit(ctx, tx); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
