@@ -199,6 +199,12 @@ func (n *Node) serveConn(conn *quic.Conn) {
 	var streams sync.WaitGroup
 	defer func() {
 		streams.Wait()
+		// Keep the connection until the peer leaves or the node closes, so
+		// responses written during a graceful shutdown are delivered.
+		select {
+		case <-conn.Context().Done():
+		case <-n.hardCtx.Done():
+		}
 		conn.CloseWithError(0, "bye")
 	}()
 	for {
@@ -230,6 +236,13 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	n.spawn(func() { n.inflight.Wait(); close(done) })
 	select {
 	case <-done:
+		// Let the last responses be acknowledged before closing connections.
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	case <-ctx.Done():
 		n.log.Warn("shutdown deadline reached, closing with requests in flight")
 	}

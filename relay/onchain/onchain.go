@@ -1,0 +1,207 @@
+// Package onchain connects CBFS to the chain through the Go SDK: the Relay
+// Registry (0x…0B) as a cbfs.Directory, the Storage Manager (0x…0A) as a
+// cbfs.Anchor and as the capability-token revocation list relays honour,
+// and the relay node's registration and heartbeats.
+package onchain
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/cowboy-foundation/cowboy/sdk"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// Directory lists relays from the Relay Registry.
+type Directory struct {
+	Client *sdk.Client
+}
+
+var _ cbfs.Directory = Directory{}
+
+// Relays implements cbfs.Directory.
+func (d Directory) Relays(ctx context.Context) ([]cbfs.RelayInfo, error) {
+	rs, err := d.Client.Relays(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("relay registry: %w", err)
+	}
+	out := make([]cbfs.RelayInfo, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, cbfs.RelayInfo{ID: cbfs.RelayID(r.ID), Addr: r.Addr, PubKey: cbfs.HexBytes(r.PubKey),
+			Healthy: r.Healthy, Capacity: r.Capacity, Used: r.Used})
+	}
+	return out, nil
+}
+
+// Anchor commits manifest roots as StorageCommitments signed by the
+// volume owner's key, and reads them back.
+type Anchor struct {
+	Client  *sdk.Client
+	Key     *ecdsa.PrivateKey
+	Timeout time.Duration // per commitment; default 30s
+}
+
+var _ cbfs.Anchor = (*Anchor)(nil)
+
+// CreateVolume registers a volume with the Storage Manager and waits for it.
+func (a *Anchor) CreateVolume(ctx context.Context, vol cbfs.VolumeID, k, m int) error {
+	return a.send(ctx, &types.VolumeCreate{Volume: types.Hash(vol), K: uint64(k), M: uint64(m)})
+}
+
+// CommitManifest implements cbfs.Anchor.
+func (a *Anchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version uint64) error {
+	err := a.send(ctx, &types.CommitManifest{Volume: types.Hash(vol), Root: types.Hash(root), Version: version})
+	if err != nil && strings.Contains(err.Error(), "VersionConflict") {
+		return fmt.Errorf("%w: %v", cbfs.ErrConflict, err)
+	}
+	return err
+}
+
+// LatestManifest implements cbfs.Anchor.
+func (a *Anchor) LatestManifest(ctx context.Context, vol cbfs.VolumeID) ([32]byte, uint64, error) {
+	v, err := a.Client.Volume(ctx, types.Hash(vol))
+	if errors.Is(err, sdk.ErrNotFound) || (err == nil && v.Version == 0) {
+		return [32]byte{}, 0, fmt.Errorf("volume %x: %w", vol[:], cbfs.ErrNotFound)
+	}
+	if err != nil {
+		return [32]byte{}, 0, err
+	}
+	return [32]byte(v.Root), v.Version, nil
+}
+
+// RevokeToken adds a token id to the volume's on-chain revocation list.
+func (a *Anchor) RevokeToken(ctx context.Context, vol cbfs.VolumeID, token [32]byte) error {
+	return a.send(ctx, &types.RevokeToken{Volume: types.Hash(vol), TokenID: types.Hash(token)})
+}
+
+func (a *Anchor) send(ctx context.Context, in types.Instruction) error {
+	timeout := a.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tx, err := a.Client.SendSystem(ctx, a.Key, types.StorageManagerAddress, in, nil)
+	if err != nil {
+		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
+	}
+	r, err := a.Client.WaitForReceipt(ctx, tx.Hash())
+	if err != nil {
+		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
+	}
+	if r.Receipt.Status != "success" {
+		return fmt.Errorf("storage manager %s failed: %s", in.InstructionKind(), r.Receipt.Error)
+	}
+	return nil
+}
+
+// Revocations is the revocation list of one volume as anchored on chain.
+type Revocations struct {
+	Client *sdk.Client
+	Volume cbfs.VolumeID
+}
+
+// Revoked reports whether token id is revoked for the volume.
+func (r Revocations) Revoked(ctx context.Context, id [32]byte) (bool, error) {
+	rv, err := r.Client.Revoked(ctx, types.Hash(r.Volume), types.Hash(id))
+	if err != nil {
+		return false, fmt.Errorf("revocation list: %w", err)
+	}
+	return rv.Revoked, nil
+}
+
+// Registrar keeps a relay registered and heartbeating.
+type Registrar struct {
+	Client   *sdk.Client
+	Key      *ecdsa.PrivateKey // the relay's node key; it pays fees and stake
+	Addr     string            // advertised QUIC host:port
+	Capacity uint64
+	Stake    *big.Int // staked at registration if the relay is not active yet
+	Interval time.Duration
+	Used     func() uint64 // current use, for heartbeats
+	Logger   *slog.Logger
+}
+
+// ID is the relay id: the node key's address.
+func (r *Registrar) ID() types.Address { return types.PubkeyToAddress(r.Key.PublicKey) }
+
+// Register registers the relay (staking r.Stake) unless it is already
+// active with the same address and capacity.
+func (r *Registrar) Register(ctx context.Context) error {
+	cur, err := r.Client.Relay(ctx, r.ID())
+	if err == nil && cur.Status == "active" && cur.Addr == r.Addr && cur.Capacity == r.Capacity {
+		return nil
+	}
+	if err != nil && !errors.Is(err, sdk.ErrNotFound) {
+		return fmt.Errorf("relay registry: %w", err)
+	}
+	stake := new(big.Int)
+	if err != nil || cur.Status != "active" {
+		stake = r.Stake
+	}
+	tx, err := r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress,
+		&types.RelayRegister{Addr: r.Addr, PubKey: crypto.CompressPubkey(&r.Key.PublicKey), Capacity: r.Capacity}, stake)
+	if err != nil {
+		return fmt.Errorf("register relay: %w", err)
+	}
+	res, err := r.Client.WaitForReceipt(ctx, tx.Hash())
+	if err != nil {
+		return fmt.Errorf("register relay: %w", err)
+	}
+	if res.Receipt.Status != "success" {
+		return fmt.Errorf("register relay: %s", res.Receipt.Error)
+	}
+	return nil
+}
+
+// Run registers, then heartbeats every Interval until ctx ends. Failures
+// are logged and retried: a node outage must not stop the relay serving.
+func (r *Registrar) Run(ctx context.Context) error {
+	log := r.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	interval := r.Interval
+	if interval <= 0 {
+		interval = 10 * time.Second
+	}
+	for {
+		if err := r.Register(ctx); err == nil {
+			break
+		} else if ctx.Err() != nil {
+			return nil
+		} else {
+			log.Warn("relay registration failed; retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
+	}
+	log.Info("relay registered", "id", r.ID(), "addr", r.Addr)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			used := uint64(0)
+			if r.Used != nil {
+				used = r.Used()
+			}
+			if _, err := r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress, &types.RelayHeartbeat{Used: used, Capacity: r.Capacity}, nil); err != nil && ctx.Err() == nil {
+				log.Warn("relay heartbeat failed", "err", err)
+			}
+		}
+	}
+}
