@@ -13,15 +13,19 @@ const PrefixTimers byte = 0x0A
 // Second key byte: which table under PrefixTimers. Consensus values.
 const (
 	tableRecord byte = 0x00 // id → Timer record (CBOR)
-	tableRing   byte = 0x01 // slot(1) ‖ id → empty (tier 1)
-	tableEpoch  byte = 0x02 // epoch_be8 ‖ height_be8 ‖ id → empty (tier 2)
-	tableFar    byte = 0x03 // epoch_be8 ‖ height_be8 ‖ id → empty (tier 3)
-	tableDue    byte = 0x04 // target_be8 ‖ id → empty (due, not yet fired)
-	tableOwned  byte = 0x05 // owner(20) ‖ id → empty (owner index)
+	tableRing   byte = 0x01 // slot(1) ‖ id → target_be8 (tier 1)
+	tableEpoch  byte = 0x02 // epoch_be8 ‖ height_be8 ‖ id → target_be8 (tier 2)
+	tableFar    byte = 0x03 // epoch_be8 ‖ height_be8 ‖ id → target_be8 (tier 3)
+	tableDue    byte = 0x04 // target_be8 ‖ id → target_be8 (due, not yet fired)
+	tableOwned  byte = 0x05 // owner(20) ‖ id → 0x01 (owner index)
 	tableOwner  byte = 0x06 // owner(20) → ownerRecord (CBOR)
 	tableHeight byte = 0x07 // height_be8 → pending count targeting height (be8)
 	tableMeta   byte = 0x08 // (no suffix) → meta (CBOR)
 )
+
+// ownedMarker is the value of an owner-index entry. Index values are never
+// empty: state.Overlay stores an empty value as a deletion.
+func ownedMarker() []byte { return []byte{0x01} }
 
 func be8(v uint64) []byte {
 	var b [8]byte

@@ -333,7 +333,7 @@ func (q *Queue) Schedule(kv KV, t Timer) (types.Hash, Charge, error) {
 	if err := q.insert(kv, &m, &t); err != nil {
 		return types.Hash{}, Charge{}, err
 	}
-	kv.Set(ownedKey(t.Owner, t.ID), []byte{})
+	kv.Set(ownedKey(t.Owner, t.ID), ownedMarker())
 	o.Pending++
 	o.Nonce++
 	putOwner(kv, t.Owner, o)
@@ -347,7 +347,7 @@ func (q *Queue) insert(kv KV, m *meta, t *Timer) error {
 	if tr == tierDue {
 		return fmt.Errorf("%w: target %d is not after queue height %d", ErrInvalid, t.Target, m.Cursor)
 	}
-	kv.Set(k, []byte{})
+	kv.Set(k, be8(t.Target))
 	*m.count(tr)++
 	return addHeight(kv, t.Target, +1)
 }
@@ -506,9 +506,16 @@ func (q *Queue) advance(kv KV, m *meta, x uint64) error {
 		return err
 	}
 	if n > 0 {
-		keys, err := collectKeys(kv, ringSlotPrefix(byte(x%RingSlots)))
+		var keys [][]byte
+		err := kv.Scan(ringSlotPrefix(byte(x%RingSlots)), func(k, v []byte) error {
+			if len(v) != 8 || binary.BigEndian.Uint64(v) != x {
+				return fmt.Errorf("%w: ring slot %d holds a timer for another height", ErrCorrupt, x%RingSlots)
+			}
+			keys = append(keys, append([]byte(nil), k...))
+			return nil
+		})
 		if err != nil {
-			return err
+			return fmt.Errorf("timers: dequeue height %d: %w", x, err)
 		}
 		if uint64(len(keys)) != n {
 			return fmt.Errorf("%w: height %d counts %d timers, ring slot holds %d", ErrCorrupt, x, n, len(keys))
@@ -516,7 +523,7 @@ func (q *Queue) advance(kv KV, m *meta, x uint64) error {
 		for _, k := range keys {
 			id, _ := idFromKeyTail(k)
 			kv.Delete(k)
-			kv.Set(dueKey(x, id), []byte{})
+			kv.Set(dueKey(x, id), be8(x))
 		}
 		if m.Tier1 < n {
 			return fmt.Errorf("%w: tier 1 count underflow", ErrCorrupt)
@@ -544,7 +551,7 @@ func (q *Queue) migrate(kv KV, m *meta, e uint64) error {
 		h := binary.BigEndian.Uint64(k[10:18])
 		id, _ := idFromKeyTail(k)
 		kv.Delete(k)
-		kv.Set(ringKey(byte(h%RingSlots), id), []byte{})
+		kv.Set(ringKey(byte(h%RingSlots), id), be8(h))
 	}
 	if m.Tier2 < uint64(len(keys)) {
 		return fmt.Errorf("%w: tier 2 count underflow", ErrCorrupt)
@@ -561,7 +568,7 @@ func (q *Queue) migrate(kv KV, m *meta, e uint64) error {
 		kv.Delete(k)
 		nk := append([]byte(nil), k...)
 		nk[1] = tableEpoch
-		kv.Set(nk, []byte{})
+		kv.Set(nk, append([]byte(nil), nk[10:18]...))
 	}
 	if m.Tier3 < uint64(len(keys)) {
 		return fmt.Errorf("%w: tier 3 count underflow", ErrCorrupt)
