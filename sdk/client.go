@@ -231,3 +231,8 @@ func (c *Client) WaitForReceipt(ctx context.Context, h types.Hash) (*apitypes.Tx
 		}
 	}
 }
+
+// GetJSON fetches any GET route of the node API into out.
+func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
+	return c.do(ctx, http.MethodGet, path, nil, out)
+}

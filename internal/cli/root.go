@@ -33,6 +33,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newEventsCmd(f),
 		newActorCmd(f),
 		newLibCmd(f),
+		newRelayCmd(f),
 	)
 	return root
 }

@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/spf13/cobra"
+)
+
+func newRelayCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "relay", Short: "Inspect CBFS relay nodes in the Relay Registry"}
+	var listJSON, all bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List registered relays with their health",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rs, err := f.Client().Relays(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if all {
+				rs = nil
+				if err := f.getJSON(cmd, "/v1/relays?all=true", &rs); err != nil {
+					return err
+				}
+			}
+			if listJSON {
+				if rs == nil {
+					rs = []apitypes.Relay{}
+				}
+				return printJSON(f.Out, rs)
+			}
+			if len(rs) == 0 {
+				fmt.Fprintln(f.Out, "No relays registered.")
+			}
+			for _, r := range rs {
+				fmt.Fprintf(f.Out, "%s  %-22s %-8s used %s / %s  stake %s  last heartbeat %d\n", r.ID, r.Addr, health(r), bytesText(r.Used), bytesText(r.Capacity), amount(r.Stake), r.LastHeartbeat)
+			}
+			return nil
+		},
+	}
+	list.Flags().BoolVar(&all, "all", false, "include relays that have left")
+	jsonFlag(list, &listJSON)
+	var stJSON bool
+	status := &cobra.Command{
+		Use:   "status ADDRESS",
+		Short: "Show one relay's registry record",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			id, err := types.ParseAddress(a[0])
+			if err != nil {
+				return err
+			}
+			r, err := f.Client().Relay(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if stJSON {
+				return printJSON(f.Out, r)
+			}
+			fmt.Fprintf(f.Out, "Relay      %s\n", r.ID)
+			fmt.Fprintf(f.Out, "Address    %s\n", r.Addr)
+			fmt.Fprintf(f.Out, "Status     %s, %s\n", r.Status, health(*r))
+			fmt.Fprintf(f.Out, "Capacity   %s used of %s\n", bytesText(r.Used), bytesText(r.Capacity))
+			fmt.Fprintf(f.Out, "Stake      %s\n", amount(r.Stake))
+			fmt.Fprintf(f.Out, "Heartbeat  block %d (head %d); registered at %d\n", r.LastHeartbeat, r.Height, r.RegisteredAt)
+			return nil
+		},
+	}
+	jsonFlag(status, &stJSON)
+	cmd.AddCommand(list, status)
+	return cmd
+}
+
+func health(r apitypes.Relay) string {
+	if r.Healthy {
+		return "healthy"
+	}
+	return "unhealthy"
+}
+
+func bytesText(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// getJSON fetches a node path not covered by a typed SDK method.
+func (f *Factory) getJSON(cmd *cobra.Command, path string, out any) error {
+	return f.Client().GetJSON(cmd.Context(), path, out)
+}
