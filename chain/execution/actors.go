@@ -421,7 +421,7 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 	x.run.cells += out.CellsUsed
 	if out.Err != nil {
 		if out.Err.Kind == pvm.OutOfCycles && bounded {
-			return nil, failf("ActorBlockCycles: actor %s exceeded its per-block budget of %d cycles", actor, x.ex.limits.PerActorBlockCycles)
+			return nil, failf("ActorBlockCycles: actor %s exceeded its per-block budget of %d cycles (%s: %s)", actor, x.ex.limits.PerActorBlockCycles, out.Err.Kind, out.Err.Message)
 		}
 		return nil, failf("%s: %s", out.Err.Kind, out.Err.Message)
 	}

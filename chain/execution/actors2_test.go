@@ -266,3 +266,59 @@ func TestActorDeterminismAcrossDataDirs(t *testing.T) {
 		}
 	}
 }
+
+const hostile = `class Actor:
+    def __init__(self):
+        self.n = 0
+
+    def pow_bomb(self):
+        return 2 ** 10 ** 9
+
+    def str_bomb(self):
+        return "x" * 10 ** 9
+
+    def sum_bomb(self):
+        return sum(range(10 ** 12))
+
+    def mem_bomb(self):
+        a = []
+        while True:
+            a.append([0] * 1000)
+
+    def deep(self, n=0):
+        return self.deep(n + 1)
+
+    def regex_bomb(self):
+        import re
+        return re.match("(a+)+$", "a" * 40 + "b")
+
+    def output_bomb(self):
+        return "y" * 5000000
+
+    def ok(self):
+        self.n += 1
+        return self.n
+`
+
+// TestHostileCorpusThroughTheChain: every hostile handler ends in a failed,
+// fee-paying receipt with a clear error, and the actor still works after.
+func TestHostileCorpusThroughTheChain(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c := newChain(t, alice)
+	rs := c.ok(c.tx(alice, nil, deployIn(hostile, "h"), 0))
+	a := *rs[0].Created
+	for _, h := range []string{"pow_bomb", "str_bomb", "sum_bomb", "mem_bomb", "deep", "regex_bomb", "output_bomb"} {
+		rs := c.block(c.tx(alice, &a, &types.Call{Handler: h}, 0))
+		r := rs[0]
+		if r.Status != types.ReceiptFailed || r.FeePaid.Sign() <= 0 || r.Error == "" {
+			t.Fatalf("%s: %+v", h, r)
+		}
+		t.Logf("%-12s -> %s (%d cycles)", h, r.Error, r.CyclesUsed)
+	}
+	rs = c.ok(c.tx(alice, &a, &types.Call{Handler: "ok"}, 0))
+	var n uint64
+	codec.Unmarshal(rs[0].Return, &n)
+	if n != 1 {
+		t.Fatalf("state after the corpus: %d", n)
+	}
+}
