@@ -1,0 +1,341 @@
+// Package p2p carries consensus messages and transaction gossip between
+// validators over QUIC with TLS 1.3 (spec §6.2).
+//
+// Peer identity is the validator's BLS key: each transport generates an
+// ephemeral P-256 TLS key and a self-signed certificate whose extension holds
+// the validator's BLS public key and a BLS signature over the certificate's
+// SubjectPublicKeyInfo. Both sides present certificates (mutual TLS) and
+// accept only peers bound to a configured validator key, so a message's
+// sender index is authenticated by the connection.
+//
+// Framing is one unidirectional QUIC stream per message: a kind byte, then
+// the payload, then FIN. Messages are independent; consensus needs no
+// ordering. Inbound messages that do not fit in the inbox are dropped (the
+// protocol tolerates loss) and counted.
+package p2p
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
+)
+
+// Message kinds.
+const (
+	KindConsensus byte = 1 // consensus.Message encoding
+	KindTx        byte = 2 // a transaction for the mempool
+)
+
+// MaxMessage bounds a message payload.
+const MaxMessage = 16 << 20
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("p2p: transport closed")
+
+// Peer is a validator to talk to.
+type Peer struct {
+	Index int    // validator index (the consensus core's `from`/`to`)
+	Addr  string // host:port
+	Key   []byte // BLS public key (48 bytes)
+}
+
+// Config configures a Transport. Key and Peers are required.
+type Config struct {
+	Key    *bls.SecretKey // this validator's key; the TLS key is bound to it
+	Listen string         // default "127.0.0.1:0"
+	Peers  []Peer         // may include this validator; it is skipped
+	Inbox  int            // inbound buffer; default 4096
+	Logger *slog.Logger   // default slog.Default()
+}
+
+// Inbound is a received message; From is the sender's validator index.
+type Inbound struct {
+	From int
+	Kind byte
+	Data []byte
+}
+
+// Transport is a running endpoint. Send and Broadcast are safe for
+// concurrent use.
+type Transport struct {
+	cfg     Config
+	log     *slog.Logger
+	tlsConf *tls.Config
+	ln      *quic.Listener
+	byKey   map[string]Peer
+	byIndex map[int]Peer
+	in      chan Inbound
+	dropped atomic.Uint64
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	conns  map[int]*quic.Conn
+	dials  map[int]chan struct{}
+	closed bool
+}
+
+func quicConfig() *quic.Config {
+	return &quic.Config{KeepAlivePeriod: 10 * time.Second, MaxIdleTimeout: 60 * time.Second, MaxIncomingUniStreams: 4096}
+}
+
+// New listens and returns a transport; call Run to accept connections.
+func New(cfg Config) (*Transport, error) {
+	if cfg.Key == nil {
+		return nil, errors.New("p2p: Key is required")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	if cfg.Inbox <= 0 {
+		cfg.Inbox = 4096
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	self := cfg.Key.PublicKey().Bytes()
+	t := &Transport{
+		cfg: cfg, log: cfg.Logger, byKey: map[string]Peer{}, byIndex: map[int]Peer{},
+		in: make(chan Inbound, cfg.Inbox), conns: map[int]*quic.Conn{}, dials: map[int]chan struct{}{},
+	}
+	for _, p := range cfg.Peers {
+		if bytes.Equal(p.Key, self) {
+			continue
+		}
+		t.byKey[string(p.Key)] = p
+		t.byIndex[p.Index] = p
+	}
+	cert, err := certificate(cfg.Key)
+	if err != nil {
+		return nil, err
+	}
+	conf := tlsConfig(cert, func(k []byte) bool { _, ok := t.byKey[string(k)]; return ok })
+	ln, err := quic.ListenAddr(cfg.Listen, conf, quicConfig())
+	if err != nil {
+		return nil, fmt.Errorf("p2p: listen %s: %w", cfg.Listen, err)
+	}
+	t.ln = ln
+	t.tlsConf = conf
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	return t, nil
+}
+
+// Addr is the listening address.
+func (t *Transport) Addr() net.Addr { return t.ln.Addr() }
+
+// Inbound delivers received messages.
+func (t *Transport) Inbound() <-chan Inbound { return t.in }
+
+// Dropped counts inbound messages lost to a full inbox.
+func (t *Transport) Dropped() uint64 { return t.dropped.Load() }
+
+// Run accepts connections until ctx is cancelled or Close is called.
+func (t *Transport) Run(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { _ = t.Close() })
+	defer stop()
+	for {
+		conn, err := t.ln.Accept(t.ctx)
+		if err != nil {
+			if t.ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("p2p: accept: %w", err)
+		}
+		p, err := t.peerOf(conn)
+		if err != nil {
+			_ = conn.CloseWithError(1, "unknown peer")
+			continue
+		}
+		t.goRead(conn, p)
+	}
+}
+
+func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
+	certs := conn.ConnectionState().TLS.PeerCertificates
+	if len(certs) == 0 {
+		return Peer{}, fmt.Errorf("%w: no certificate", ErrIdentity)
+	}
+	k, err := PeerKey(certs[0].Raw)
+	if err != nil {
+		return Peer{}, err
+	}
+	p, ok := t.byKey[string(k)]
+	if !ok {
+		return Peer{}, fmt.Errorf("%w: unknown key", ErrIdentity)
+	}
+	return p, nil
+}
+
+// goRead reads streams of conn in a tracked goroutine.
+func (t *Transport) goRead(conn *quic.Conn, p Peer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		_ = conn.CloseWithError(0, "closing")
+		return
+	}
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		for {
+			s, err := conn.AcceptUniStream(t.ctx)
+			if err != nil {
+				return
+			}
+			t.wg.Add(1)
+			go func() {
+				defer t.wg.Done()
+				t.readStream(s, p)
+			}()
+		}
+	}()
+}
+
+func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
+	_ = s.SetReadDeadline(time.Now().Add(30 * time.Second))
+	b, err := io.ReadAll(io.LimitReader(s, MaxMessage+2))
+	if err != nil || len(b) < 1 || len(b) > MaxMessage+1 {
+		s.CancelRead(1)
+		return
+	}
+	select {
+	case t.in <- Inbound{From: p.Index, Kind: b[0], Data: b[1:]}:
+	default:
+		t.dropped.Add(1)
+	}
+}
+
+// conn returns a connection to peer to, dialling once at a time.
+func (t *Transport) conn(ctx context.Context, to int) (*quic.Conn, error) {
+	p, ok := t.byIndex[to]
+	if !ok {
+		return nil, fmt.Errorf("p2p: no peer %d", to)
+	}
+	for {
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if c := t.conns[to]; c != nil && c.Context().Err() == nil {
+			t.mu.Unlock()
+			return c, nil
+		}
+		if wait := t.dials[to]; wait != nil {
+			t.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		t.dials[to] = done
+		t.mu.Unlock()
+
+		c, err := quic.DialAddr(ctx, p.Addr, t.tlsConf, quicConfig())
+		if err == nil {
+			var got Peer
+			if got, err = t.peerOf(c); err == nil && got.Index != to {
+				err = fmt.Errorf("%w: dialled %d, reached %d", ErrIdentity, to, got.Index)
+			}
+			if err != nil {
+				_ = c.CloseWithError(1, "identity")
+			}
+		}
+		t.mu.Lock()
+		delete(t.dials, to)
+		close(done)
+		if err == nil {
+			t.conns[to] = c
+		}
+		t.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("p2p: dial %d at %s: %w", to, p.Addr, err)
+		}
+		t.goRead(c, p) // the peer may answer on our connection
+		return c, nil
+	}
+}
+
+// Send delivers one message to validator to.
+func (t *Transport) Send(ctx context.Context, to int, kind byte, data []byte) error {
+	if len(data) > MaxMessage {
+		return fmt.Errorf("p2p: message of %d bytes exceeds %d", len(data), MaxMessage)
+	}
+	c, err := t.conn(ctx, to)
+	if err != nil {
+		return err
+	}
+	s, err := c.OpenUniStreamSync(ctx)
+	if err != nil {
+		return fmt.Errorf("p2p: open stream to %d: %w", to, err)
+	}
+	if _, err := s.Write(append([]byte{kind}, data...)); err != nil {
+		s.CancelWrite(1)
+		return fmt.Errorf("p2p: write to %d: %w", to, err)
+	}
+	if err := s.Close(); err != nil {
+		return fmt.Errorf("p2p: close stream to %d: %w", to, err)
+	}
+	return nil
+}
+
+// Broadcast sends to every configured peer and returns the joined errors
+// of the peers it could not reach.
+func (t *Transport) Broadcast(ctx context.Context, kind byte, data []byte) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	for to := range t.byIndex {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := t.Send(ctx, to, kind, data); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close stops the transport and waits for its goroutines. Safe to call
+// more than once.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	conns := t.conns
+	t.conns = map[int]*quic.Conn{}
+	t.mu.Unlock()
+	t.cancel()
+	for _, c := range conns {
+		_ = c.CloseWithError(0, "closing")
+	}
+	err := t.ln.Close()
+	t.wg.Wait()
+	return err
+}
