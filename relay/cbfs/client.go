@@ -34,8 +34,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// SegmentSize is used for new volumes (default 4 MiB).
 	SegmentSize int
-	// Parallelism bounds concurrent shard transfers per operation
-	// (default 2*(K+M)).
+	// Parallelism bounds concurrent shard deletes and audit challenges per
+	// operation (default 2*(K+M)). Uploads run K+M transfers per segment in
+	// flight; reads fetch K (plus hedges) per segment in flight.
 	Parallelism int
 	// SegmentsInFlight bounds segments being encoded and uploaded
 	// concurrently per upload, and read ahead per download (default 4).

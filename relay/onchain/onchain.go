@@ -47,6 +47,9 @@ type Anchor struct {
 	Client  *sdk.Client
 	Key     *ecdsa.PrivateKey
 	Timeout time.Duration // per commitment; default 30s
+	// K and M are recorded with the Storage Manager when the first manifest
+	// version of a volume is committed and the volume is not registered yet.
+	K, M int
 }
 
 var _ cbfs.Anchor = (*Anchor)(nil)
@@ -58,6 +61,19 @@ func (a *Anchor) CreateVolume(ctx context.Context, vol cbfs.VolumeID, k, m int) 
 
 // CommitManifest implements cbfs.Anchor.
 func (a *Anchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version uint64) error {
+	if version == 1 {
+		if _, err := a.Client.Volume(ctx, types.Hash(vol)); errors.Is(err, sdk.ErrNotFound) {
+			k, m := a.K, a.M
+			if k == 0 {
+				k, m = cbfs.DefaultK, cbfs.DefaultM
+			}
+			if err := a.CreateVolume(ctx, vol, k, m); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+	}
 	err := a.send(ctx, &types.CommitManifest{Volume: types.Hash(vol), Root: types.Hash(root), Version: version})
 	if err != nil && strings.Contains(err.Error(), "VersionConflict") {
 		return fmt.Errorf("%w: %v", cbfs.ErrConflict, err)
