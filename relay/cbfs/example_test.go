@@ -27,12 +27,12 @@ func Example() {
 	}
 	defer c.Close()
 
-	vol, _ := c.CreateVolume(ctx, cbfs.VolumeOptions{K: 4, M: 2}) // cowboy volume create
-	vol.Put(ctx, "/data/in.csv", bytes.NewReader([]byte("a,b\n")))   // cowboy cp local volume:/data/in.csv
-	vol.Get(ctx, "/data/in.csv", os.Stdout)                          // cowboy cp volume:/data/in.csv -
-	files, _ := vol.List(ctx, "/data")                               // cowboy ls
-	vol.Remove(ctx, "/data/in.csv")                                  // cowboy rm
-	info, _ := vol.Info(ctx)                                         // cowboy volume info
+	vol, _ := c.CreateVolume(ctx, cbfs.VolumeOptions{K: 4, M: 2})  // cowboy volume create
+	vol.Put(ctx, "/data/in.csv", bytes.NewReader([]byte("a,b\n"))) // cowboy cp local volume:/data/in.csv
+	vol.Get(ctx, "/data/in.csv", os.Stdout)                        // cowboy cp volume:/data/in.csv -
+	files, _ := vol.List(ctx, "/data")                             // cowboy ls
+	vol.Remove(ctx, "/data/in.csv")                                // cowboy rm
+	info, _ := vol.Info(ctx)                                       // cowboy volume info
 	fmt.Println(len(files), info.Version, info.Root)
 
 	// cowboy grant: a runner gets read access to /data for one hour.
