@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -115,7 +116,11 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	for range e.zygotes {
 		if _, err := e.Validate(ctx, []byte("x = 1\n")); err != nil {
 			_ = e.Close()
-			return nil, fmt.Errorf("pvm: warm-up call: %w", err)
+			hint := ""
+			if !cfg.NoSandbox {
+				hint = " (the OS sandbox needs root and namespaces; Config.NoSandbox disables it)"
+			}
+			return nil, fmt.Errorf("pvm: warm-up call%s: %w", hint, err)
 		}
 	}
 	return e, nil
@@ -322,6 +327,9 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 		switch cm.T {
 		case "done":
 			return &cm, nil
+		case "crash":
+			e.cfg.Logger.Error("pvm worker crashed", "trace", cm.Msg)
+			return fail("worker", fmt.Errorf("%s: %w", firstLine(cm.Msg), ErrWorkerCrashed))
 		case "host":
 			if host == nil || m == nil {
 				return fail("host call during validation", ErrProtocol)
@@ -337,4 +345,10 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 			return fail("unexpected frame "+cm.T, ErrProtocol)
 		}
 	}
+}
+
+// firstLine returns the last non-empty line of a traceback (the exception).
+func firstLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }

@@ -266,6 +266,17 @@ class Actor:
 	if out.Err == nil || out.Err.Kind != ValidationFailed {
 		t.Fatalf("bad library: %+v", out.Err)
 	}
+	// A bad library cannot be swallowed by the importing actor.
+	inv.Code = []byte("try:\n    import mathlib\nexcept Exception:\n    pass\nclass Actor:\n    def go(self, v):\n        return v\n")
+	inv.Libraries = map[string][]byte{"mathlib": []byte("x = ().__class__\n")}
+	out, err = e.Execute(context.Background(), inv, newMemHost())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Err == nil || out.Err.Kind != ValidationFailed || !strings.Contains(out.Err.Message, "library mathlib") {
+		t.Fatalf("swallowed bad library: %+v", out.Err)
+	}
+	inv.Code = []byte(src)
 	// Unresolved library.
 	inv.Libraries = nil
 	out, err = e.Execute(context.Background(), inv, newMemHost())

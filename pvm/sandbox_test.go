@@ -144,3 +144,33 @@ class Actor:
 		t.Fatalf("read of another call's file: %+v %x", out.Err, out.Return)
 	}
 }
+
+// Without the OS sandbox (non-root hosts) the Python-level isolation and
+// metering still work.
+func TestNoSandbox(t *testing.T) {
+	e, err := New(context.Background(), Config{PoolSize: 1, NoSandbox: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	h := newMemHost()
+	call(t, e, h, plainCounter, "", nil, true)
+	if got := decodeRet(t, call(t, e, h, plainCounter, "increment", nil, false)); got != uint64(1) {
+		t.Fatalf("increment = %v", got)
+	}
+	src := `
+class Actor:
+    def write(self):
+        with open("/tmp/x", "w") as f:
+            f.write("data")
+        with open("/tmp/x") as f:
+            return f.read()
+`
+	if got := decodeRet(t, call(t, e, h, src, "write", nil, false)); got != "data" {
+		t.Fatalf("tmp round trip = %v", got)
+	}
+	out := call(t, e, h, actorSrc("while True:\n    pass"), "run", nil, false)
+	if out.Err == nil || out.Err.Kind != OutOfCycles {
+		t.Fatalf("spin: %+v", out.Err)
+	}
+}

@@ -516,7 +516,11 @@ class Loader:
                 if name in self.loading:
                     raise ImportError("circular library import: " + name)
                 self.loading.add(name)
-                _g, m = self.exec_module(name, self.libraries[name], "<lib:%s>" % name)
+                try:
+                    _g, m = self.exec_module(name, self.libraries[name], "<lib:%s>" % name)
+                except _pvm_validate.Invalid as e:
+                    rt.abort("ValidationError", "library %s: line %d col %d [%s] %s"
+                             % (name, e.line, e.col, e.rule, e.message))
                 self.modules[name] = m
             else:
                 raise ImportError("module not allowed: " + name)

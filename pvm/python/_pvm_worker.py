@@ -235,10 +235,18 @@ def validate(call):
 
 def serve(chan):
     chan.send({"t": "hello", "pid": os.getpid()})
-    call = chan.recv()
-    sys.setrecursionlimit(int(call.get("limits", {}).get("c_recursion", 400)))
-    if call.get("op") == "validate":
-        res = validate(call)
-    else:
-        res = execute(chan, call)
+    try:
+        call = chan.recv()
+        sys.setrecursionlimit(int(call.get("limits", {}).get("c_recursion", 400)))
+        if call.get("op") == "validate":
+            res = validate(call)
+        else:
+            res = execute(chan, call)
+    except EOFError:
+        raise
+    except BaseException:
+        # A bug in the runtime, not in the actor: report it as a crash.
+        sys.setrecursionlimit(1000)
+        chan.send({"t": "crash", "msg": traceback.format_exc()[-4000:]})
+        return
     chan.send(res)
