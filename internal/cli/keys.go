@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
 
@@ -71,10 +73,10 @@ func newKeysCmd(f *Factory) *cobra.Command {
 	}
 	jsonFlag(list, &listJSON)
 
-	var showJSON bool
+	var showJSON, showPub bool
 	show := &cobra.Command{
-		Use:   "show NAME",
-		Short: "Show a key's address",
+		Use:   "show NAME [--pubkey]",
+		Short: "Show a key's address (and, with --pubkey, its public key: needs the password)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ks, err := f.Keys()
@@ -85,14 +87,34 @@ func newKeysCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			pub := ""
+			if showPub {
+				pass, err := f.Password(fmt.Sprintf("Password for key %s: ", args[0]), false)
+				if err != nil {
+					return err
+				}
+				k, err := ks.Unlock(args[0], pass)
+				if err != nil {
+					return err
+				}
+				pub = "0x" + hex.EncodeToString(crypto.CompressPubkey(&k.PublicKey))
+			}
 			if showJSON {
-				return printJSON(f.Out, e)
+				return printJSON(f.Out, struct {
+					keystore.Entry
+					PubKey string `json:"pubkey,omitempty"`
+				}{*e, pub})
+			}
+			if showPub {
+				fmt.Fprintln(f.Out, pub)
+				return nil
 			}
 			fmt.Fprintf(f.Out, "Name     %s\nAddress  %s\nFile     %s\n", e.Name, e.Address, e.Path)
 			return nil
 		},
 	}
 	jsonFlag(show, &showJSON)
+	show.Flags().BoolVar(&showPub, "pubkey", false, "print only the compressed public key (hex), e.g. for `volume grant --to`")
 
 	var keyFile string
 	importCmd := &cobra.Command{

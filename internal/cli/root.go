@@ -34,6 +34,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newActorCmd(f),
 		newLibCmd(f),
 		newRelayCmd(f),
+		newVolumeCmd(f),
 	)
 	return root
 }
