@@ -48,6 +48,16 @@ type Bid struct {
 	TipPerCell     uint64   `json:"tip_per_cell"`
 }
 
+// Encode returns the canonical CBOR encoding of the bid, the form a GBA
+// returns it in.
+func (b *Bid) Encode() ([]byte, error) {
+	enc, err := codec.Marshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("timers: encode bid: %w", err)
+	}
+	return enc, nil
+}
+
 // DecodeBid decodes a GBA's return value (canonical CBOR Bid).
 func DecodeBid(b []byte) (Bid, error) {
 	var bid Bid

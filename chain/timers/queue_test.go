@@ -37,6 +37,7 @@ type refTimer struct {
 	target   uint64
 	interval uint64
 	deposit  *big.Int
+	fromFar  bool // scheduled into tier 3
 }
 
 // model is the plain reference: a map and sorting, no tiers.
@@ -192,6 +193,7 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 	kv := newMemKV()
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	const owners = 7
+	farToDue := 0
 	for h := start; h < start+blocks; h++ {
 		// Transactions of block h: schedule, cancel, reschedule.
 		for range r.IntN(4) {
@@ -225,7 +227,8 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 			if c.Deposit.Cmp(p.Deposit(m.pending[o])) != 0 || c.Burn.Cmp(wantBurn) != 0 {
 				t.Fatalf("charge %v/%v, want %v/%v (n=%d k=%d)", c.Deposit, c.Burn, p.Deposit(m.pending[o]), wantBurn, m.pending[o], wantK)
 			}
-			m.timers[id] = &refTimer{id: id, owner: o, target: tm.Target, interval: tm.Interval, deposit: c.Deposit}
+			tr, _ := locate(tm.Target, m.cursor, id)
+			m.timers[id] = &refTimer{id: id, owner: o, target: tm.Target, interval: tm.Interval, deposit: c.Deposit, fromFar: tr == tierFar}
 			m.pending[o]++
 			m.nonce[o]++
 		}
@@ -292,6 +295,9 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 		// Fire a random subset; defer the rest.
 		for _, d := range due {
 			rt := m.timers[d.ID]
+			if rt.fromFar {
+				farToDue++
+			}
 			if r.IntN(3) == 0 {
 				if err := q.Defer(kv, d.ID, h); err != nil {
 					t.Fatal(err)
@@ -327,6 +333,10 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 			checkLayout(t, kv, q, m)
 		}
 	}
+	if blocks > (2+EpochBuckets)*EpochLength+2*EpochLength && farToDue == 0 {
+		t.Fatal("no timer travelled from tier 3 to due")
+	}
+	t.Logf("seed %d: %d due deliveries of timers scheduled into tier 3", seed, farToDue)
 	if check {
 		checkLayout(t, kv, q, m)
 		for o := range m.pending {
@@ -349,19 +359,22 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 // wraps, epoch migrations and tier-3 → tier-2 promotions, comparing every
 // Due result, charge and counter with a plain sorted reference.
 func TestQueueMatchesReference(t *testing.T) {
-	blocks := uint64(12 * (EpochBuckets + 2) * EpochLength / 10) // ~10k blocks
+	// Tier 3 starts (2+EpochBuckets)×EpochLength = 8,448 blocks ahead, so
+	// the long run lets timers travel tier 3 → 2 → 1 → due.
+	long := uint64(11_000)
+	short := uint64(3_000)
 	if testing.Short() {
-		blocks = 3000
+		long = short
 	}
 	for _, tc := range []struct {
-		seed, start uint64
+		seed, start, blocks uint64
 	}{
-		{1, 1},
-		{2, EpochLength - 3},       // starts just before an epoch boundary
-		{3, 1<<32 + RingSlots - 1}, // large heights, at a ring wrap
-		{4, 5*EpochLength + 17},
+		{1, 1, long},
+		{2, EpochLength - 3, short},       // starts just before an epoch boundary
+		{3, 1<<32 + RingSlots - 1, short}, // large heights, at a ring wrap
+		{4, 5*EpochLength + 17, short},
 	} {
-		runOps(t, tc.seed, tc.start, blocks, true)
+		runOps(t, tc.seed, tc.start, tc.blocks, true)
 	}
 }
 
