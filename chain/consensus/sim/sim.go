@@ -20,6 +20,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/vrf"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -151,6 +152,8 @@ type simulation struct {
 	now      int
 	group    []int // partition group per validator; nil = connected
 	byHeight map[uint64]types.Hash
+	seen     map[types.Hash]*consensus.Block // every proposed block (the adversary is omniscient)
+	certs    map[types.Hash]consensus.QC     // every QC sent in any message
 	res      Result
 	err      error
 }
@@ -158,7 +161,10 @@ type simulation struct {
 // Run executes one simulation.
 func Run(cfg Config) (*Result, error) {
 	cfg.fill()
-	s := &simulation{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f77626f79)), byHeight: map[uint64]types.Hash{}}
+	s := &simulation{
+		cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f77626f79)), byHeight: map[uint64]types.Hash{},
+		seen: map[types.Hash]*consensus.Block{}, certs: map[types.Hash]consensus.QC{},
+	}
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
@@ -349,8 +355,15 @@ func (s *simulation) send(from int, o consensus.Outbound) {
 		return
 	}
 	n := s.nodes[from]
+	s.observe(o.Msg)
 	if n.byz && s.cfg.Adversarial {
 		switch m := o.Msg; {
+		case m.Proposal != nil && m.Proposal.Block.Proposer == s.addrs[from] && m.Proposal.TC != nil:
+			if low := s.lowProposal(n, m.Proposal); low != nil {
+				o.Msg = &consensus.Message{Proposal: low}
+				data = o.Msg.Encode()
+				s.observe(o.Msg)
+			}
 		case m.Vote != nil && m.Vote.Voter == uint32(from):
 			for to := range s.cfg.N {
 				if to != from && s.rng.IntN(2) == 0 {
@@ -385,6 +398,49 @@ func (s *simulation) send(from int, o consensus.Outbound) {
 	if alt != nil && from != 0 {
 		s.enqueue(from, 0, alt) // validator 0 sees both and must report it
 	}
+}
+
+// observe records blocks and QCs for the adversary.
+func (s *simulation) observe(m *consensus.Message) {
+	switch {
+	case m.Proposal != nil:
+		b := &m.Proposal.Block
+		s.seen[b.Hash()] = b
+		s.certs[b.Justify.BlockHash] = b.Justify
+	case m.NewView != nil:
+		s.certs[m.NewView.HighQC.BlockHash] = m.NewView.HighQC
+	}
+}
+
+// lowProposal rebuilds a byzantine proposal that entered its round through
+// a timeout certificate on the lowest QC the certificate allows (honest
+// proposers use their highest): the move that makes a non-consecutive
+// two-chain rule finalize conflicting blocks.
+func (s *simulation) lowProposal(n *node, p *consensus.Proposal) *consensus.Proposal {
+	floor := p.TC.MaxHighQCRound()
+	var best *consensus.QC
+	for _, q := range s.certs {
+		if q.Round < floor || q.Round >= p.Block.Round || (q.Round > 0 && s.seen[q.BlockHash] == nil) {
+			continue
+		}
+		if best == nil || q.Round < best.Round || (q.Round == best.Round && string(q.BlockHash[:]) < string(best.BlockHash[:])) {
+			best = &q
+		}
+	}
+	if best == nil || best.BlockHash == p.Block.Justify.BlockHash {
+		return nil
+	}
+	parentHeight := uint64(0)
+	if best.Round > 0 {
+		parentHeight = s.seen[best.BlockHash].Height
+	}
+	b := p.Block
+	b.Height, b.Parent, b.Justify = parentHeight+1, best.BlockHash, *best
+	b.VRFProof = n.signer.Sign(vrf.Message(s.seed, b.Height))
+	b.VRFOutput = vrf.Output(b.VRFProof)
+	b.Payload = append(append(types.Bytes(nil), p.Block.Payload...), " (low)"...)
+	h := b.Hash()
+	return &consensus.Proposal{Block: b, TC: p.TC, Signature: n.signer.Sign(consensus.ProposalMessage(7, h, b.Height, b.Round))}
 }
 
 // equivocate builds a second, conflicting proposal for the same round.
