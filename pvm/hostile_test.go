@@ -95,6 +95,11 @@ func TestHostileCorpus(t *testing.T) {
 		{"fstring doubling", "s = 'x'\nwhile True:\n    s = f'{s}{s}'", 1_000_000_000, MemoryLimit, ""},
 		{"dict growth", "d = {}\ni = 0\nwhile True:\n    d[i] = i\n    i += 1", 1_000_000_000, MemoryLimit, ""},
 		{"fstring object repr", "return f'{object()}|{len}|{[object()]}'", 10_000_000, "", ""},
+		{"swallow abort via __exit__", "class S:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n        return True\nwith S():\n    while True:\n        pass\nreturn 1", 1_000_000, OutOfCycles, ""},
+		{"regex via match.re", "import re\nm = re.match(r'a', 'a')\nreturn m.re.match('(a+)+$', 'a' * 40 + 'b')", 10_000_000, ActorException, "AttributeError"},
+		{"int of huge decimal", "import decimal\nreturn int(decimal.Decimal('1e999999'))", 10_000_000, ActorException, "OverflowError"},
+		{"floor of huge decimal", "import decimal, math\nreturn math.floor(decimal.Decimal('1e999999'))", 10_000_000, ActorException, "OverflowError"},
+		{"regex still works", "import re\nm = re.match(r'(\\w+)@(\\w+)', 'bob@site')\nreturn [m.group(1), m.group(2), m.span()]", 10_000_000, "", ""},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

@@ -153,6 +153,57 @@ def _nested_body_check(body):
                 _nested_body_check(b)
 
 
+class Match:
+    """Wrapper of re.Match that does not expose the compiled pattern."""
+    __slots__ = ("_pvm_m",)
+
+    def __init__(self, m):
+        self._pvm_m = m
+
+    def group(self, *a):
+        return self._pvm_m.group(*a)
+
+    def groups(self, default=None):
+        return self._pvm_m.groups(default)
+
+    def groupdict(self, default=None):
+        return self._pvm_m.groupdict(default)
+
+    def start(self, g=0):
+        return self._pvm_m.start(g)
+
+    def end(self, g=0):
+        return self._pvm_m.end(g)
+
+    def span(self, g=0):
+        return self._pvm_m.span(g)
+
+    def __getitem__(self, g):
+        return self._pvm_m[g]
+
+    def __bool__(self):
+        return True
+
+    def __repr__(self):
+        return "<re.Match span=%r match=%r>" % (self._pvm_m.span(), self._pvm_m.group())
+
+    @property
+    def string(self):
+        return self._pvm_m.string
+
+    @property
+    def lastindex(self):
+        return self._pvm_m.lastindex
+
+    @property
+    def lastgroup(self):
+        return self._pvm_m.lastgroup
+
+
+def _wm(m):
+    return None if m is None else Match(m)
+
+
 class Pattern:
     __slots__ = ("_pvm_p", "_pvm_q", "pattern", "flags")
 
@@ -180,15 +231,15 @@ class Pattern:
 
     def match(self, s, pos=0):
         self._pvm_cost(s, True)
-        return self._pvm_p.match(s, pos)
+        return _wm(self._pvm_p.match(s, pos))
 
     def fullmatch(self, s, pos=0):
         self._pvm_cost(s, True)
-        return self._pvm_p.fullmatch(s, pos)
+        return _wm(self._pvm_p.fullmatch(s, pos))
 
     def search(self, s, pos=0):
         self._pvm_cost(s, False)
-        return self._pvm_p.search(s, pos)
+        return _wm(self._pvm_p.search(s, pos))
 
     def findall(self, s, pos=0):
         self._pvm_cost(s, False)
@@ -196,7 +247,7 @@ class Pattern:
 
     def finditer(self, s, pos=0):
         self._pvm_cost(s, False)
-        return list(self._pvm_p.finditer(s, pos))
+        return [Match(m) for m in self._pvm_p.finditer(s, pos)]
 
     def split(self, s, maxsplit=0):
         self._pvm_cost(s, False)
@@ -230,7 +281,7 @@ def _re_sub(pattern, repl, string, count=0, flags=0):
 
 _RE = {"compile": _re_compile, "sub": _re_sub, "escape": _re.escape, "error": _re.error,
        "IGNORECASE": _re.IGNORECASE, "I": _re.I, "MULTILINE": _re.MULTILINE, "M": _re.M,
-       "DOTALL": _re.DOTALL, "S": _re.S, "ASCII": _re.ASCII, "A": _re.A, "Pattern": Pattern}
+       "DOTALL": _re.DOTALL, "S": _re.S, "ASCII": _re.ASCII, "A": _re.A, "Pattern": Pattern, "Match": Match}
 for _n in ("match", "fullmatch", "search", "findall", "finditer", "split"):
     _RE[_n] = _re_fn(_n)
 
@@ -363,6 +414,17 @@ def _metered_math():
         it = rt.sized(it)
         return _pvm_detmath.fsum(it)
 
+    def _intres(f):
+        def g(x):
+            rt.charge(cost)
+            rt.check_int_source(x)
+            return f(x)
+        g.__name__ = f.__name__
+        return g
+
+    m.floor = _intres(_pvm_detmath.floor)
+    m.ceil = _intres(_pvm_detmath.ceil)
+    m.trunc = _intres(_pvm_detmath.trunc)
     m.factorial = factorial
     m.comb = comb
     m.perm = perm
@@ -454,7 +516,7 @@ _PLAIN = (
 def make_builtins(importer):
     bd = {n: getattr(_b, n) for n in _PLAIN}
     bd.update({
-        "sum": rt.sum_, "sorted": rt.sorted_, "min": rt.min_, "max": rt.max_, "any": rt.any_,
+        "int": rt.int_, "sum": rt.sum_, "sorted": rt.sorted_, "min": rt.min_, "max": rt.max_, "any": rt.any_,
         "all": rt.all_, "list": rt.list_, "tuple": rt.tuple_, "dict": rt.dict_, "bytes": rt.bytes_,
         "bytearray": rt.bytearray_, "str": rt.str_, "repr": rt.repr_, "ascii": rt.ascii_,
         "format": rt.format_, "pow": rt.pow_, "round": rt.round_, "hash": rt.hash_, "type": rt.type_,

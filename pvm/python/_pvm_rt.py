@@ -788,8 +788,31 @@ def pow_(a, b, m=None):
     return _pow(a, b, m)
 
 
+def check_int_source(x):
+    """Converting x to int must not create an integer wider than the cap."""
+    t = type(x)
+    if t is int or t is float or t is bool or t is str:
+        return
+    adj = getattr(x, "adjusted", None)  # decimal.Decimal
+    if adj is not None and x.is_finite() and adj() > MAXBITS * 0.302 + 1:
+        raise OverflowError("integer result wider than %d bits" % MAXBITS)
+
+
+_int = _b.int
+
+
+def int_(*args, **kw):
+    if args:
+        check_int_source(args[0])
+    r = _int(*args, **kw)
+    if not (_NB62 < r < _B62):
+        _bigres(r)
+    return r
+
+
 def round_(x, n=None):
     if n is None:
+        check_int_source(x)
         return _round(x)
     if type(n) is int and (n > 10000 or n < -10000):
         raise ValueError("ndigits out of range")

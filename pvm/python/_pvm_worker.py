@@ -47,6 +47,8 @@ STICKY = frozenset(("OutOfCycles", "OutOfCells", "ReadOnlyViolation", "MemoryLim
 
 def make_host(chan):
     def host(op, args):
+        if rt.ABORT[0] is not None:
+            rt.abort(*rt.ABORT[0])
         msg = {"t": "host", "op": op}
         msg.update(args)
         chan.send(msg)
@@ -174,6 +176,8 @@ def execute(chan, call):
                         for k, v in cbor.loads(raw).items():
                             inst.__dict__[k] = v
                 ret = getattr(inst, hname)(*args, **kw)
+            if rt.ABORT[0] is not None:  # an abort swallowed by a user __exit__
+                rt.abort(*rt.ABORT[0])
             if not sdk:
                 d = {k: v for k, v in inst.__dict__.items()}
                 raw = cbor.dumps(d, _enc_hook=_enc_hook)
@@ -186,6 +190,8 @@ def execute(chan, call):
             if len(out) > mr:
                 raise _Fail("ReturnTooLarge", "return value larger than %d bytes" % mr)
             rt.charge(len(out) * rt.PER_CHAR)
+            if rt.ABORT[0] is not None:
+                rt.abort(*rt.ABORT[0])
             result["ok"] = True
             result["ret"] = out
         except rt.Abort:
