@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/relay"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
+	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +27,11 @@ type RunOptions struct {
 	Metrics  string
 	LogLevel string
 	Grace    time.Duration
+	// Node, when set, registers the relay in the chain's Relay Registry
+	// (staking Stake CBY from the node key) and sends heartbeats.
+	Node      string
+	Stake     string
+	Heartbeat time.Duration
 }
 
 // RunInfo is written to HOME/run.json once the relay listens.
@@ -60,6 +67,9 @@ func newCmdRun(io IO, runF func(*RunOptions) error) *cobra.Command {
 	cmd.Flags().StringVar(&o.Metrics, "metrics", "", "metrics listen address, overrides config")
 	cmd.Flags().StringVar(&o.LogLevel, "log-level", "", "debug|info|warn|error (default from config, else info)")
 	cmd.Flags().DurationVar(&o.Grace, "grace", 10*time.Second, "graceful shutdown deadline")
+	cmd.Flags().StringVar(&o.Node, "node", "", "chain node URL: register in the Relay Registry and heartbeat (the node key pays stake and fees)")
+	cmd.Flags().StringVar(&o.Stake, "stake", "100", "CBY to stake when registering")
+	cmd.Flags().DurationVar(&o.Heartbeat, "heartbeat", 5*time.Second, "heartbeat interval")
 	return cmd
 }
 
@@ -116,7 +126,23 @@ func runRun(parent context.Context, o *RunOptions) error {
 		os.Rename(runPath+".tmp", runPath)
 	}
 	defer os.Remove(runPath)
+	var regDone chan struct{}
+	if o.Node != "" {
+		stake, perr := sdk.ParseCBY(o.Stake)
+		if perr != nil {
+			stop()
+			<-runErr
+			return fmt.Errorf("--stake: %w", perr)
+		}
+		reg := &onchain.Registrar{Client: sdk.New(o.Node), Key: key, Addr: node.Addr().String(), Capacity: fc.CapacityBytes,
+			Stake: stake, Interval: o.Heartbeat, Logger: log, Used: func() uint64 { used, _, _ := node.Store().Usage(); return used }}
+		regDone = make(chan struct{})
+		go func() { defer close(regDone); reg.Run(ctx) }()
+	}
 	err = <-runErr
+	if regDone != nil {
+		<-regDone
+	}
 	log.Info("shutting down", "reason", err)
 	sctx, cancel := context.WithTimeout(context.Background(), o.Grace)
 	defer cancel()

@@ -124,7 +124,7 @@ func (f *Factory) openVolume(ctx context.Context, o *volumeOpts, vol string) (*c
 
 func newVolumeCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Store files in encrypted, erasure-coded CBFS volumes on relay nodes"}
-	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f))
+	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f))
 	return cmd
 }
 
@@ -539,6 +539,51 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
+	o.add(cmd)
+	jsonFlag(cmd, &asJSON)
+	return cmd
+}
+
+func newVolumeRepairCmd(f *Factory) *cobra.Command {
+	var (
+		o      volumeOpts
+		audit  bool
+		rate   int64
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "repair VOLUME [--audit]",
+		Short: "Rebuild shards held by unhealthy or unreachable relays (or failing challenges) onto healthy ones",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			rep, err := v.Repair(cmd.Context(), cbfs.RepairOptions{Audit: audit, MaxBytesPerSecond: rate})
+			if asJSON {
+				if jerr := printJSON(f.Out, rep); jerr != nil {
+					return jerr
+				}
+			} else {
+				fmt.Fprintf(f.Out, "Examined %d shards: %d bad, %d repaired, %d failed, %d skipped", rep.Shards, rep.Bad, rep.Repaired, rep.Failed, rep.Skipped)
+				if rep.Version > 0 {
+					fmt.Fprintf(f.Out, "; manifest version %d committed", rep.Version)
+				}
+				fmt.Fprintln(f.Out)
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Failed > 0 {
+				return fmt.Errorf("%d shards could not be repaired", rep.Failed)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&audit, "audit", false, "challenge every shard (random range + Merkle proof), not only those on unhealthy relays")
+	cmd.Flags().Int64Var(&rate, "max-rate", 0, "limit rebuilt bytes per second (0 = unlimited)")
 	o.add(cmd)
 	jsonFlag(cmd, &asJSON)
 	return cmd
