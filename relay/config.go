@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/internal/store"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -29,9 +30,13 @@ type Config struct {
 	Capacity       uint64            // bytes, 0 = unlimited
 	MaxObjectSize  uint64            // bytes, default 256 MiB
 	RevocationFile string            // revoked token link ids, "" = none
-	ClockSkew      time.Duration     // accepted request time skew, default 2m
-	Logger         *slog.Logger
-	Now            func() time.Time
+	// Revocations, if set, returns an additional revocation list for a
+	// volume (e.g. the one anchored by the Storage Manager on chain). A
+	// lookup error refuses the request.
+	Revocations func(vol captoken.VolumeID) captoken.RevocationList
+	ClockSkew   time.Duration // accepted request time skew, default 2m
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 func (c Config) withDefaults() Config {

@@ -131,7 +131,11 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if err := tok.VerifyHolder(req.SigningHash(), req.Sig); err != nil {
 		return captoken.Caveats{}, err
 	}
-	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op), n.revoked)
+	rl := n.revoked
+	if n.cfg.Revocations != nil {
+		rl = captoken.Revocations{n.revoked, n.cfg.Revocations(req.Volume)}
+	}
+	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op), rl)
 	if err != nil {
 		return captoken.Caveats{}, err
 	}

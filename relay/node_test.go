@@ -28,10 +28,14 @@ type harness struct {
 	dir   string
 }
 
-func newHarness(t *testing.T, capacity uint64) *harness {
+func newHarness(t *testing.T, capacity uint64, rl ...captoken.RevocationList) *harness {
 	key, _ := crypto.GenerateKey()
 	dir := t.TempDir()
-	node, err := relay.New(relay.Config{Key: key, DataDir: dir, Capacity: capacity, Metrics: "127.0.0.1:0"})
+	cfg := relay.Config{Key: key, DataDir: dir, Capacity: capacity, Metrics: "127.0.0.1:0"}
+	if len(rl) > 0 {
+		cfg.Revocations = func(captoken.VolumeID) captoken.RevocationList { return rl[0] }
+	}
+	node, err := relay.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,5 +224,18 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	}
 	if used, objs, err := relay.DiskUsage(h.dir); err != nil || objs != 1 || used != uint64(len(data)) {
 		t.Fatalf("acknowledged object missing after shutdown: %v %d %d", err, objs, used)
+	}
+}
+
+func TestRevocationHook(t *testing.T) {
+	revoked := captoken.NewMemoryRevocations()
+	h := newHarness(t, 0, revoked)
+	tok := h.token(captoken.Caveats{Perms: captoken.PermAll})
+	if r, _ := h.send(&wire.Request{Op: wire.OpList}, tok, nil); r.Status != wire.StatusOK {
+		t.Fatalf("before revocation: %s", r.Status)
+	}
+	revoked.Revoke(tok.ID())
+	if r, _ := h.send(&wire.Request{Op: wire.OpList}, tok, nil); r.Status != wire.StatusUnauthorized {
+		t.Fatalf("after revocation: %s", r.Status)
 	}
 }

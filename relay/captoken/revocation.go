@@ -117,3 +117,21 @@ func AppendRevocation(path string, id [32]byte) error {
 	}
 	return fh.Close()
 }
+
+// Revocations combines lists: an id is revoked if any list revokes it. Nil
+// entries are skipped.
+type Revocations []RevocationList
+
+// Revoked implements RevocationList.
+func (rs Revocations) Revoked(ctx context.Context, id [32]byte) (bool, error) {
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		ok, err := r.Revoked(ctx, id)
+		if err != nil || ok {
+			return ok, err
+		}
+	}
+	return false, nil
+}
