@@ -305,6 +305,7 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 		return nil, fmt.Errorf("pvm: %s: %w", what, err)
 	}
 
+	tSpawn := time.Now()
 	var hello childMsg
 	if err := e.codec.readFrame(conn, &hello); err != nil {
 		return fail("read hello", err)
@@ -316,9 +317,11 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 	if killed.Load() {
 		_ = syscall.Kill(hello.Pid, syscall.SIGKILL)
 	}
+	tHello := time.Now()
 	if err := e.codec.writeFrame(conn, msg); err != nil {
 		return fail("send call", err)
 	}
+	hostCalls := 0
 	for {
 		var cm childMsg
 		if err := e.codec.readFrame(conn, &cm); err != nil {
@@ -326,6 +329,8 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 		}
 		switch cm.T {
 		case "done":
+			e.cfg.Logger.Debug("pvm call", "op", msg.Op, "pid", hello.Pid, "hello", tHello.Sub(tSpawn),
+				"serve", time.Since(tHello), "host_calls", hostCalls, "cycles", cm.Cycles, "ok", cm.OK)
 			return &cm, nil
 		case "crash":
 			e.cfg.Logger.Error("pvm worker crashed", "trace", cm.Msg)
@@ -334,6 +339,7 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 			if host == nil || m == nil {
 				return fail("host call during validation", ErrProtocol)
 			}
+			hostCalls++
 			rep, err := m.dispatch(host, &cm.HostRequest)
 			if err != nil {
 				return fail("host call "+cm.Op, err)

@@ -540,6 +540,15 @@ def runtime_globals():
     }
 
 
+# Built once in the zygote; every call is a fresh fork, so a call that
+# mutates a proxy affects only itself.
+PREBUILT = [None]
+
+
+def prebuild():
+    PREBUILT[0] = base_modules()
+
+
 class Loader:
     """Compiles and executes the actor module and its pinned libraries."""
 
@@ -547,7 +556,7 @@ class Loader:
         self.limits = limits
         self.costs = costs
         self.libraries = dict(libraries or {})
-        self.modules = base_modules()
+        self.modules = dict(PREBUILT[0]) if PREBUILT[0] is not None else base_modules()
         self.loading = set()
         self.builtins = make_builtins(self.import_)
 

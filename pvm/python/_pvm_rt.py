@@ -46,6 +46,10 @@ class Abort(BaseException):
 
 
 def configure(cycles_limit, limits, costs):
+    ABORT[0] = None
+    USED[0] = None
+    MEM[0] = 0
+    TMP[0] = 0
     K[0] = int(cycles_limit)
     K[1] = 0
     LIMIT[0] = int(cycles_limit)

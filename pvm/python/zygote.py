@@ -100,6 +100,19 @@ def child(ctl, notify):
 
 
 def main():
+    _pvm_env.prebuild()
+    # Exercise the whole pipeline once so every lazily imported module and
+    # cache is populated before forking.
+    import _pvm_rt
+    _pvm_rt.configure(10 ** 9, {}, {})
+    try:
+        _pvm_env.Loader({}, {"stmt": 1, "arith": 1, "compare": 1, "call": 10, "subscript": 3, "attribute": 1,
+                             "list_append": 2, "loop_iter": 1}, {}).compile(
+            b"import re\nclass A:\n    def f(self, x):\n        return [i * 2 for i in x if i % 3]\n", "<warm>")
+        _pvm_env.Pattern(r"\w+")
+    except BaseException:
+        pass
+    _pvm_rt.configure(0, {}, {})
     ctl = socket.socket(fileno=3)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     gc.collect()
