@@ -46,7 +46,11 @@ type HostRequest struct {
 	Payload []byte   `cbor:"payload,omitempty"`
 	Amount  *big.Int `cbor:"amount,omitempty"`
 	Label   []byte   `cbor:"label,omitempty"`
-	Args    any      `cbor:"args,omitempty"`
+	// Args carries the arguments of extension ops (pvm_host.host_call).
+	Args any `cbor:"args,omitempty"`
+	// ReadOnly is set by the engine for read-only calls; an ExtendedHost
+	// must refuse mutating ops when it is true.
+	ReadOnly bool `cbor:"-"`
 }
 
 // HostResponse is the result of an extended host call.
@@ -206,6 +210,7 @@ func (m *meter) dispatch(h Host, r *HostRequest) (hostReply, error) {
 		return ok(v[:])
 	}
 	if x, isExt := h.(ExtendedHost); isExt {
+		r.ReadOnly = m.readOnly
 		resp, err := x.HostCall(r)
 		if err != nil {
 			return hostErr(err)

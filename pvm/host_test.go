@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -104,3 +105,44 @@ func (h *memHost) snapshot() string {
 var _ Host = (*memHost)(nil)
 
 func TestMemHostCompiles(t *testing.T) {}
+
+// extHost adds one extension op, as timers or signature checks would.
+type extHost struct {
+	*memHost
+	seen []string
+}
+
+func (x *extHost) HostCall(r *HostRequest) (*HostResponse, error) {
+	if r.Op != "set_timer" {
+		return nil, errors.New("unknown op " + r.Op)
+	}
+	if r.ReadOnly {
+		return nil, errors.New("read-only")
+	}
+	x.seen = append(x.seen, fmt.Sprint(r.Args))
+	return &HostResponse{Value: uint64(7), Cycles: 1000, Cells: 10}, nil
+}
+
+func TestExtendedHost(t *testing.T) {
+	e := engine(t)
+	h := &extHost{memHost: newMemHost()}
+	src := `
+import pvm_host
+class Actor:
+    def go(self):
+        return pvm_host.host_call("set_timer", height=100, handler="tick")
+    def bad(self):
+        return pvm_host.host_call("nope")
+`
+	out := call(t, e, h, src, "go", nil, false)
+	if got := decodeRet(t, out); got != uint64(7) || len(h.seen) != 1 {
+		t.Fatalf("set_timer = %v seen %v", got, h.seen)
+	}
+	if out.CyclesUsed < 1000 || out.CellsUsed < 10 {
+		t.Fatalf("extension costs not charged: %+v", out)
+	}
+	out = call(t, e, h, src, "bad", nil, false)
+	if out.Err == nil || out.Err.Kind != HostError || !strings.Contains(out.Err.Message, "unknown op nope") {
+		t.Fatalf("bad op: %+v", out.Err)
+	}
+}

@@ -90,6 +90,19 @@ def randomness(label=b""):
     return _call("randomness", label=label)
 
 
+_BUILTIN_OPS = frozenset(("storage_get", "storage_set", "storage_delete", "emit_event", "send", "transfer",
+                          "balance", "block_info", "randomness"))
+
+
+def host_call(op, **args):
+    """Call a host extension op (timers, jobs, signature checks, ...) served
+    by the chain's ExtendedHost. Arguments must be CBOR-encodable."""
+    if type(op) is not str or op in _BUILTIN_OPS:
+        raise ValueError("not an extension op: %r" % (op,))
+    _pvm_cbor.dumps(args)
+    return _call(op, args=args)
+
+
 def self_address():
     return CTX["actor"]
 
