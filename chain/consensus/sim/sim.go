@@ -12,11 +12,13 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
@@ -83,6 +85,8 @@ type Result struct {
 	Messages        int      // messages delivered
 	Restarts        int
 	Rounds          uint64 // highest round reached
+	LowProposals    int    // adversarial proposals built below the proposer's highest QC
+	CertifiedForks  int    // heights with QCs for two different blocks
 }
 
 // ErrSafety and ErrLiveness classify run failures.
@@ -154,6 +158,7 @@ type simulation struct {
 	byHeight map[uint64]types.Hash
 	seen     map[types.Hash]*consensus.Block // every proposed block (the adversary is omniscient)
 	certs    map[types.Hash]consensus.QC     // every QC sent in any message
+	nvs      map[uint64]map[uint32]*consensus.NewView
 	res      Result
 	err      error
 }
@@ -164,6 +169,7 @@ func Run(cfg Config) (*Result, error) {
 	s := &simulation{
 		cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f77626f79)), byHeight: map[uint64]types.Hash{},
 		seen: map[types.Hash]*consensus.Block{}, certs: map[types.Hash]consensus.QC{},
+		nvs: map[uint64]map[uint32]*consensus.NewView{},
 	}
 	if err := s.setup(); err != nil {
 		return nil, err
@@ -200,6 +206,13 @@ func Run(cfg Config) (*Result, error) {
 	}
 	if s.err != nil {
 		return &s.res, s.err
+	}
+	byHeight := map[uint64]types.Hash{}
+	for _, q := range s.certs {
+		if h, ok := byHeight[q.Height]; ok && h != q.BlockHash {
+			s.res.CertifiedForks++
+		}
+		byHeight[q.Height] = q.BlockHash
 	}
 	for _, n := range s.nodes {
 		st := n.core.Status()
@@ -358,7 +371,7 @@ func (s *simulation) send(from int, o consensus.Outbound) {
 	s.observe(o.Msg)
 	if n.byz && s.cfg.Adversarial {
 		switch m := o.Msg; {
-		case m.Proposal != nil && m.Proposal.Block.Proposer == s.addrs[from] && m.Proposal.TC != nil:
+		case m.Proposal != nil && m.Proposal.Block.Proposer == s.addrs[from]:
 			if low := s.lowProposal(n, m.Proposal); low != nil {
 				o.Msg = &consensus.Message{Proposal: low}
 				data = o.Msg.Encode()
@@ -408,28 +421,42 @@ func (s *simulation) observe(m *consensus.Message) {
 		s.seen[b.Hash()] = b
 		s.certs[b.Justify.BlockHash] = b.Justify
 	case m.NewView != nil:
-		s.certs[m.NewView.HighQC.BlockHash] = m.NewView.HighQC
+		nv := m.NewView
+		s.certs[nv.HighQC.BlockHash] = nv.HighQC
+		if s.nvs[nv.Round] == nil {
+			s.nvs[nv.Round] = map[uint32]*consensus.NewView{}
+		}
+		if s.nvs[nv.Round][nv.Voter] == nil {
+			s.nvs[nv.Round][nv.Voter] = nv
+		}
 	}
 }
 
 // lowProposal rebuilds a byzantine proposal that entered its round through
-// a timeout certificate on the lowest QC the certificate allows (honest
-// proposers use their highest): the move that makes a non-consecutive
-// two-chain rule finalize conflicting blocks.
+// a timeout certificate on the lowest QC the certificate allows and that
+// is not below what honest validators finalized (honest proposers use their
+// highest): the move that makes a non-consecutive two-chain rule finalize
+// conflicting blocks.
 func (s *simulation) lowProposal(n *node, p *consensus.Proposal) *consensus.Proposal {
-	floor := p.TC.MaxHighQCRound()
+	tc := s.lowTC(p.Block.Round - 1)
+	if tc == nil {
+		return nil
+	}
+	floor := tc.MaxHighQCRound()
+	final := s.maxHonestFinal() // honest validators would not vote below it
 	var best *consensus.QC
 	for _, q := range s.certs {
-		if q.Round < floor || q.Round >= p.Block.Round || (q.Round > 0 && s.seen[q.BlockHash] == nil) {
+		if q.Round < floor || q.Round >= p.Block.Round || (q.Round > 0 && s.seen[q.BlockHash] == nil) || q.Height < final {
 			continue
 		}
 		if best == nil || q.Round < best.Round || (q.Round == best.Round && string(q.BlockHash[:]) < string(best.BlockHash[:])) {
 			best = &q
 		}
 	}
-	if best == nil || best.BlockHash == p.Block.Justify.BlockHash {
+	if best == nil || (best.BlockHash == p.Block.Justify.BlockHash && p.TC != nil) {
 		return nil
 	}
+	s.res.LowProposals++
 	parentHeight := uint64(0)
 	if best.Round > 0 {
 		parentHeight = s.seen[best.BlockHash].Height
@@ -440,7 +467,53 @@ func (s *simulation) lowProposal(n *node, p *consensus.Proposal) *consensus.Prop
 	b.VRFOutput = vrf.Output(b.VRFProof)
 	b.Payload = append(append(types.Bytes(nil), p.Block.Payload...), " (low)"...)
 	h := b.Hash()
-	return &consensus.Proposal{Block: b, TC: p.TC, Signature: n.signer.Sign(consensus.ProposalMessage(7, h, b.Height, b.Round))}
+	if best.Round+1 == b.Round {
+		tc = nil // a direct successor needs no certificate
+	}
+	return &consensus.Proposal{Block: b, TC: tc, Signature: n.signer.Sign(consensus.ProposalMessage(7, h, b.Height, b.Round))}
+}
+
+// lowTC picks, among all NEW_VIEWs of round ever sent, a quorum whose
+// highest reported QC is as low as possible (a proposer chooses which
+// timeouts go into its certificate).
+func (s *simulation) lowTC(round uint64) *consensus.TC {
+	var nvs []*consensus.NewView
+	for _, nv := range s.nvs[round] {
+		nvs = append(nvs, nv)
+	}
+	slices.SortFunc(nvs, func(a, b *consensus.NewView) int {
+		if a.HighQC.Round != b.HighQC.Round {
+			return cmp.Compare(a.HighQC.Round, b.HighQC.Round)
+		}
+		return cmp.Compare(a.Voter, b.Voter)
+	})
+	chosen := map[uint32]*consensus.NewView{}
+	var stake uint64
+	for _, nv := range nvs {
+		if stake >= s.vs.Quorum() {
+			break
+		}
+		chosen[nv.Voter] = nv
+		stake += s.vs.Validator(int(nv.Voter)).Stake
+	}
+	if stake < s.vs.Quorum() {
+		return nil
+	}
+	tc := &consensus.TC{Round: round, Signers: consensus.NewBitmap(s.cfg.N)}
+	var sigs [][]byte
+	for i := range s.cfg.N {
+		if nv := chosen[uint32(i)]; nv != nil {
+			tc.Signers[i/8] |= 1 << (i % 8)
+			tc.HighQCRounds = append(tc.HighQCRounds, nv.HighQC.Round)
+			sigs = append(sigs, nv.Signature)
+		}
+	}
+	agg, err := s.verifier.Aggregate(sigs)
+	if err != nil {
+		return nil
+	}
+	tc.Signature = agg
+	return tc
 }
 
 // equivocate builds a second, conflicting proposal for the same round.

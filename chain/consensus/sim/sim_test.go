@@ -53,7 +53,7 @@ func scenario(seed uint64) Config {
 
 func runSeeds(t *testing.T, from, n uint64) {
 	start := time.Now()
-	var msgs, evidence, restarts int
+	var msgs, evidence, restarts, low, forks int
 	for seed := from; seed < from+n; seed++ {
 		cfg := scenario(seed)
 		res, err := Run(cfg)
@@ -67,8 +67,11 @@ func runSeeds(t *testing.T, from, n uint64) {
 		msgs += res.Messages
 		evidence += res.Evidence
 		restarts += res.Restarts
+		low += res.LowProposals
+		forks += res.CertifiedForks
 	}
-	t.Logf("%d seeds in %v: %d messages, %d evidence, %d restarts", n, time.Since(start).Round(time.Millisecond), msgs, evidence, restarts)
+	t.Logf("%d seeds in %v: %d messages, %d evidence, %d restarts, %d low proposals, %d certified forks",
+		n, time.Since(start).Round(time.Millisecond), msgs, evidence, restarts, low, forks)
 }
 
 func TestSeeds(t *testing.T) {
