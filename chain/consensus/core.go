@@ -239,7 +239,6 @@ func New(cfg Config) (*Core, error) {
 		p := c.myProposal
 		c.addBlock(&p.Block, p.Block.Hash(), -1)
 		if p.Block.Round == c.round {
-			c.building = c.round
 			c.broadcast(&Message{Proposal: p})
 		}
 	}
@@ -364,7 +363,7 @@ func (c *Core) Tick() {
 
 // Propose hands in the payload for the last BuildRequest.
 func (c *Core) Propose(round uint64, payload []byte) error {
-	if c.self < 0 || round != c.round || c.building != round {
+	if c.self < 0 || round != c.round || c.building != round || (c.myProposal != nil && c.myProposal.Block.Round >= round) {
 		return fmt.Errorf("%w: round %d, current %d", ErrStale, round, c.round)
 	}
 	c.building = 0
