@@ -126,9 +126,15 @@ func Sum(data []byte) Hash {
 		return LeafHash(nil)
 	}
 	leaves := make([]Hash, 0, (len(data)+ChunkSize-1)/ChunkSize)
+	h := sha256.New()
 	for off := 0; off < len(data); off += ChunkSize {
 		end := min(off+ChunkSize, len(data))
-		leaves = append(leaves, LeafHash(data[off:end]))
+		h.Reset()
+		h.Write([]byte{0})
+		h.Write(data[off:end])
+		var out Hash
+		h.Sum(out[:0])
+		leaves = append(leaves, out)
 	}
 	return Root(leaves)
 }

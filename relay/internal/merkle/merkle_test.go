@@ -47,3 +47,11 @@ func TestSumMatchesBuilderAndProofs(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkSum1MiB(b *testing.B) {
+	data := make([]byte, 1<<20)
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		Sum(data)
+	}
+}
