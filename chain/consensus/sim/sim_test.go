@@ -117,3 +117,16 @@ func TestDeterministic(t *testing.T) {
 		t.Fatalf("same seed, different runs: %+v %v / %+v %v", a, errA, b, errB)
 	}
 }
+
+// TestLiteralRuleSeed replays the soak seed on which the literal §6.1 rule
+// ("final when the direct child has a QC", without the consecutive-round
+// condition) finalized conflicting blocks: with that one line changed in
+// Core.checkFinal this run fails with ErrSafety; with the real rule it must
+// pass. See docs/CONSENSUS.md §3.
+func TestLiteralRuleSeed(t *testing.T) {
+	res, err := Run(scenario(1000907))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", res)
+}
