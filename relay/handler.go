@@ -102,7 +102,12 @@ func (n *Node) serveStream(s *quic.Stream) {
 	}
 }
 
-func permFor(op wire.Op) captoken.Perm {
+func permFor(op wire.Op, kind wire.Kind) captoken.Perm {
+	if kind == wire.KindManifest && (op == wire.OpGet || op == wire.OpHas) {
+		// Every holder needs the (encrypted) manifest: writers to commit,
+		// listers to list. Any valid token of the volume may fetch it.
+		return 0
+	}
 	switch op {
 	case wire.OpPut:
 		return captoken.PermWrite
@@ -135,7 +140,7 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if n.cfg.Revocations != nil {
 		rl = captoken.Revocations{n.revoked, n.cfg.Revocations(req.Volume)}
 	}
-	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op), rl)
+	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op, req.Kind), rl)
 	if err != nil {
 		return captoken.Caveats{}, err
 	}

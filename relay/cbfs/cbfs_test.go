@@ -194,6 +194,22 @@ func TestRoundTripsFailuresGrants(t *testing.T) {
 	if l, err := vb.List(ctx, ""); err != nil || len(l) != 1 {
 		t.Fatalf("delegated list: %v %v", l, err)
 	}
+	// A write-only grant can upload (it reads the encrypted manifest to
+	// commit) but not read files back.
+	carol, _ := crypto.GenerateKey()
+	tokW, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &carol.PublicKey, Perms: captoken.PermWrite, Prefix: "/in"})
+	vw, err := newClient(t, carol, cl.dir, anchor).OpenShared(ctx, tokW)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vw.Put(ctx, "/in/upload", bytes.NewReader([]byte("from carol"))); err == nil {
+		t.Fatal("prefix-restricted writer replaced the manifest")
+	} else if !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("prefix writer: %v", err)
+	}
+	if _, err := vw.Get(ctx, "/in/upload", &bytes.Buffer{}); !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("write-only read: %v", err)
+	}
 	// Expired token is refused by relays.
 	expired, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &alice.PublicKey, Perms: captoken.PermRead, TTL: time.Second})
 	time.Sleep(2100 * time.Millisecond)
