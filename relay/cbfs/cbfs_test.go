@@ -207,9 +207,18 @@ func TestRoundTripsFailuresGrants(t *testing.T) {
 	} else if !errors.Is(err, cbfs.ErrPermission) {
 		t.Fatalf("prefix writer: %v", err)
 	}
-	if _, err := vw.Get(ctx, "/in/upload", &bytes.Buffer{}); !errors.Is(err, cbfs.ErrPermission) {
+	tokW2, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &carol.PublicKey, Perms: captoken.PermWrite})
+	vw2, err := newClient(t, carol, cl.dir, anchor).OpenShared(ctx, tokW2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vw2.Put(ctx, "/in/upload", bytes.NewReader([]byte("from carol"))); err != nil {
+		t.Fatalf("write-only whole-volume put: %v", err)
+	}
+	if _, err := vw2.Get(ctx, "/in/upload", &bytes.Buffer{}); !errors.Is(err, cbfs.ErrPermission) {
 		t.Fatalf("write-only read: %v", err)
 	}
+	files["/in/upload"] = []byte("from carol")
 	// Expired token is refused by relays.
 	expired, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &alice.PublicKey, Perms: captoken.PermRead, TTL: time.Second})
 	time.Sleep(2100 * time.Millisecond)
