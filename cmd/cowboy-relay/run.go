@@ -98,10 +98,15 @@ func runRun(parent context.Context, o *RunOptions) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(o.IO.Err, &slog.HandlerOptions{Level: level}))
-	node, err := relay.New(relay.Config{
+	cfg := relay.Config{
 		Key: key, DataDir: filepath.Join(o.Home, relay.DataDir), Listen: fc.Listen, Metrics: fc.Metrics,
 		Capacity: fc.CapacityBytes, MaxObjectSize: fc.MaxObjectBytes, RevocationFile: fc.RevocationFile, Logger: log,
-	})
+	}
+	if o.Node != "" {
+		// Honour the revocation lists anchored on chain by volume owners.
+		cfg.Revocations = (&onchain.RevocationCache{Client: sdk.New(o.Node)}).For
+	}
+	node, err := relay.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func (f *Factory) openVolume(ctx context.Context, o *volumeOpts, vol string) (*c
 
 func newVolumeCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Store files in encrypted, erasure-coded CBFS volumes on relay nodes"}
-	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f))
+	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f))
 	return cmd
 }
 
@@ -586,5 +586,37 @@ func newVolumeRepairCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Int64Var(&rate, "max-rate", 0, "limit rebuilt bytes per second (0 = unlimited)")
 	o.add(cmd)
 	jsonFlag(cmd, &asJSON)
+	return cmd
+}
+
+func newVolumeRevokeCmd(f *Factory) *cobra.Command {
+	var o volumeOpts
+	cmd := &cobra.Command{
+		Use:   "revoke VOLUME TOKEN",
+		Short: "Revoke a capability token (and everything delegated from it) on chain; relays honour it within seconds",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			id, err := f.resolveVolume(a[0])
+			if err != nil {
+				return err
+			}
+			tok, err := captoken.ParseHex(strings.TrimSpace(a[1]))
+			if err != nil {
+				return fmt.Errorf("token: %w", err)
+			}
+			c, anchor, err := f.cbfsClient(&o)
+			if err != nil {
+				return err
+			}
+			c.Close()
+			tid := tok.ID()
+			if err := anchor.RevokeToken(cmd.Context(), id, tid); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "Revoked token %x of volume %x\n", tid[:], id[:])
+			return nil
+		},
+	}
+	o.add(cmd)
 	return cmd
 }

@@ -36,7 +36,8 @@ func startRelays(t *testing.T, c *sdk.Client, n int) {
 			t.Fatal(err)
 		}
 		wcancel()
-		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir()})
+		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(),
+			Revocations: (&onchain.RevocationCache{Client: c, TTL: 10 * time.Millisecond}).For})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,6 +109,12 @@ func TestVolumeCommands(t *testing.T) {
 	// A token for bob is useless to alice.
 	if _, err := h.run("", "volume", "ls", "photos", "--from", "alice", "--token", tok); err == nil {
 		t.Fatal("token used by someone other than its grantee")
+	}
+	// Revoked on chain: relays refuse bob's token from then on.
+	h.must("volume", "revoke", "photos", tok, "--from", "alice")
+	time.Sleep(50 * time.Millisecond)
+	if _, err := h.run("", "volume", "get", "photos", "dir/big.bin", shared, "--from", "bob", "--token", tok); err == nil {
+		t.Fatal("revoked token still reads")
 	}
 	h.must("volume", "rm", "photos", "dir/big.bin", "--from", "alice")
 	if out := h.must("volume", "ls", "photos", "--from", "alice"); strings.Contains(out, "big.bin") {

@@ -12,9 +12,11 @@ import (
 	"log/slog"
 	"math/big"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -220,4 +222,61 @@ func (r *Registrar) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// RevocationCache answers revocation lookups from the chain with a short
+// cache, so that relays do not ask the node on every request: a revocation
+// takes effect within TTL of being committed.
+type RevocationCache struct {
+	Client *sdk.Client
+	TTL    time.Duration // default 5s
+
+	mu      sync.Mutex
+	entries map[[64]byte]cachedRevocation
+}
+
+type cachedRevocation struct {
+	revoked bool
+	at      time.Time
+}
+
+// For returns the revocation list of one volume (for relay.Config.Revocations).
+func (c *RevocationCache) For(vol cbfs.VolumeID) captoken.RevocationList {
+	return cachedList{c: c, vol: vol}
+}
+
+type cachedList struct {
+	c   *RevocationCache
+	vol cbfs.VolumeID
+}
+
+func (l cachedList) Revoked(ctx context.Context, id [32]byte) (bool, error) {
+	c := l.c
+	ttl := c.TTL
+	if ttl <= 0 {
+		ttl = 5 * time.Second
+	}
+	var k [64]byte
+	copy(k[:32], l.vol[:])
+	copy(k[32:], id[:])
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[[64]byte]cachedRevocation{}
+	}
+	e, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok && (e.revoked || time.Since(e.at) < ttl) {
+		return e.revoked, nil // a revocation is permanent: cache it forever
+	}
+	revoked, err := Revocations{Client: c.Client, Volume: l.vol}.Revoked(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	if len(c.entries) > 100_000 {
+		c.entries = map[[64]byte]cachedRevocation{}
+	}
+	c.entries[k] = cachedRevocation{revoked: revoked, at: time.Now()}
+	c.mu.Unlock()
+	return revoked, nil
 }
