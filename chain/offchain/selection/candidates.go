@@ -72,6 +72,8 @@ type PoolChecker interface {
 	InPool(runner types.Address, pool []byte, at uint64) (bool, error)
 }
 
+var _ PoolChecker = (*entitlement.Registry)(nil)
+
 // Reject records why a candidate was filtered out.
 type Reject struct {
 	Address types.Address

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -188,5 +189,24 @@ func TestAggregatorAndAssign(t *testing.T) {
 	}
 	if _, err := CandidateRoot([]SnapshotEntry{entries[1], entries[0]}); !errors.Is(err, ErrBadCandidates) {
 		t.Fatal("unsorted root accepted")
+	}
+}
+
+func TestFilterWithEntitlementRegistry(t *testing.T) {
+	reg := entitlement.NewRegistry(entitlement.NewMemKV(), types.GovernanceAddress)
+	pool := []byte("p")
+	until := uint64(150)
+	if _, err := reg.Grant(addrN(0), addrN(1), entitlement.RunnerPoolScope(pool), entitlement.RunnerJoinPoolAction(pool), entitlement.Constraints{ValidUntil: &until}, 1); err != nil {
+		t.Fatal(err)
+	}
+	r := baseReq()
+	r.RequiredPool = pool
+	out, rej, err := FilterCandidates([]Candidate{goodCandidate(1), goodCandidate(2)}, r, reg)
+	if err != nil || len(out) != 1 || out[0].Address != addrN(1) || len(rej) != 1 || rej[0].Filter != FilterEntitlement {
+		t.Fatalf("out %v rej %v err %v", out, rej, err)
+	}
+	r.AtBlock, r.HeartbeatTimeoutBlocks = 151, 1000
+	if out, _, _ := FilterCandidates([]Candidate{goodCandidate(1)}, r, reg); len(out) != 0 {
+		t.Fatal("expired pool membership admitted")
 	}
 }
