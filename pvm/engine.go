@@ -236,7 +236,21 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 	if err != nil {
 		return nil, fmt.Errorf("pvm: scratch dir: %w", err)
 	}
-	defer os.RemoveAll(scratch)
+	// conn is set below; cleanup waits (off the call path) for the child to
+	// exit, which closes its end of the socket, then removes the scratch dir.
+	var conn *os.File
+	defer func() {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			if conn != nil {
+				_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+				_, _ = io.Copy(io.Discard, conn)
+				conn.Close()
+			}
+			_ = os.RemoveAll(scratch)
+		}()
+	}()
 	if err := os.Chmod(scratch, 0o755); err != nil {
 		return nil, fmt.Errorf("pvm: scratch dir: %w", err)
 	}
@@ -253,8 +267,7 @@ func (e *Engine) run(ctx context.Context, msg *callMsg, host Host, m *meter) (*c
 		unix.Close(fds[1])
 		return nil, fmt.Errorf("pvm: call socket: %w", err)
 	}
-	conn := os.NewFile(uintptr(fds[0]), "pvm-call")
-	defer conn.Close()
+	conn = os.NewFile(uintptr(fds[0]), "pvm-call")
 
 	l := e.cfg.Limits
 	req, err := e.codec.enc.Marshal(map[string]any{
