@@ -62,11 +62,19 @@ func Weight(stake *big.Int) uint64 {
 }
 
 func weightWith(stake, minStake *big.Int) uint64 {
+	var q, r big.Int
+	return weightScratch(stake, minStake, &q, &r)
+}
+
+// weightScratch computes the weight using caller-provided scratch integers
+// (no allocation once they have grown).
+func weightScratch(stake, minStake, q, r *big.Int) uint64 {
 	if stake == nil || stake.Sign() <= 0 {
 		return 1
 	}
-	q := new(big.Int).Quo(stake, minStake)
-	q.Add(q, big.NewInt(1))
+	q.QuoRem(stake, minStake, r)
+	r.SetUint64(1)
+	q.Add(q, r)
 	return uint64(q.BitLen())
 }
 
@@ -127,11 +135,12 @@ func Select(seed types.Hash, cands []Stake, m int) ([]int, error) {
 	weights := make([]uint64, n)
 	idx := make([]int, n)
 	var total uint64
+	var q, rem big.Int
 	for i, c := range cands {
 		if c.Stake != nil && c.Stake.Sign() < 0 {
 			return nil, fmt.Errorf("%w: negative stake for %s", ErrBadCandidates, c.Address)
 		}
-		weights[i] = weightWith(c.Stake, minStake)
+		weights[i] = weightScratch(c.Stake, minStake, &q, &rem)
 		idx[i] = i
 		total += weights[i]
 	}
