@@ -18,6 +18,10 @@ const Broadcast = -1
 // accepted from any round, so a lagging validator still catches up.
 const maxFutureRounds = 1000
 
+// maxFetchBytes bounds the payload bytes of one Blocks answer (the
+// transport's message limit is 16 MiB).
+const maxFetchBytes = 8 << 20
+
 // ErrStale is returned by Propose when the round it built for is over.
 var ErrStale = errors.New("consensus: build request is stale")
 
@@ -91,7 +95,7 @@ type Config struct {
 	// Ready.Persist, oldest first. Records of rounds at or below Root.Round
 	// may be dropped.
 	WAL          []Record
-	TimeoutTicks int // ticks without progress before NEW_VIEW; default 20
+	TimeoutTicks int // ticks without progress before NEW_VIEW; default 20, stretched up to 3× after failed rounds
 	FetchDepth   int // ancestors asked for per block fetch; default 64
 	Retain       int // finalized blocks kept in memory to serve fetches; default 256
 }
@@ -160,6 +164,7 @@ type Core struct {
 
 	round        uint64
 	elapsed      int
+	failures     int // consecutive rounds left without a QC; stretches the timeout
 	votedRound   uint64
 	timeoutRound uint64
 	lastVote     *Vote
@@ -335,7 +340,7 @@ func (c *Core) Step(from int, m *Message) error {
 // Tick advances abstract time by one unit.
 func (c *Core) Tick() {
 	c.elapsed++
-	if c.elapsed >= c.cfg.TimeoutTicks {
+	if c.elapsed >= c.timeoutTicks() {
 		c.elapsed = 0
 		if c.self >= 0 && c.timeoutRound < c.round {
 			c.timeout()
@@ -359,6 +364,13 @@ func (c *Core) Tick() {
 			c.broadcast(&Message{Fetch: &Fetch{Hash: h, Depth: uint32(c.cfg.FetchDepth)}})
 		}
 	}
+}
+
+// timeoutTicks is the current round timeout: TimeoutTicks, plus half of it
+// for every consecutive round that ended without a QC, up to 3×, so that
+// rounds eventually outlast any fixed network delay (partial synchrony).
+func (c *Core) timeoutTicks() int {
+	return c.cfg.TimeoutTicks + c.cfg.TimeoutTicks*min(c.failures, 4)/2
 }
 
 // Propose hands in the payload for the last BuildRequest.
@@ -399,6 +411,11 @@ func (c *Core) timeout() {
 func (c *Core) enterRound(r uint64) {
 	if r <= c.round {
 		return
+	}
+	if c.highQC.Round+1 == r {
+		c.failures = 0 // the previous round produced a QC
+	} else {
+		c.failures++
 	}
 	c.round, c.elapsed = r, 0
 	if c.out.Build != nil && c.out.Build.Round < r {
@@ -877,11 +894,13 @@ func (c *Core) onFetch(from int, f *Fetch) {
 	}
 	var bs []Block
 	h := f.Hash
+	size := 0
 	for range min(int(f.Depth), c.cfg.FetchDepth) + 1 {
 		e := c.blocks[h]
-		if e == nil {
+		if e == nil || (len(bs) > 0 && size+len(e.b.Payload) > maxFetchBytes) {
 			break
 		}
+		size += len(e.b.Payload)
 		bs = append(bs, *e.b)
 		if e == c.retained[0] {
 			break
