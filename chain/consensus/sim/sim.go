@@ -165,6 +165,14 @@ type simulation struct {
 
 // Run executes one simulation.
 func Run(cfg Config) (*Result, error) {
+	s, err := run(cfg)
+	if s == nil {
+		return nil, err
+	}
+	return &s.res, err
+}
+
+func run(cfg Config) (*simulation, error) {
 	cfg.fill()
 	s := &simulation{
 		cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f77626f79)), byHeight: map[uint64]types.Hash{},
@@ -205,7 +213,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 	}
 	if s.err != nil {
-		return &s.res, s.err
+		return s, s.err
 	}
 	byHeight := map[uint64]types.Hash{}
 	for _, q := range s.certs {
@@ -222,13 +230,13 @@ func Run(cfg Config) (*Result, error) {
 			continue
 		}
 		if st.Conflicts != 0 {
-			return &s.res, fmt.Errorf("%w: validator %d saw %d conflicting finalizations", ErrSafety, n.id, st.Conflicts)
+			return s, fmt.Errorf("%w: validator %d saw %d conflicting finalizations", ErrSafety, n.id, st.Conflicts)
 		}
 		if st.FinalizedHeight < s.res.FinalizedAtHeal+cfg.MinGrowth {
-			return &s.res, fmt.Errorf("%w: validator %d finalized %d, %d at heal (round %d)", ErrLiveness, n.id, st.FinalizedHeight, s.res.FinalizedAtHeal, st.Round)
+			return s, fmt.Errorf("%w: validator %d finalized %d, %d at heal (round %d)", ErrLiveness, n.id, st.FinalizedHeight, s.res.FinalizedAtHeal, st.Round)
 		}
 	}
-	return &s.res, nil
+	return s, nil
 }
 
 func (s *simulation) setup() error {
