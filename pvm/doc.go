@@ -15,16 +15,25 @@
 //
 // # Processes
 //
-// New starts Config.PoolSize zygote processes (python3 -S -s -B -P
-// zygote.py, empty environment except PYTHONHASHSEED=0) in fresh network,
-// mount, IPC and UTS namespaces. A zygote imports the whole Python side once
-// and then waits on a SOCK_SEQPACKET control socket (fd 3). For every call Go
-// creates a socketpair and a scratch directory, passes one end of the pair to
-// a zygote with SCM_RIGHTS, and the zygote fork()s a child that serves
-// exactly that call and exits, so no Python state survives a call. The child
-// closes every other fd, chroots into the scratch directory, drops to a
-// unique unprivileged uid, sets PR_SET_NO_NEW_PRIVS and rlimits (address
-// space, CPU seconds, file size, open files, nproc=0), then serves.
+// New starts Config.PoolSize zygote processes in fresh network, mount, IPC
+// and UTS namespaces, with an empty environment except PYTHONHASHSEED=0 and
+// the flags -S -s -B -P -u (not -I: it implies -E, which would ignore
+// PYTHONHASHSEED). The embedded Python sources (pvm/python) are written to a
+// private directory first. A zygote imports the whole Python side once,
+// builds the module proxies, warms the compile pipeline, disables and
+// freezes the GC, and keeps two spare children forked ahead of time. Each
+// spare child runs a representative warm-up call in-process (so the
+// copy-on-write faults of the first compile are paid while idle), then waits
+// on the zygote's SOCK_SEQPACKET control socket (fd 3).
+//
+// For every call Go creates a socketpair and a scratch directory and sends
+// one end of the pair over the control socket with SCM_RIGHTS. The spare
+// child that receives it tells the zygote to fork a replacement, closes
+// every other fd, chroots into the scratch directory, switches to a unique
+// unprivileged uid (200000+pid), sets PR_SET_NO_NEW_PRIVS and rlimits
+// (address space, CPU seconds, file size, open files, nproc=0), serves
+// exactly that call and exits, so no Python state survives a call. Go kills
+// a child that outlives Limits.WallClock and reports ErrWallClock.
 //
 // # Protocol
 //
@@ -41,7 +50,22 @@
 // Go charges the host-call costs (spec §17.3) and cells (§17.4) itself and
 // tells the child how many cycles to add ("cy"), so the cost table lives in
 // one place: CostTable, which is also sent to the worker for the Python
-// operation costs.
+// operation costs. Ops beyond the Host interface (timers, jobs, signature
+// checks) are sent by pvm_host.host_call(op, **args) and served by a Host
+// that also implements ExtendedHost. A "crash" frame reports a bug in the
+// Python runtime itself (ErrWorkerCrashed).
+//
+// # Actors
+//
+// Two styles are supported. A plain `class Actor:` keeps its instance
+// attributes in the reserved storage key __STATE__ (one CBOR map, written
+// back only if it changed; sets and tuples come back as lists). A class
+// decorated with cowboy_sdk's @actor uses self.storage (dict-like, CBOR
+// values, backed by Host storage); if any method is marked @public only
+// those are callable. Handlers never start with "_". Init runs __init__ with
+// the payload arguments. Storage keys __OWNER__, __INITIALIZED__ and
+// __STATE__ cannot be written by actor code. Invocation.Libraries are
+// importable by name, validated like actors, and loaded lazily.
 //
 // # Metering
 //
@@ -50,9 +74,17 @@
 // and function entries check the budget, and size-dependent operations
 // (+ - * ** << %, slicing, `in`, unpacking, str/list/dict bulk methods,
 // sum/sorted/min/max/list/..., re, json, hashlib, struct) charge by operand
-// size before they run. Integers are capped at Limits.MaxIntBits. Memory is
-// a deterministic meter of data-dependent growth (Limits.MemoryBytes); the
-// address-space rlimit is only a safety net.
+// size before they run. Integers are capped at Limits.MaxIntBits. Costs of
+// the cost table are charged per source construct (an instrumentation call
+// costs what the construct it replaced costs), so the cycle count of a call
+// depends only on the source, the inputs and the table.
+//
+// Memory is a deterministic meter, not a heap measurement: it counts list
+// and dict growth (8 bytes per list element, 24 per dict or set entry), the
+// growth of str/bytes/list results of +, *, %, join, replace, padding and
+// similar operations, bytes/bytearray allocations and large f-strings.
+// Exceeding Limits.MemoryBytes fails with MemoryLimit on every node. Freed
+// memory is not credited. The address-space rlimit is only a safety net.
 //
 // # Determinism
 //
