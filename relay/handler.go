@@ -147,6 +147,14 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if req.Kind == wire.KindManifest && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
 		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not replace the volume manifest", c.Prefix)
 	}
+	if req.Kind == wire.KindPending && req.Op == wire.OpPut {
+		if len(req.Suffix) != 32 || wire.PendingID(c.Prefix, req.Suffix) != req.ID {
+			return captoken.Caveats{}, fail(wire.StatusUnauthorized, "pending entry id not derived from the token prefix %q", c.Prefix)
+		}
+	}
+	if req.Kind == wire.KindPending && (req.Op == wire.OpGet || req.Op == wire.OpList || req.Op == wire.OpDelete) && c.Prefix != "" {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "only whole-volume tokens may read or remove pending entries")
+	}
 	// Only signed, valid requests consume nonce cache space.
 	if !n.nonces.add(req.Nonce, now.Unix(), req.Time+skew+1) {
 		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "replayed request nonce")

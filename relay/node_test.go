@@ -150,6 +150,22 @@ func TestNodeProtocol(t *testing.T) {
 	if r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindManifest, ID: [32]byte{10}, Hash: merkle.Sum(m), Size: uint64(len(m))}, pre, m); r.Status != wire.StatusUnauthorized {
 		t.Fatalf("prefix token manifest put: %s", r.Status)
 	}
+	// Pending entries: the id must derive from the token's prefix.
+	suffix := bytes.Repeat([]byte{5}, 32)
+	if r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindPending, ID: wire.PendingID("/other", suffix), Suffix: suffix,
+		Hash: merkle.Sum(m), Size: uint64(len(m))}, pre, m); r.Status != wire.StatusUnauthorized {
+		t.Fatalf("pending id for another prefix: %s", r.Status)
+	}
+	if r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindPending, ID: wire.PendingID("/sub", suffix), Suffix: suffix,
+		Hash: merkle.Sum(m), Size: uint64(len(m))}, pre, m); r.Status != wire.StatusOK {
+		t.Fatalf("pending id for own prefix: %s %s", r.Status, r.Error)
+	}
+	if r, _ := h.send(&wire.Request{Op: wire.OpList, Kind: wire.KindPending}, pre, nil); r.Status != wire.StatusUnauthorized {
+		t.Fatalf("prefix token listing pending: %s", r.Status)
+	}
+	if r, _ := h.send(&wire.Request{Op: wire.OpList, Kind: wire.KindPending}, all, nil); r.Status != wire.StatusOK || len(r.Objects) != 1 {
+		t.Fatalf("list pending: %s %d", r.Status, len(r.Objects))
+	}
 	if r, _ := h.send(&wire.Request{Op: wire.OpDelete, ID: id}, all, nil); r.Status != wire.StatusOK {
 		t.Fatalf("delete: %s", r.Status)
 	}

@@ -202,11 +202,28 @@ func TestRoundTripsFailuresGrants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vw.Put(ctx, "/in/upload", bytes.NewReader([]byte("from carol"))); err == nil {
-		t.Fatal("prefix-restricted writer replaced the manifest")
-	} else if !errors.Is(err, cbfs.ErrPermission) {
-		t.Fatalf("prefix writer: %v", err)
+	// A prefix-restricted writer's file is stored as a pending entry and
+	// becomes visible when a whole-volume writer merges it.
+	fi, err := vw.Put(ctx, "/in/pending", bytes.NewReader([]byte("pending data")))
+	if err != nil || !fi.Pending {
+		t.Fatalf("prefix writer put: %v %+v", err, fi)
 	}
+	if _, err := vw.Put(ctx, "/elsewhere", bytes.NewReader([]byte("x"))); !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("prefix writer outside prefix: %v", err)
+	}
+	if _, err := vol.Stat(ctx, "/in/pending"); !errors.Is(err, cbfs.ErrNotFound) {
+		t.Fatalf("pending file visible before merge: %v", err)
+	}
+	if _, err := vw.MergePending(ctx); !errors.Is(err, cbfs.ErrPermission) {
+		t.Fatalf("prefix writer merging: %v", err)
+	}
+	if n, err := vol.MergePending(ctx); err != nil || n != 1 {
+		t.Fatalf("merge: %d %v", n, err)
+	}
+	if n, err := vol.MergePending(ctx); err != nil || n != 0 {
+		t.Fatalf("second merge: %d %v", n, err)
+	}
+	files["/in/pending"] = []byte("pending data")
 	tokW2, _ := vol.Grant(ctx, cbfs.GrantOptions{Grantee: &carol.PublicKey, Perms: captoken.PermWrite})
 	vw2, err := newClient(t, carol, cl.dir, anchor).OpenShared(ctx, tokW2)
 	if err != nil {

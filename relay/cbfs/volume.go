@@ -44,6 +44,10 @@ type FileInfo struct {
 	Size     int64
 	ModTime  time.Time
 	Segments int
+	// Pending is set by Commit for a path-prefix-restricted writer: the
+	// file is stored but becomes visible only after a whole-volume writer
+	// calls MergePending.
+	Pending bool
 }
 
 // VolumeInfo describes a volume at its latest committed version.
@@ -311,12 +315,22 @@ func (v *Volume) storeManifest(ctx context.Context, m *Manifest, root [32]byte) 
 		relays = live
 	}
 	sealed := sealManifest(v.key, v.id, m.Version, m.encode())
-	hash := merkle.Sum(sealed)
-	id := manifestObjectID(v.id, m.Version, root)
-	need := min(int(m.M)+1, len(relays))
+	req := wire.Request{Op: wire.OpPut, Kind: wire.KindManifest, ID: manifestObjectID(v.id, m.Version, root), Version: m.Version}
+	if err := v.replicate(ctx, relays, req, sealed, int(m.M)+1); err != nil {
+		return fmt.Errorf("cbfs: store manifest v%d: %w", m.Version, err)
+	}
+	return nil
+}
+
+// replicate PUTs one small object to every relay given and requires at
+// least need copies.
+func (v *Volume) replicate(ctx context.Context, relays []RelayInfo, tmpl wire.Request, data []byte, need int) error {
+	need = min(need, len(relays))
 	if need == 0 {
 		return ErrInsufficientRelays
 	}
+	tmpl.Hash = merkle.Sum(data)
+	tmpl.Size = uint64(len(data))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	ok := 0
@@ -325,8 +339,8 @@ func (v *Volume) storeManifest(ctx context.Context, m *Manifest, root [32]byte) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpPut, Kind: wire.KindManifest, ID: id, Version: m.Version,
-				Hash: hash, Size: uint64(len(sealed))}, bytes.NewReader(sealed))
+			req := tmpl
+			_, err := v.c.call(ctx, v.sess, r, &req, bytes.NewReader(data))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -338,9 +352,28 @@ func (v *Volume) storeManifest(ctx context.Context, m *Manifest, root [32]byte) 
 	}
 	wg.Wait()
 	if ok < need {
-		return fmt.Errorf("cbfs: manifest v%d stored on %d relays, need %d: %w: %w", m.Version, ok, need, ErrInsufficientRelays, errors.Join(errs...))
+		err := errors.Join(errs...)
+		if errors.Is(err, ErrPermission) || errors.Is(err, ErrTokenExpired) {
+			return fmt.Errorf("stored on %d relays, need %d: %w", ok, need, err)
+		}
+		return fmt.Errorf("stored on %d relays, need %d: %w: %w", ok, need, ErrInsufficientRelays, err)
 	}
 	return nil
+}
+
+// liveRelays lists healthy relays that did not just fail to connect.
+func (v *Volume) liveRelays(ctx context.Context) ([]RelayInfo, error) {
+	relays, _, err := v.c.relays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var live []RelayInfo
+	for _, r := range relays {
+		if !v.c.pool.Down(r.Addr, r.PubKey) {
+			live = append(live, r)
+		}
+	}
+	return live, nil
 }
 
 func (v *Volume) deleteManifest(ctx context.Context, ver uint64, root [32]byte) {
@@ -988,6 +1021,16 @@ func (u *Upload) Commit() (FileInfo, error) {
 		return FileInfo{}, fmt.Errorf("cbfs: upload %s: %w", u.path, err)
 	}
 	entry := FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: u.segments}
+	if u.v.caveats.Prefix != "" {
+		if err := u.v.storePending(u.ctx, entry); err != nil {
+			u.cleanup()
+			return FileInfo{}, fmt.Errorf("cbfs: commit %s: %w", u.path, err)
+		}
+		u.cancel()
+		fi := fileInfo(&entry)
+		fi.Pending = true
+		return fi, nil
+	}
 	var replaced *FileEntry
 	_, err = u.v.commit(u.ctx, func(cur *Manifest) (*Manifest, error) {
 		next := cur.clone()

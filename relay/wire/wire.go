@@ -81,7 +81,19 @@ const (
 	// KindManifest objects hold an encrypted volume manifest; writing one
 	// requires a token without a path prefix.
 	KindManifest
+	// KindPending objects hold an encrypted file entry written by a
+	// path-prefix-restricted writer, waiting to be merged into the manifest
+	// by a whole-volume writer. Their id must be PendingID(token prefix,
+	// Request.Suffix), which the relay checks: the object is bound to the
+	// writer's prefix without revealing the path.
+	KindPending
 )
+
+// PendingID is the object id of a pending entry for a path prefix ("" for
+// the whole volume) and a 32-byte suffix chosen by the writer.
+func PendingID(prefix string, suffix []byte) [32]byte {
+	return crypto.Keccak256Hash([]byte("cbfs-pending-v1"), crypto.Keccak256([]byte(prefix)), suffix)
+}
 
 // Request is a request header.
 type Request struct {
@@ -99,6 +111,7 @@ type Request struct {
 	Nonce   [16]byte `cbor:"12,keyasint"`
 	Token   []byte   `cbor:"13,keyasint"`
 	Sig     []byte   `cbor:"14,keyasint"`
+	Suffix  []byte   `cbor:"15,keyasint,omitempty"` // PUT KindPending: see PendingID
 }
 
 // SigningHash is the hash the token holder signs: keccak256 of the canonical
@@ -278,7 +291,7 @@ func ReadRequest(r io.Reader) (*Request, error) {
 	if req.Op < OpPut || req.Op > OpStat {
 		return nil, fmt.Errorf("%w: unknown op %d", ErrFrame, req.Op)
 	}
-	if req.Kind > KindManifest {
+	if req.Kind > KindPending {
 		return nil, fmt.Errorf("%w: unknown kind %d", ErrFrame, req.Kind)
 	}
 	return &req, nil
