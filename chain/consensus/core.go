@@ -503,12 +503,14 @@ func (c *Core) finalizedAt(height uint64) *entry {
 	return c.retained[height-first]
 }
 
-// verifyQC checks a QC and returns the verified instance to keep.
+// verifyQC checks a QC and returns the verified instance to keep. A QC
+// identical to one already verified is not checked again; any other,
+// even for the same block, is (an embedded QC must verify for everyone).
 func (c *Core) verifyQC(qc *QC) (*QC, error) {
-	if e := c.blocks[qc.BlockHash]; e != nil && e.qc != nil && e.qc.Round == qc.Round && e.qc.Height == qc.Height {
+	if e := c.blocks[qc.BlockHash]; e != nil && sameQC(e.qc, qc) {
 		return e.qc, nil
 	}
-	if k := c.certs[qc.BlockHash]; k != nil && k.Round == qc.Round && k.Height == qc.Height {
+	if k := c.certs[qc.BlockHash]; sameQC(k, qc) {
 		return k, nil
 	}
 	if qc.Round == 0 {
@@ -529,6 +531,11 @@ func (c *Core) verifyQC(qc *QC) (*QC, error) {
 	}
 	q := *qc
 	return &q, nil
+}
+
+func sameQC(a, b *QC) bool {
+	return a != nil && a.BlockHash == b.BlockHash && a.Round == b.Round && a.Height == b.Height &&
+		bytes.Equal(a.Signers, b.Signers) && bytes.Equal(a.Signature, b.Signature)
 }
 
 func (c *Core) verifyTC(tc *TC) error {
