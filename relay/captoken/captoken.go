@@ -15,9 +15,11 @@
 // What a relay can enforce: the volume id, the permission bits, expiry,
 // grantee possession, revocation of any link, and - for manifest objects
 // only - that a path-prefix-restricted token cannot replace the volume
-// manifest. Shards are opaque ids, so a relay cannot tell which path a shard
-// belongs to: path prefixes are enforced for shard data by the client and
-// manifest layer (and by who holds the volume key), not by relays.
+// manifest and can only write pending entries whose object id is derived
+// from its own prefix (see relay/wire.PendingID). Shards are opaque ids, so
+// a relay cannot tell which path a shard belongs to: path prefixes are
+// enforced for shard data by the client and manifest layer, and readers
+// with the volume key can decrypt anything they can fetch.
 package captoken
 
 import (
