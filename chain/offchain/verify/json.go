@@ -26,7 +26,51 @@ func parseJSON(b []byte) (any, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("trailing data after the JSON document")
 	}
+	if err := bounded(v, 0); err != nil {
+		return nil, err
+	}
 	return v, nil
+}
+
+// Limits on JSON documents the chain inspects (results and schemas). They
+// keep exact arithmetic cheap: big.Rat of "1e999999" alone costs ~50 ms.
+const (
+	MaxJSONDepth       = 64  // nesting of arrays/objects
+	MaxJSONNumberBytes = 100 // length of a number's text
+	MaxJSONExponent    = 400 // |exponent| of a number
+)
+
+// bounded rejects documents beyond the limits above.
+func bounded(v any, depth int) error {
+	if depth > MaxJSONDepth {
+		return fmt.Errorf("JSON nested deeper than %d", MaxJSONDepth)
+	}
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if len(s) > MaxJSONNumberBytes {
+			return fmt.Errorf("JSON number longer than %d bytes", MaxJSONNumberBytes)
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+			if err != nil || e > MaxJSONExponent || e < -MaxJSONExponent {
+				return fmt.Errorf("JSON number exponent beyond ±%d", MaxJSONExponent)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := bounded(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := bounded(e, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // lookup resolves an RFC 6901 JSON Pointer ("/a/0/b", "~1" = "/", "~0" = "~").
@@ -132,7 +176,7 @@ const schemaURL = "cowboy:///result-schema.json"
 // "$schema". Numbers are compared by the library as big.Rat; pattern uses
 // Go's RE2 regexp (linear time).
 func compileSchema(schema []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	doc, err := parseJSON(schema) // json.Number values, bounded like results
 	if err != nil {
 		return nil, fmt.Errorf("schema is not JSON: %w", err)
 	}

@@ -387,3 +387,23 @@ func FuzzDecodeSubmission(f *testing.F) {
 		}
 	})
 }
+
+func TestJSONBounds(t *testing.T) {
+	for _, bad := range []string{`{"p":1e999999}`, `{"p":1E-401}`, `[` + strings.Repeat("1", 101) + `]`, strings.Repeat("[", 66) + strings.Repeat("]", 66)} {
+		if _, err := parseJSON([]byte(bad)); err == nil {
+			t.Errorf("%.40s… accepted", bad)
+		}
+	}
+	for _, good := range []string{`{"p":1e400}`, `{"p":-1.5E+300}`, strings.Repeat("[", 64) + strings.Repeat("]", 64)} {
+		if _, err := parseJSON([]byte(good)); err != nil {
+			t.Errorf("%.40s… rejected: %v", good, err)
+		}
+	}
+	// A result with an oversized exponent dissents instead of costing seconds.
+	spec := specFor(job.ModeEconomicBond, 1)
+	in := build(spec, []result{{rs[0], `{"p":1e999999}`, nil}})
+	o, err := Verify(in)
+	if err != nil || o.Accepted || len(o.Invalid) != 1 {
+		t.Fatalf("outcome %+v err %v", o, err)
+	}
+}
