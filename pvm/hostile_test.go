@@ -100,6 +100,7 @@ func TestHostileCorpus(t *testing.T) {
 		{"int of huge decimal", "import decimal\nreturn int(decimal.Decimal('1e999999'))", 10_000_000, ActorException, "OverflowError"},
 		{"floor of huge decimal", "import decimal, math\nreturn math.floor(decimal.Decimal('1e999999'))", 10_000_000, ActorException, "OverflowError"},
 		{"regex still works", "import re\nm = re.match(r'(\\w+)@(\\w+)', 'bob@site')\nreturn [m.group(1), m.group(2), m.span()]", 10_000_000, "", ""},
+		{"compare huge strings", "a = 'x' * 5000000\nb = 'x' * 5000000\nn = 0\nwhile True:\n    if a == b:\n        n += 1", 100_000_000, OutOfCycles, ""},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

@@ -97,7 +97,7 @@ def _instr_cost(name, node, c):
         return c["arith"] * getattr(node, "_pvm_nops", 1)
     if name == "_pvm_slice":
         return c["subscript"]
-    if name == "_pvm_in":
+    if name == "_pvm_in" or name in _CMP_OPS.values():
         return c["compare"]
     if name in ("_pvm_meth", "_pvm_append"):
         return c["call"] + c["attribute"]
@@ -207,6 +207,10 @@ def _count_wrapped(n):
     return 0
 
 
+_CMP_OPS = {ast.Eq: "_pvm_eq", ast.NotEq: "_pvm_ne", ast.Lt: "_pvm_lt", ast.LtE: "_pvm_le",
+            ast.Gt: "_pvm_gt", ast.GtE: "_pvm_ge"}
+
+
 def _scope_nodes(fn):
     """Nodes of a function body, not descending into nested scopes."""
     stack = list(fn.body)
@@ -223,19 +227,35 @@ def _known_ints(fn):
     """Local names that can only hold ints: the single store is a
     `for name in range(...)` target."""
     stores = {}
-    cands = set()
+    good = {}
     declared = set()
+
+    def small_int(v):
+        return isinstance(v, ast.Constant) and type(v.value) is int and abs(v.value) < (1 << 31)
+
     for n in _scope_nodes(fn):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
         elif isinstance(n, (ast.Global, ast.Nonlocal)):
             declared.update(n.names)
-        elif isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Call) \
+        if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Call) \
                 and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "range":
-            cands.add(n.target.id)
+            good[n.target.id] = good.get(n.target.id, 0) + 1
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and small_int(n.value):
+            good[n.targets[0].id] = good.get(n.targets[0].id, 0) + 1
+        elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) \
+                and isinstance(n.op, (ast.Add, ast.Sub)) and small_int(n.value):
+            good[n.target.id] = good.get(n.target.id, 0) + 1
     args = fn.args
     params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    return {c for c in cands if stores.get(c) == 1 and c not in declared and c not in params
+    if args.vararg:
+        params.add(args.vararg.arg)
+    if args.kwarg:
+        params.add(args.kwarg.arg)
+    # every store of the name is int-producing (AugAssign targets count once
+    # as a Store Name node and once in `good`)
+    return {c for c, k in good.items() if stores.get(c) == k and c not in declared and c not in params
             and c != "range"}
 
 
@@ -385,6 +405,13 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Compare(self, node):
         self.generic_visit(node)
+        if len(node.ops) == 1 and type(node.ops[0]) in _CMP_OPS:
+            # Comparing two non-constant operands may walk two large strings,
+            # lists or dicts: charge by size unless an operand is known small.
+            l, r = node.left, node.comparators[0]
+            if isinstance(l, ast.Constant) or isinstance(r, ast.Constant) or self._intlike(l) or self._intlike(r):
+                return node
+            return ast.copy_location(_call(_CMP_OPS[type(node.ops[0])], [l, r]), node)
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             c = _call("_pvm_in", [node.left, node.comparators[0]])
             if isinstance(node.ops[0], ast.NotIn):

@@ -400,6 +400,61 @@ def op_slice(o, lo, hi, st):
     return r
 
 
+_SIZEDCMP = (str, bytes, bytearray, list, tuple, dict)
+
+
+def _cmpcost(a, b):
+    t = type(a)
+    if t in _SIZEDCMP and type(b) is t:
+        la = len(a)
+        lb = len(b)
+        K[0] -= (la if la < lb else lb) * PER_ITEM
+        if K[0] < 0:
+            oot()
+
+
+def op_eq(a, b):
+    if type(a) is int or type(a) is float:
+        return a == b
+    _cmpcost(a, b)
+    return a == b
+
+
+def op_ne(a, b):
+    if type(a) is int or type(a) is float:
+        return a != b
+    _cmpcost(a, b)
+    return a != b
+
+
+def op_lt(a, b):
+    if type(a) is int or type(a) is float:
+        return a < b
+    _cmpcost(a, b)
+    return a < b
+
+
+def op_le(a, b):
+    if type(a) is int or type(a) is float:
+        return a <= b
+    _cmpcost(a, b)
+    return a <= b
+
+
+def op_gt(a, b):
+    if type(a) is int or type(a) is float:
+        return a > b
+    _cmpcost(a, b)
+    return a > b
+
+
+def op_ge(a, b):
+    if type(a) is int or type(a) is float:
+        return a >= b
+    _cmpcost(a, b)
+    return a >= b
+
+
 _DIRECT_IN = None
 
 
