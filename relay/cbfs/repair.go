@@ -25,6 +25,9 @@ type RepairOptions struct {
 	Suspects []ShardFault
 	// MaxBytesPerSecond limits rebuilt shard bytes written (0 = unlimited).
 	MaxBytesPerSecond int64
+	// MergePending makes each Repairer pass also merge entries committed
+	// by prefix-restricted writers (Volume.MergePending).
+	MergePending bool
 }
 
 // RepairReport summarises one repair pass.
@@ -395,6 +398,11 @@ func (r *Repairer) Run(ctx context.Context) error {
 		}
 		r.suspects = map[[32]byte]ShardFault{}
 		r.mu.Unlock()
+		if opts.MergePending {
+			if _, err := r.v.MergePending(ctx); err != nil && ctx.Err() == nil {
+				r.v.c.log.Warn("merge pending entries failed", "volume", r.v.id.String(), "err", err)
+			}
+		}
 		rep, err := r.v.Repair(ctx, opts)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			r.v.c.log.Warn("repair pass failed", "volume", r.v.id.String(), "err", err)

@@ -802,7 +802,8 @@ func (v *Volume) readShards(ctx context.Context, cd *codec, byID map[RelayID]Rel
 
 // Upload is an in-progress file upload. Write data, then Commit (the file
 // becomes visible) or Abort (uploaded shards are deleted). Commit and Abort
-// are idempotent: a second call returns ErrUploadDone.
+// are idempotent: a second call returns ErrUploadDone. An Upload is used by
+// one goroutine; segments are encoded and stored in the background.
 type Upload struct {
 	v      *Volume
 	path   string
