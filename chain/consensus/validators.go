@@ -139,7 +139,9 @@ func (s *ValidatorSet) sample(seed types.Hash, round uint64, skip int) int {
 
 // Leader returns the index of the proposer of round, drawn by stake from
 // the epoch seed and never equal to the proposer of round-1 (mandatory
-// rotation; see leaderWindow).
+// rotation; see leaderWindow). It computes the round's whole window (256
+// hashes); callers asking for many rounds should cache LeaderWindow, as the
+// Core does.
 func (s *ValidatorSet) Leader(seed types.Hash, round uint64) int {
 	base := round - round%leaderWindow
 	return s.LeaderWindow(seed, base)[round-base]
