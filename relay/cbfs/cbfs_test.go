@@ -256,3 +256,27 @@ func TestRoundTripsFailuresGrants(t *testing.T) {
 	check(v3)
 	t.Logf("end %v", time.Since(t0))
 }
+
+func TestRelayFull(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := startCluster(t, 6, 200<<10)
+	owner, _ := crypto.GenerateKey()
+	c := newClient(t, owner, cl.dir, &cbfs.MemAnchor{})
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{SegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(rand.New(rand.NewPCG(7, 7)), 2<<20)
+	_, err = vol.Put(ctx, "/too-big", bytes.NewReader(data))
+	if !errors.Is(err, cbfs.ErrRelayFull) || !errors.Is(err, cbfs.ErrInsufficientRelays) {
+		t.Fatalf("want relay full: %v", err)
+	}
+	if _, err := vol.Stat(ctx, "/too-big"); !errors.Is(err, cbfs.ErrNotFound) {
+		t.Fatalf("failed upload visible: %v", err)
+	}
+	// The aborted upload's shards were deleted: a small file fits again.
+	if _, err := vol.Put(ctx, "/small", bytes.NewReader(data[:100<<10])); err != nil {
+		t.Fatalf("small put after cleanup: %v", err)
+	}
+}

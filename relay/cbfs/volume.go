@@ -822,6 +822,7 @@ type Upload struct {
 	segments []Segment
 	err      error
 	bad      map[RelayID]bool
+	lastErr  error // last relay failure, explains a later lack of relays
 	done     bool
 }
 
@@ -945,6 +946,12 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 	u.mu.Unlock()
 	n := len(es.shards)
 	if len(cands) < n {
+		u.mu.Lock()
+		last := u.lastErr
+		u.mu.Unlock()
+		if last != nil {
+			return fmt.Errorf("%w: %d usable relays for %d shards; last relay failure: %w", ErrInsufficientRelays, len(cands), n, last)
+		}
 		return fmt.Errorf("%w: %d usable relays for %d shards", ErrInsufficientRelays, len(cands), n)
 	}
 	// Spread segments: rotate the candidate list by a per-segment offset.
@@ -974,6 +981,7 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 				u.v.c.log.Warn("shard upload failed, trying a spare relay", "relay", r.ID.String(), "err", err)
 				u.mu.Lock()
 				u.bad[r.ID] = true
+				u.lastErr = err
 				u.mu.Unlock()
 				smu.Lock()
 				if len(spares) == 0 {
