@@ -114,6 +114,9 @@ func FilterCandidates(cands []Candidate, req Requirements, pools PoolChecker) ([
 		if c.Stake == nil || c.Stake.Sign() < 0 {
 			return nil, nil, fmt.Errorf("%w: missing or negative stake for %s", ErrBadCandidates, c.Address)
 		}
+		if err := c.Rates.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s: %w", ErrBadCandidates, c.Address, err)
+		}
 		f, err := firstFailing(&c, &req, pools)
 		if err != nil {
 			return nil, nil, fmt.Errorf("selection: filter %s: %w", c.Address, err)
@@ -148,7 +151,9 @@ func firstFailing(c *Candidate, req *Requirements, pools PoolChecker) (Filter, e
 	if req.TEERequired && !c.TEE {
 		return FilterTEE, nil
 	}
-	// 5. Price: estimated cost (rate card applied to the bounds) ≤ max_price.
+	// 5. Price: this runner's estimated cost (its rate card applied to the
+	// full bounds) ≤ max_price. With M runners the sum may exceed max_price;
+	// settlement caps the total at max_price.
 	if req.MaxPrice == nil || c.Rates.Cost(req.Bounds.AsUsage()).Cmp(req.MaxPrice) > 0 {
 		return FilterPrice, nil
 	}
