@@ -101,6 +101,10 @@ func TestHostileCorpus(t *testing.T) {
 		{"floor of huge decimal", "import decimal, math\nreturn math.floor(decimal.Decimal('1e999999'))", 10_000_000, ActorException, "OverflowError"},
 		{"regex still works", "import re\nm = re.match(r'(\\w+)@(\\w+)', 'bob@site')\nreturn [m.group(1), m.group(2), m.span()]", 10_000_000, "", ""},
 		{"compare huge strings", "a = 'x' * 5000000\nb = 'x' * 5000000\nn = 0\nwhile True:\n    if a == b:\n        n += 1", 100_000_000, OutOfCycles, ""},
+		{"slice assign range", "x = []\nx[0:0] = range(10**9)\nreturn len(x)", 10_000_000, OutOfCycles, ""},
+		{"split memory", "s = 'x ' * 5000000\nparts = s.split()\nparts2 = s.split()\nreturn len(parts)", 1_000_000_000, MemoryLimit, ""},
+		{"isdigit loop", "s = '1' * 5000000\nwhile True:\n    s.isdigit()", 100_000_000, OutOfCycles, ""},
+		{"list pop ok", "x = [1, 2, 3]\nd = {'a': 1}\nreturn [x.pop(), x.pop(0), d.pop('a')]", 10_000_000, "", ""},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

@@ -537,7 +537,7 @@ def runtime_globals():
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
         "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_append": rt.append,
         "_pvm_eq": rt.op_eq, "_pvm_ne": rt.op_ne, "_pvm_lt": rt.op_lt, "_pvm_le": rt.op_le,
-        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_ckm": rt.ckm, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
+        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_ckm": rt.ckm, "_pvm_sliceval": rt.sliceval, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
     }
 
 

@@ -31,7 +31,9 @@ METHODS = frozenset((
     "partition", "rpartition", "title", "capitalize", "casefold", "swapcase",
     "union", "intersection", "difference", "symmetric_difference",
     "issubset", "issuperset", "isdisjoint", "to_bytes", "hex", "setdefault",
-    "add",
+    "add", "isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "istitle", "isascii",
+    "isdecimal", "isnumeric", "isidentifier", "isprintable", "removeprefix", "removesuffix", "remove",
+    "pop",
 ))
 
 
@@ -434,6 +436,10 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)
         if any(isinstance(n, ast.Starred) for t in node.targets for n in ast.walk(t)):
             node.value = _call("_pvm_star", [node.value])
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
+                and isinstance(node.targets[0].slice, ast.Slice):
+            node.value = _call("_pvm_sliceval", [node.value])  # x[a:b] = iterable
+            return node
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) \
                 and not isinstance(node.targets[0].slice, ast.Slice):
             t = node.targets[0]

@@ -548,7 +548,24 @@ def meth(o, name, *args, **kw):
     if h is not None:
         return h(o, f, args, kw)
     charge(_m_len(o) * PER_ITEM)
+    r = f(*args, **kw)
+    if type(r) is list:
+        mem(len(r) * 8)
+    return r
+
+
+def _h_pop(o, f, args, kw):
+    if type(o) is list and args and args[0] != -1:
+        charge(len(o) * PER_ITEM)
+    else:
+        charge(PER_ITEM)
     return f(*args, **kw)
+
+
+def sliceval(v):
+    v = sized(v)
+    mem(len(v) * 8)
+    return v
 
 
 def _h_extend(o, f, args, kw):
@@ -664,7 +681,7 @@ _METH = {
     "sort": _h_sort, "union": _h_setops, "intersection": _h_setops, "difference": _h_setops,
     "symmetric_difference": _h_setops, "issubset": _h_setops, "issuperset": _h_setops,
     "isdisjoint": _h_setops, "copy": _h_copy, "setdefault": _h_const, "add": _h_const,
-    "append": _h_const,
+    "append": _h_const, "pop": _h_pop,
 }
 
 # ---------------------------------------------------------------------------
