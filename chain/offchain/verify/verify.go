@@ -62,6 +62,9 @@ func Verify(in Input) (Outcome, error) {
 	if spec == nil {
 		return Outcome{}, fmt.Errorf("%w: no spec", ErrBadSubmission)
 	}
+	if spec.Verification.Mode == job.ModeDeterministic && !spec.TEERequired {
+		return Outcome{}, fmt.Errorf("%w: deterministic mode requires tee_required", ErrBadSubmission)
+	}
 	reveals, err := sortReveals(in.Reveals)
 	if err != nil {
 		return Outcome{}, err

@@ -407,3 +407,16 @@ func TestJSONBounds(t *testing.T) {
 		t.Fatalf("outcome %+v err %v", o, err)
 	}
 }
+
+func TestDeterministicNeedsTEE(t *testing.T) {
+	spec := specFor(job.ModeDeterministic, 2)
+	spec.ResultSchema.DataFormat = job.FormatBinary
+	in := build(spec, []result{{rs[0], "x", nil}, {rs[1], "x", nil}})
+	if _, err := Verify(in); !errors.Is(err, ErrBadSubmission) {
+		t.Fatalf("deterministic without TEE: %v", err)
+	}
+	spec.TEERequired = true
+	if o, err := Verify(in); err != nil || !o.Accepted {
+		t.Fatalf("with TEE: %+v %v", o, err)
+	}
+}
