@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/big"
 
@@ -207,16 +208,25 @@ func (x *txExec) volumeCreate(from types.Address, in *types.VolumeCreate) error 
 	return nil
 }
 
-func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) error {
-	v, err := ReadVolume(x.o, in.Volume)
+// ownedVolume loads a volume that from must own.
+func (x *txExec) ownedVolume(from types.Address, id types.Hash, what string) (*Volume, error) {
+	v, err := ReadVolume(x.o, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if v == nil {
-		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
+		return nil, failf("NoSuchVolume: volume %s does not exist", id)
 	}
 	if v.Owner != from {
-		return failf("NotVolumeOwner: only %s may commit manifests of %s", v.Owner, in.Volume)
+		return nil, failf("NotVolumeOwner: only %s may %s of %s", v.Owner, what, id)
+	}
+	return v, nil
+}
+
+func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) error {
+	v, err := x.ownedVolume(from, in.Volume, "commit manifests")
+	if err != nil {
+		return err
 	}
 	if in.Version != v.Version+1 {
 		return failf("VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
@@ -228,20 +238,11 @@ func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) er
 }
 
 func (x *txExec) revokeToken(from types.Address, in *types.RevokeToken) error {
-	v, err := ReadVolume(x.o, in.Volume)
-	if err != nil {
+	if _, err := x.ownedVolume(from, in.Volume, "revoke tokens"); err != nil {
 		return err
 	}
-	if v == nil {
-		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
-	}
-	if v.Owner != from {
-		return failf("NotVolumeOwner: only %s may revoke tokens of %s", v.Owner, in.Volume)
-	}
 	var h [8]byte
-	for i := 0; i < 8; i++ {
-		h[7-i] = byte(x.env.Height >> (8 * i))
-	}
+	binary.BigEndian.PutUint64(h[:], x.env.Height)
 	x.o.Set(RevokedKey(in.Volume, in.TokenID), h[:])
 	x.emit(types.StorageManagerAddress, "TokenRevoked", map[string]any{"volume": in.Volume, "token": in.TokenID})
 	return nil

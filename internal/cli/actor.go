@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
@@ -32,6 +33,23 @@ func (o *sendOpts) add(cmd *cobra.Command, withValue bool) {
 	cmd.Flags().Uint64Var(&o.cells, "cells", 0, "cells limit (default: payload + 50,000)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the receipt")
 	jsonFlag(cmd, &o.asJSON)
+}
+
+// sendAndWait submits an instruction and waits for its receipt. With
+// --json it prints the result and reports printed = true, so the caller
+// adds nothing.
+func (f *Factory) sendAndWait(ctx context.Context, o *sendOpts, to *types.Address, in types.Instruction) (r *apitypes.TxResult, printed bool, err error) {
+	tx, err := f.send(ctx, o, to, in)
+	if err != nil {
+		return nil, false, err
+	}
+	if r, err = f.waitReceipt(ctx, tx.Hash(), o.timeout); err != nil {
+		return nil, false, err
+	}
+	if o.asJSON {
+		return r, true, printJSON(f.Out, r)
+	}
+	return r, false, nil
 }
 
 func (f *Factory) send(ctx context.Context, o *sendOpts, to *types.Address, in types.Instruction) (*types.Tx, error) {
@@ -92,16 +110,9 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 					return err
 				}
 			}
-			tx, err := f.send(cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args})
-			if err != nil {
+			r, printed, err := f.sendAndWait(cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args})
+			if err != nil || printed {
 				return err
-			}
-			r, err := f.waitReceipt(cmd.Context(), tx.Hash(), o.timeout)
-			if err != nil {
-				return err
-			}
-			if o.asJSON {
-				return printJSON(f.Out, r)
 			}
 			if r.Receipt.Status != "success" {
 				return fmt.Errorf("deploy failed: %s", r.Receipt.Error)
@@ -118,7 +129,7 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(f.Out, "Actor deployed: %s\n", addr)
-			fmt.Fprintf(f.Out, "  code hash %s, tx %s, block %d, fee %s\n", act.CodeHash, tx.Hash(), *r.BlockHeight, amount(r.Receipt.FeePaid))
+			fmt.Fprintf(f.Out, "  code hash %s, tx %s, block %d, fee %s\n", act.CodeHash, r.Tx.Hash, *r.BlockHeight, amount(r.Receipt.FeePaid))
 			printEvents(f, r.Receipt.Events)
 			return nil
 		},
@@ -164,16 +175,9 @@ func newActorCallCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--payload: %w", err)
 			}
-			tx, err := f.send(cmd.Context(), &o, &addr, &types.Call{Handler: a[1], Args: args})
-			if err != nil {
+			r, printed, err := f.sendAndWait(cmd.Context(), &o, &addr, &types.Call{Handler: a[1], Args: args})
+			if err != nil || printed {
 				return err
-			}
-			r, err := f.waitReceipt(cmd.Context(), tx.Hash(), o.timeout)
-			if err != nil {
-				return err
-			}
-			if o.asJSON {
-				return printJSON(f.Out, r)
 			}
 			rc := r.Receipt
 			if rc.Status != "success" {
@@ -181,7 +185,7 @@ func newActorCallCmd(f *Factory) *cobra.Command {
 				return fmt.Errorf("call failed: %s", rc.Error)
 			}
 			fmt.Fprintf(f.Out, "Returned %s\n", orNull(cborText(rc.Return)))
-			fmt.Fprintf(f.Out, "  tx %s, block %d, used %d cycles / %d cells, fee %s\n", tx.Hash(), *r.BlockHeight, rc.CyclesUsed, rc.CellsUsed, amount(rc.FeePaid))
+			fmt.Fprintf(f.Out, "  tx %s, block %d, used %d cycles / %d cells, fee %s\n", r.Tx.Hash, *r.BlockHeight, rc.CyclesUsed, rc.CellsUsed, amount(rc.FeePaid))
 			printEvents(f, rc.Events)
 			for i, m := range rc.Messages {
 				fmt.Fprintf(f.Out, "  message %d %s -> %s.%s depth %d parent %d: %s %s\n", i, m.From, m.To, m.Handler, m.Depth, m.Parent, statusText(m.Status), m.Error)
@@ -346,16 +350,9 @@ func newLibCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.send(cmd.Context(), &po, nil, &types.PublishLibrary{Name: name, Code: src})
-			if err != nil {
+			r, printed, err := f.sendAndWait(cmd.Context(), &po, nil, &types.PublishLibrary{Name: name, Code: src})
+			if err != nil || printed {
 				return err
-			}
-			r, err := f.waitReceipt(cmd.Context(), tx.Hash(), po.timeout)
-			if err != nil {
-				return err
-			}
-			if po.asJSON {
-				return printJSON(f.Out, r)
 			}
 			if r.Receipt.Status != "success" {
 				return fmt.Errorf("publish failed: %s", r.Receipt.Error)
@@ -385,16 +382,9 @@ func newLibCmd(f *Factory) *cobra.Command {
 			if rmName == "" {
 				return fmt.Errorf("--name is required")
 			}
-			tx, err := f.send(cmd.Context(), &ro, nil, &types.RemoveLibrary{Name: rmName})
-			if err != nil {
+			r, printed, err := f.sendAndWait(cmd.Context(), &ro, nil, &types.RemoveLibrary{Name: rmName})
+			if err != nil || printed {
 				return err
-			}
-			r, err := f.waitReceipt(cmd.Context(), tx.Hash(), ro.timeout)
-			if err != nil {
-				return err
-			}
-			if ro.asJSON {
-				return printJSON(f.Out, r)
 			}
 			if r.Receipt.Status != "success" {
 				return fmt.Errorf("remove failed: %s", r.Receipt.Error)
