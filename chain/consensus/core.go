@@ -34,6 +34,16 @@ type Application interface {
 	Verify(b *Block, path []*Block) error
 }
 
+// Storage is the write-ahead log a node keeps for its core. The core never
+// calls it: the node loop appends Ready.Persist (durably) before it sends
+// Ready.Messages, compacts it as blocks are finalized, and hands Records to
+// New as Config.WAL on start. chain/consensus/wal implements it on a file.
+type Storage interface {
+	Append(records ...Record) error
+	Records() []Record
+	Compact(finalizedRound uint64) error
+}
+
 // BuildRequest asks the application for a payload for a block at Height in
 // Round on top of Parent (Path as in Application.Verify, ending with Parent
 // unless Parent is finalized). Answer with Core.Propose.

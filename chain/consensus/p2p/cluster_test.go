@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -55,10 +57,15 @@ func TestConsensusOverQUIC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		log, err := wal.Open(filepath.Join(t.TempDir(), "consensus.wal"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer log.Close()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- runNode(ctx, i, core, ts[i], func(f consensus.Finalized) bool {
+			errs <- runNode(ctx, i, core, ts[i], log, func(f consensus.Finalized) bool {
 				mu.Lock()
 				defer mu.Unlock()
 				final[i] = append(final[i], f.Hash)
@@ -85,12 +92,10 @@ func TestConsensusOverQUIC(t *testing.T) {
 	}
 }
 
-// runNode is the node loop of docs/CONSENSUS.md §8.4 in miniature (WAL in
-// memory).
-func runNode(ctx context.Context, self int, core *consensus.Core, tr *Transport, done func(consensus.Finalized) bool) error {
+// runNode is the node loop of docs/CONSENSUS.md §8.4 in miniature.
+func runNode(ctx context.Context, self int, core *consensus.Core, tr *Transport, log consensus.Storage, done func(consensus.Finalized) bool) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	var wal [][]byte
 	for {
 		select {
 		case <-ctx.Done():
@@ -108,8 +113,8 @@ func runNode(ctx context.Context, self int, core *consensus.Core, tr *Transport,
 		}
 		for core.HasReady() {
 			rd := core.Ready()
-			for _, r := range rd.Persist {
-				wal = append(wal, r.Encode())
+			if err := log.Append(rd.Persist...); err != nil {
+				return err
 			}
 			for _, o := range rd.Messages {
 				data := o.Msg.Encode()
@@ -126,6 +131,11 @@ func runNode(ctx context.Context, self int, core *consensus.Core, tr *Transport,
 			finished := false
 			for _, f := range rd.Finalized {
 				finished = done(f) || finished
+			}
+			if k := len(rd.Finalized); k > 0 && rd.Finalized[k-1].Block.Height%10 == 0 {
+				if err := log.Compact(rd.Finalized[k-1].Block.Round); err != nil {
+					return err
+				}
 			}
 			if rd.Build != nil {
 				payload := fmt.Appendf(nil, "block %d by %d", rd.Build.Height, self)
