@@ -41,6 +41,15 @@ type FileEntry struct {
 	ModTime  int64     `cbor:"3,keyasint"` // unix nanoseconds
 	FileID   [16]byte  `cbor:"4,keyasint"`
 	Segments []Segment `cbor:"5,keyasint"`
+	// POSIX metadata, set by the FUSE mount (all optional: zero values are
+	// not encoded, so entries written without them keep their encoding and
+	// hash). Mode is a full st_mode with file-type bits; 0 means a regular
+	// file with mode 0644. Directories are entries with S_IFDIR and no
+	// segments; symlinks carry their target in Target.
+	Mode   uint32 `cbor:"6,keyasint,omitempty"`
+	UID    uint32 `cbor:"7,keyasint,omitempty"`
+	GID    uint32 `cbor:"8,keyasint,omitempty"`
+	Target string `cbor:"9,keyasint,omitempty"`
 }
 
 // Manifest is the full state of a volume at one version.
@@ -86,6 +95,10 @@ func (f *FileEntry) Hash() [32]byte {
 		segs[i] = f.Segments[i].Hash()
 	}
 	sr := merkle.Root(segs)
+	if f.Mode != 0 || f.UID != 0 || f.GID != 0 || f.Target != "" {
+		return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:],
+			[]byte("posix"), u64(uint64(f.Mode)), u64(uint64(f.UID)), u64(uint64(f.GID)), []byte(f.Target))
+	}
 	return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:])
 }
 

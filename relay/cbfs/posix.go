@@ -1,0 +1,150 @@
+package cbfs
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+)
+
+// This file holds the entry points a POSIX front end (the FUSE mount) needs
+// beyond Put/Get: uploading file contents without committing them, applying
+// a batch of path changes as one manifest version, reading one segment of a
+// known entry, and inspecting the capability the volume was opened with.
+
+// Stage uploads the last segment, waits for every shard and returns the
+// file entry without committing it: the caller commits it (possibly with
+// other changes) through Volume.Update. Until then the file is invisible
+// and, if never committed, its shards are garbage on the relays (Discard
+// removes them). Stage and Commit/Abort are mutually exclusive.
+func (u *Upload) Stage() (FileEntry, error) {
+	u.mu.Lock()
+	if u.done {
+		u.mu.Unlock()
+		return FileEntry{}, ErrUploadDone
+	}
+	u.mu.Unlock()
+	if len(u.buf) > 0 {
+		u.flush()
+	}
+	u.wg.Wait()
+	u.mu.Lock()
+	u.done = true
+	err := u.err
+	segs := append([]Segment(nil), u.segments...)
+	u.mu.Unlock()
+	if err == nil {
+		err = u.ctx.Err()
+	}
+	if err != nil {
+		u.cleanup()
+		return FileEntry{}, fmt.Errorf("cbfs: upload %s: %w", u.path, err)
+	}
+	u.cancel()
+	return FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: segs}, nil
+}
+
+// Update commits mutate applied to a copy of the latest manifest as the
+// next version, retrying (with a fresh copy) on version conflicts, so
+// mutate must be a pure function of its input. mutate may reorder
+// m.Files; they are sorted by path afterwards. Shards referenced by the
+// previous version but not by the new one are then deleted (best effort).
+func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*Manifest, error) {
+	if err := v.need(captoken.PermWrite, ""); err != nil {
+		return nil, err
+	}
+	if v.caveats.Prefix != "" {
+		return nil, fmt.Errorf("%w: manifest updates need an unrestricted token", ErrPermission)
+	}
+	var prev *Manifest
+	next, err := v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
+		prev = cur
+		next := cur.clone()
+		if err := mutate(next); err != nil {
+			return nil, err
+		}
+		sort.SliceStable(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
+		for i := range next.Files {
+			p, err := CleanPath(next.Files[i].Path)
+			if err != nil || p != next.Files[i].Path {
+				return nil, fmt.Errorf("cbfs: update: bad path %q", next.Files[i].Path)
+			}
+		}
+		return next, nil
+	}, false)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: update manifest: %w", err)
+	}
+	live := map[[32]byte]bool{}
+	for _, f := range next.Files {
+		for _, s := range f.Segments {
+			for _, sh := range s.Shards {
+				live[sh.ID] = true
+			}
+		}
+	}
+	var dead []Segment
+	for _, f := range prev.Files {
+		for _, s := range f.Segments {
+			var gone []ShardRef
+			for _, sh := range s.Shards {
+				if !live[sh.ID] {
+					gone = append(gone, sh)
+				}
+			}
+			if len(gone) > 0 {
+				dead = append(dead, Segment{Shards: gone})
+			}
+		}
+	}
+	if len(dead) > 0 {
+		v.deleteShards(ctx, FileEntry{Segments: dead})
+	}
+	return next.clone(), nil
+}
+
+// Discard deletes the shards of a staged entry that will not be committed
+// (best effort). It must not be called for an entry of the manifest.
+func (v *Volume) Discard(ctx context.Context, e FileEntry) {
+	v.deleteShards(ctx, e)
+}
+
+// ReadSegment returns the plaintext of segment idx of entry e, fetching and
+// verifying only that segment's shards. Unlike GetRange it does not look the
+// path up again, so it reads exactly the content e describes even if the
+// path was replaced or renamed since.
+func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte, error) {
+	if err := v.need(captoken.PermRead, ""); err != nil {
+		return nil, err
+	}
+	if idx < 0 || idx >= len(e.Segments) {
+		return nil, fmt.Errorf("cbfs: read %s: segment %d of %d", e.Path, idx, len(e.Segments))
+	}
+	m, err := v.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cd, err := newCodec(int(m.K), int(m.M))
+	if err != nil {
+		return nil, err
+	}
+	_, byID, err := v.c.relays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seg := &e.Segments[idx]
+	shards, err := v.readShards(ctx, cd, byID, seg, true)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: read %s segment %d: %w", e.Path, idx, err)
+	}
+	pt, err := cd.decode(subKey(v.key, "file", e.FileID[:]), segmentAAD(v.id, e.FileID, idx), seg, shards)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: read %s segment %d: %w", e.Path, idx, err)
+	}
+	return pt, nil
+}
+
+// Caveats returns what the token the volume was opened with allows (all
+// permissions and no prefix for the owner).
+func (v *Volume) Caveats() captoken.Caveats { return v.caveats }
