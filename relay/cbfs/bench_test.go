@@ -33,9 +33,11 @@ func BenchmarkSegmentEncode(b *testing.B) {
 	b.SetBytes(int64(len(plain)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := cd.encode(aead, aad, plain); err != nil {
+		es, err := cd.encode(aead, aad, plain)
+		if err != nil {
 			b.Fatal(err)
 		}
+		cd.release(es) // as the upload path does once the shards are stored
 	}
 }
 

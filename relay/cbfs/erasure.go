@@ -4,6 +4,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"fmt"
+	"sync"
 
 	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
 	"github.com/klauspost/reedsolomon"
@@ -13,6 +14,7 @@ import (
 type codec struct {
 	k, m int
 	enc  reedsolomon.Encoder
+	bufs sync.Pool // *[]byte shard buffers, returned by release
 }
 
 func newCodec(k, m int) (*codec, error) {
@@ -27,6 +29,15 @@ func newCodec(k, m int) (*codec, error) {
 type encodedSegment struct {
 	seg    Segment
 	shards [][]byte
+	buf    []byte // backing array of shards
+}
+
+// release returns the shard buffers for reuse; es.shards must not be used
+// afterwards.
+func (c *codec) release(es *encodedSegment) {
+	b := es.buf[:0]
+	es.buf, es.shards = nil, nil
+	c.bufs.Put(&b)
 }
 
 // encode seals plain with aead (aad binds volume, file and index) and splits
@@ -38,7 +49,14 @@ func (c *codec) encode(aead cipher.AEAD, aad []byte, plain []byte) (*encodedSegm
 	}
 	ctLen := len(plain) + aead.Overhead()
 	shardSize := (ctLen + c.k - 1) / c.k
-	buf := make([]byte, shardSize*(c.k+c.m))
+	need := shardSize * (c.k + c.m)
+	var buf []byte
+	if p, ok := c.bufs.Get().(*[]byte); ok && cap(*p) >= need {
+		buf = (*p)[:need]
+		clear(buf[ctLen : shardSize*c.k]) // padding of the last data shard
+	} else {
+		buf = make([]byte, need)
+	}
 	aead.Seal(buf[:0], nonce[:], plain, aad)
 	shards := make([][]byte, c.k+c.m)
 	for i := range shards {
@@ -50,6 +68,7 @@ func (c *codec) encode(aead cipher.AEAD, aad []byte, plain []byte) (*encodedSegm
 		}
 	}
 	es := &encodedSegment{
+		buf:    buf,
 		seg:    Segment{Size: uint32(len(plain)), CipherSize: uint32(ctLen), Nonce: nonce, ShardSize: uint32(shardSize), Shards: make([]ShardRef, c.k+c.m)},
 		shards: shards,
 	}

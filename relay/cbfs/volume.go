@@ -814,6 +814,7 @@ type Upload struct {
 	fileID [16]byte
 	aead   cipher.AEAD
 	buf    []byte
+	plain  sync.Pool // *[]byte plaintext segment buffers
 	size   int64
 	sem    chan struct{}
 	wg     sync.WaitGroup
@@ -864,7 +865,11 @@ func (u *Upload) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if u.buf == nil {
-			u.buf = make([]byte, 0, u.segSz)
+			if b, ok := u.plain.Get().(*[]byte); ok {
+				u.buf = (*b)[:0]
+			} else {
+				u.buf = make([]byte, 0, u.segSz)
+			}
 		}
 		k := min(len(p), u.segSz-len(u.buf))
 		u.buf = append(u.buf, p[:k]...)
@@ -905,8 +910,13 @@ func (u *Upload) flush() error {
 	go func() {
 		defer func() { <-u.sem; u.wg.Done() }()
 		es, err := u.cd.encode(u.aead, segmentAAD(u.v.id, u.fileID, idx), data)
+		if cap(data) == u.segSz {
+			data = data[:0]
+			u.plain.Put(&data)
+		}
 		if err == nil {
 			err = u.place(es, idx)
+			u.cd.release(es) // every shard request has finished
 		}
 		if err != nil {
 			u.fail(fmt.Errorf("segment %d: %w", idx, err))
