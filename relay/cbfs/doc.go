@@ -21,8 +21,14 @@
 // (HKDF-SHA256, salted with the volume id). Grants carry the volume key
 // wrapped (ECIES) to the grantee's public key inside the capability token.
 // A prefix-restricted grantee therefore holds the whole volume key: prefix
-// limits are enforced by this library and (for manifest replacement) by
-// relays, not cryptographically.
+// limits are enforced by this library and, for manifest objects, by relays,
+// not cryptographically. A prefix-restricted writer cannot replace the
+// manifest; its Commit stores a pending entry bound to its prefix
+// (FileInfo.Pending) which a whole-volume writer merges with MergePending.
+//
+// Typical use (see Example): New, CreateVolume or OpenVolume (owner) or
+// OpenShared (grantee), then Put/Upload, Get/GetRange, List, Stat, Remove,
+// Grant, Info; Repair or a Repairer keeps redundancy.
 //
 // Errors: callers should test with errors.Is against the exported errors
 // below; they are wrapped with details of what failed.
