@@ -47,7 +47,7 @@ type Config struct {
 	Partitions  bool    // random partitions before the heal
 	Crashes     bool    // crash and restart honest validators before the heal
 	HealAt      int     // tick at which faults stop; default 150
-	Ticks       int     // length of the run; default HealAt + 200
+	Ticks       int     // length of the run; default HealAt + 300
 	Timeout     int     // consensus TimeoutTicks; default 12
 	MinGrowth   uint64  // finalized blocks every honest validator must add after the heal; default 3
 	BLS         bool    // real BLS12-381 instead of InsecureVerifier
@@ -67,7 +67,7 @@ func (c *Config) fill() {
 		c.HealAt = 150
 	}
 	if c.Ticks <= 0 {
-		c.Ticks = c.HealAt + 200
+		c.Ticks = c.HealAt + 300
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 12
