@@ -764,7 +764,7 @@ func (v *Volume) readShards(ctx context.Context, cd *codec, byID map[RelayID]Rel
 		case r := <-ch:
 			inflight--
 			if r.err != nil {
-				if ctx.Err() == nil {
+				if ctx.Err() == nil && seg.Shards[r.i].Relay != (RelayID{}) {
 					v.fault(seg.Shards[r.i], r.err)
 				}
 				errs = append(errs, r.err)
