@@ -158,15 +158,15 @@ const (
 )
 
 var (
-	encMode, _ = cbor.CoreDetEncOptions().EncMode()
-	decMode, _ = cbor.DecOptions{
+	encMode = must(cbor.CoreDetEncOptions().EncMode())
+	decMode = must(cbor.DecOptions{
 		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
 		MaxArrayElements:  1024,
 		MaxMapPairs:       64,
 		MaxNestedLevels:   8,
 		IndefLength:       cbor.IndefLengthForbidden,
 		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
-	}.DecMode()
+	}.DecMode())
 )
 
 // Encode returns the canonical CBOR encoding.
@@ -450,4 +450,13 @@ func (t *Token) VerifyHolder(req [32]byte, sig []byte) error {
 		return ErrWrongGrantee
 	}
 	return nil
+}
+
+// must panics on a codec configuration error (a programming error caught by
+// any test, never by input).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -225,15 +225,15 @@ type Response struct {
 }
 
 var (
-	encMode, _ = cbor.CoreDetEncOptions().EncMode()
-	decMode, _ = cbor.DecOptions{
+	encMode = must(cbor.CoreDetEncOptions().EncMode())
+	decMode = must(cbor.DecOptions{
 		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
 		MaxArrayElements:  1 << 16,
 		MaxMapPairs:       64,
 		MaxNestedLevels:   8,
 		IndefLength:       cbor.IndefLengthForbidden,
 		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
-	}.DecMode()
+	}.DecMode())
 )
 
 // WriteFrame encodes v as one frame.
@@ -302,4 +302,13 @@ func Equal(a, b *Request) bool {
 	x, _ := encMode.Marshal(a)
 	y, _ := encMode.Marshal(b)
 	return bytes.Equal(x, y)
+}
+
+// must panics on a codec configuration error (a programming error caught by
+// any test, never by input).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
