@@ -39,7 +39,7 @@ func TestOSSandbox(t *testing.T) {
 		t.Skip("sandbox needs root")
 	}
 	ctx := context.Background()
-	e, err := New(ctx, Config{PoolSize: 1, Limits: Limits{WallClock: 3 * time.Second, CPUSeconds: 60}})
+	e, err := New(ctx, Config{PoolSize: 1, Limits: Limits{WallClock: 10 * time.Second, CPUSeconds: 60}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +50,19 @@ func TestOSSandbox(t *testing.T) {
 		_, err := e.Execute(ctx, &Invocation{Handler: "run", Code: []byte(src), CyclesLimit: 1 << 40, CellsLimit: 1000}, newMemHost())
 		errc <- err
 	}()
+	// Find the spinning child: a running call child that is still there a
+	// moment later (a finished warm-up child may be exiting).
 	var pid int
-	for i := 0; i < 100; i++ {
-		var ok bool
-		if pid, ok = findCallChild(); ok {
+	for deadline := time.Now().Add(6 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		p, ok := findCallChild()
+		if !ok {
+			continue
+		}
+		time.Sleep(200 * time.Millisecond)
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(p), "limits")); err == nil {
+			pid = p
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	if pid == 0 {
 		t.Fatal("no call child found")
