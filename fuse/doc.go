@@ -1,0 +1,57 @@
+// Package fuse mounts CBFS volumes as POSIX filesystems with FUSE
+// (github.com/hanwen/go-fuse/v2, fs API).
+//
+// # Namespace and metadata
+//
+// Everything POSIX lives in the volume manifest: each file, directory and
+// symlink is a cbfs.FileEntry whose optional Mode, UID, GID and Target
+// fields hold st_mode (with type bits), ownership and the symlink target;
+// ModTime is the mtime. Directories are entries with S_IFDIR; directories
+// only implied by deeper paths (files written with `cowboy volume put`) are
+// shown with mode 0755. atime is not kept (it reads as mtime); ctime is
+// local to a mount. Hard links are refused with EPERM: a manifest entry is
+// one path and its content cannot be shared by two names that stay in
+// sync. Renames are metadata only (segment encryption does not depend on
+// the path), so renaming a large file moves no data.
+//
+// # Data path
+//
+// Reads fetch only the segments that cover the requested range
+// (cbfs.Volume.ReadSegment) and keep them in a local read cache; writes go
+// to a local write-back buffer. Both are blocks of 64 KiB sealed with
+// AES-256-GCM under a key derived from Options.CacheKey (the CLI derives it
+// from the account key), bound to their inode and block number, in a
+// private directory removed at unmount. The read cache is bounded by
+// Options.CacheSize (least recently used files are evicted); unflushed
+// writes are never evicted.
+//
+// # Consistency
+//
+// close(2) of a file opened for writing and fsync(2) upload the file's
+// dirty data as a new version and commit a new manifest before returning:
+// close-to-open consistency. Every open drops the kernel's page cache of the
+// file. Namespace changes (create of an empty file, mkdir, rename, unlink,
+// chmod, chown, utimens, symlink) are batched and committed within
+// Options.CommitDelay, or at once by fsync/close. Commits are path
+// operations applied to the latest anchored manifest, so two mounts of the
+// same volume merge their changes; on the same path the last commit wins.
+//
+// Staleness bound: a change committed by one mount is visible in another
+// after at most PollInterval (manifest poll) + AttrTimeout (kernel
+// attribute/name cache), i.e. 2s with the defaults; a namespace change not
+// yet fsynced adds its mount's CommitDelay plus one commit (relay store +
+// chain transaction).
+//
+// # Crashes and unmount
+//
+// Unmount (and SIGINT/SIGTERM in `cowboy volume mount`) uploads every dirty
+// file and commits before the mount goes away; an external unmount
+// (`cowboy volume unmount`, fusermount3 -u) triggers the same final flush
+// in the serving process. If the serving process is killed, data written
+// but not yet closed or fsynced is lost, as are namespace changes younger
+// than CommitDelay: the next mount shows the volume as of the last commit
+// (every closed or fsynced file complete, never a partial file). The dead
+// process's encrypted buffer is left in its cache directory, unreadable
+// without the key. Shards uploaded but never committed are garbage on the
+// relays until repaired.
+package fuse

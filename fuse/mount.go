@@ -1,0 +1,376 @@
+package fuse
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/hanwen/go-fuse/v2/fs"
+	gofuse "github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Errors of Mount, to test with errors.Is.
+var (
+	// ErrUnavailable: the kernel FUSE device or the fusermount3 helper is missing.
+	ErrUnavailable = errors.New("fuse: FUSE is unavailable")
+	// ErrBusy: the mount point is already a mount point, or files are open.
+	ErrBusy = errors.New("fuse: mount point busy")
+)
+
+// Options configure a mount. The zero value is usable.
+type Options struct {
+	// ReadOnly mounts read-only. A volume opened with a token lacking write
+	// permission is always mounted read-only.
+	ReadOnly bool
+	// CacheDir holds the encrypted read cache and write-back buffer (a fresh
+	// subdirectory per mount, removed at unmount). Default os.TempDir().
+	CacheDir string
+	// CacheSize bounds the read cache in bytes (default 1 GiB). Unflushed
+	// writes are never evicted and may exceed it.
+	CacheSize int64
+	// CacheKey encrypts the cache at rest (AES-256-GCM under a key derived
+	// from it). The CLI derives it from the account key; zero means a
+	// random key per mount.
+	CacheKey [32]byte
+	// PollInterval is how often the anchored manifest is checked for
+	// changes by other writers (default 1s).
+	PollInterval time.Duration
+	// CommitDelay is how long namespace changes (mkdir, rename, unlink,
+	// chmod...) wait to be batched before they are committed (default
+	// 500ms). close(2) and fsync(2) of written files commit at once.
+	CommitDelay time.Duration
+	// AttrTimeout is how long the kernel caches attributes and names
+	// (default 1s).
+	AttrTimeout time.Duration
+	// AllowOther lets other users access the mount (needs user_allow_other
+	// in /etc/fuse.conf for unprivileged mounts).
+	AllowOther bool
+	Logger     *slog.Logger
+	// Debug logs every FUSE request.
+	Debug bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.CacheDir == "" {
+		o.CacheDir = os.TempDir()
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 1 << 30
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.CommitDelay <= 0 {
+		o.CommitDelay = 500 * time.Millisecond
+	}
+	if o.AttrTimeout <= 0 {
+		o.AttrTimeout = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Mounted is a mounted volume.
+type Mounted struct {
+	m      *mfs
+	server *gofuse.Server
+	dir    string
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	done   chan struct{}
+	err    error // final flush error, set before done is closed
+}
+
+// Mount mounts vol on dir and serves it until it is unmounted (Unmount,
+// `cowboy volume unmount`, fusermount3 -u or umount). As root it mounts
+// directly; other users go through the setuid fusermount3 helper.
+func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mounted, error) {
+	opts = opts.withDefaults()
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fuse: mount point %s: %w", dir, err)
+	}
+	if err := checkMountPoint(dir); err != nil {
+		return nil, err
+	}
+	if err := checkFUSE(); err != nil {
+		return nil, err
+	}
+	man, err := vol.Manifest(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fuse: load manifest of %s: %w", vol.ID(), err)
+	}
+	if opts.CacheKey == ([32]byte{}) {
+		rand.Read(opts.CacheKey[:])
+	}
+	seal, err := newSealer(opts.CacheKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
+		return nil, fmt.Errorf("fuse: cache dir: %w", err)
+	}
+	cdir, err := os.MkdirTemp(opts.CacheDir, "cbfs-mount-*")
+	if err != nil {
+		return nil, fmt.Errorf("fuse: cache dir: %w", err)
+	}
+	cav := vol.Caveats()
+	m := &mfs{vol: vol, opts: opts, log: opts.Logger.With("mount", dir), seal: seal, dir: cdir,
+		ro: opts.ReadOnly || cav.Perms&captoken.PermWrite == 0 || cav.Prefix != ""}
+	m.load(man)
+
+	mo := gofuse.MountOptions{
+		FsName:      "cbfs:" + vol.ID().String()[:16],
+		Name:        "cbfs",
+		DirectMount: os.Geteuid() == 0,
+		AllowOther:  opts.AllowOther,
+		MaxWrite:    1 << 20,
+		Debug:       opts.Debug,
+		Options:     []string{"default_permissions"},
+	}
+	if m.ro {
+		mo.Options = append(mo.Options, "ro")
+	}
+	neg := time.Duration(0)
+	server, err := fs.Mount(dir, &node{m: m, n: m.root}, &fs.Options{
+		MountOptions:    mo,
+		EntryTimeout:    &opts.AttrTimeout,
+		AttrTimeout:     &opts.AttrTimeout,
+		NegativeTimeout: &neg,
+		RootStableAttr:  &fs.StableAttr{Ino: m.root.ino, Mode: sIFDIR},
+	})
+	if err != nil {
+		os.RemoveAll(cdir)
+		return nil, fmt.Errorf("fuse: mount %s on %s: %w", vol.ID(), dir, err)
+	}
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	mt := &Mounted{m: m, server: server, dir: dir, cancel: cancel, done: make(chan struct{})}
+	mt.wg.Add(2)
+	go func() {
+		defer mt.wg.Done()
+		m.loop(lctx)
+	}()
+	go func() {
+		defer mt.wg.Done()
+		server.Wait()
+		// Unmounted (by us or from outside): publish what is left.
+		cancel()
+		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer fcancel()
+		mt.err = m.flushAll(fctx)
+		if mt.err != nil {
+			m.log.Error("final flush failed: unflushed data is lost", "err", mt.err)
+		}
+		os.RemoveAll(cdir)
+		close(mt.done)
+	}()
+	m.log.Info("mounted", "volume", vol.ID().String(), "read_only", m.ro, "files", len(man.Files))
+	return mt, nil
+}
+
+// loop commits batched namespace changes and merges other writers' ones.
+func (m *mfs) loop(ctx context.Context) {
+	tick := min(m.opts.CommitDelay, m.opts.PollInterval) / 2
+	t := time.NewTicker(max(tick, 10*time.Millisecond))
+	defer t.Stop()
+	lastPoll := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if p, age := m.pending(); p && age >= m.opts.CommitDelay && !m.ro {
+			if err := m.sync(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("background commit failed; retrying", "err", err)
+			}
+		}
+		if time.Since(lastPoll) >= m.opts.PollInterval {
+			lastPoll = time.Now()
+			if err := m.refresh(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("refresh failed", "err", err)
+			}
+		}
+	}
+}
+
+// Dir is the mount point.
+func (mt *Mounted) Dir() string { return mt.dir }
+
+// Sync uploads every dirty file and commits the manifest.
+func (mt *Mounted) Sync(ctx context.Context) error { return mt.m.flushAll(ctx) }
+
+// Wait blocks until the volume is unmounted and everything written through
+// it has been flushed (or the flush failed, which it returns).
+func (mt *Mounted) Wait() error {
+	<-mt.done
+	mt.wg.Wait()
+	return mt.err
+}
+
+// Unmount flushes every dirty byte, unmounts and waits for the final
+// flush. It fails with ErrBusy while files are open on the mount (the
+// volume stays mounted); UnmountLazy detaches it anyway.
+func (mt *Mounted) Unmount(ctx context.Context) error {
+	select {
+	case <-mt.done:
+		return mt.Wait()
+	default:
+	}
+	if err := mt.m.flushAll(ctx); err != nil {
+		return fmt.Errorf("fuse: flush before unmount: %w", err)
+	}
+	if err := mt.server.Unmount(); err != nil {
+		if errors.Is(err, syscall.EBUSY) || strings.Contains(err.Error(), "busy") {
+			return fmt.Errorf("%w: unmount %s: %v", ErrBusy, mt.dir, err)
+		}
+		return fmt.Errorf("fuse: unmount %s: %w", mt.dir, err)
+	}
+	return mt.Wait()
+}
+
+// UnmountLazy detaches the mount even if files are open: the mount point
+// disappears at once, open files keep working until closed, and Wait
+// returns (after the final flush) when the last one is.
+func (mt *Mounted) UnmountLazy(ctx context.Context) error {
+	if err := mt.m.flushAll(ctx); err != nil {
+		mt.m.log.Error("flush before lazy unmount", "err", err)
+	}
+	if err := unmountDir(mt.dir, true); err != nil {
+		return err
+	}
+	return mt.Wait()
+}
+
+// Unmount unmounts the CBFS (or any FUSE) mount at dir, as `cowboy volume
+// unmount` does; the serving process then flushes and exits.
+func Unmount(dir string, lazy bool) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	ok, err := isMountPoint(dir)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("fuse: %s is not mounted", dir)
+	}
+	return unmountDir(dir, lazy)
+}
+
+func unmountDir(dir string, lazy bool) error {
+	if os.Geteuid() == 0 {
+		flags := 0
+		if lazy {
+			flags = syscall.MNT_DETACH
+		}
+		if err := syscall.Unmount(dir, flags); err != nil {
+			if errors.Is(err, syscall.EBUSY) {
+				return fmt.Errorf("%w: unmount %s: files are open", ErrBusy, dir)
+			}
+			return fmt.Errorf("fuse: unmount %s: %w", dir, err)
+		}
+		return nil
+	}
+	args := []string{"-u"}
+	if lazy {
+		args = append(args, "-z")
+	}
+	out, err := exec.Command("fusermount3", append(args, dir)...).CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if strings.Contains(msg, "busy") {
+			return fmt.Errorf("%w: unmount %s: %s", ErrBusy, dir, msg)
+		}
+		return fmt.Errorf("fuse: fusermount3 -u %s: %v: %s", dir, err, msg)
+	}
+	return nil
+}
+
+func checkMountPoint(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("fuse: mount point %s does not exist", dir)
+	}
+	if err != nil {
+		return fmt.Errorf("fuse: mount point %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("fuse: mount point %s is not a directory", dir)
+	}
+	mp, err := isMountPoint(dir)
+	if err != nil {
+		return err
+	}
+	if mp {
+		return fmt.Errorf("%w: %s is already a mount point", ErrBusy, dir)
+	}
+	return nil
+}
+
+func checkFUSE() error {
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("%w: /dev/fuse: %v (load the fuse kernel module, or give the container the device)", ErrUnavailable, err)
+	}
+	f.Close()
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			return fmt.Errorf("%w: fusermount3 not found (install the fuse3 package): %v", ErrUnavailable, err)
+		}
+	}
+	return nil
+}
+
+// isMountPoint reports whether dir is a mount point per /proc/self/mountinfo.
+func isMountPoint(dir string) (bool, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false, fmt.Errorf("fuse: read mount table: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 && unescapeMount(fields[4]) == dir {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+// unescapeMount decodes the octal escapes (\040 etc.) of mountinfo paths.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
+				b.WriteByte(c)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

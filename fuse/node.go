@@ -1,0 +1,491 @@
+package fuse
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"syscall"
+
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/hanwen/go-fuse/v2/fs"
+	gofuse "github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// node is the go-fuse face of an inode. go-fuse keeps one node per inode
+// number; lookups build fresh nodes that it discards when it already has
+// one.
+type node struct {
+	fs.Inode
+	m *mfs
+	n *inode
+}
+
+// handle is an open file.
+type handle struct {
+	write bool
+}
+
+var (
+	_ fs.NodeGetattrer  = (*node)(nil)
+	_ fs.NodeSetattrer  = (*node)(nil)
+	_ fs.NodeLookuper   = (*node)(nil)
+	_ fs.NodeReaddirer  = (*node)(nil)
+	_ fs.NodeOpener     = (*node)(nil)
+	_ fs.NodeReader     = (*node)(nil)
+	_ fs.NodeWriter     = (*node)(nil)
+	_ fs.NodeCreater    = (*node)(nil)
+	_ fs.NodeMkdirer    = (*node)(nil)
+	_ fs.NodeUnlinker   = (*node)(nil)
+	_ fs.NodeRmdirer    = (*node)(nil)
+	_ fs.NodeRenamer    = (*node)(nil)
+	_ fs.NodeSymlinker  = (*node)(nil)
+	_ fs.NodeReadlinker = (*node)(nil)
+	_ fs.NodeLinker     = (*node)(nil)
+	_ fs.NodeStatfser   = (*node)(nil)
+	_ fs.NodeFsyncer    = (*node)(nil)
+	_ fs.NodeFlusher    = (*node)(nil)
+	_ fs.NodeReleaser   = (*node)(nil)
+)
+
+// errno maps an error of the volume to an errno, logging unexpected ones.
+func (m *mfs) errno(op string, err error) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, cbfs.ErrPermission), errors.Is(err, cbfs.ErrTokenExpired):
+		m.log.Warn("permission denied", "op", op, "err", err)
+		return syscall.EACCES
+	case errors.Is(err, cbfs.ErrNotFound):
+		return syscall.ENOENT
+	case errors.Is(err, context.Canceled):
+		return syscall.EINTR
+	case errors.Is(err, cbfs.ErrRelayFull):
+		m.log.Error("volume full", "op", op, "err", err)
+		return syscall.ENOSPC
+	}
+	m.log.Error("I/O error", "op", op, "err", err)
+	return syscall.EIO
+}
+
+// fill writes n's attributes. Caller holds m.mu.
+func (m *mfs) fill(n *inode, a *gofuse.Attr) {
+	a.Ino = n.ino
+	a.Mode = n.mode
+	a.Uid, a.Gid = n.uid, n.gid
+	a.Nlink = 1
+	switch n.mode & sIFMT {
+	case sIFDIR:
+		a.Nlink = 2
+		for _, c := range n.kids {
+			if c.isDir() {
+				a.Nlink++
+			}
+		}
+		a.Size = 4096
+	case sIFLNK:
+		a.Size = uint64(len(n.target))
+	default:
+		a.Size = uint64(n.size)
+	}
+	if n.parent == nil && n != m.root {
+		a.Nlink = 0
+	}
+	a.Blocks = (a.Size + 511) / 512
+	a.Blksize = blockSize
+	mt := uint64(n.mtime)
+	ct := uint64(max(n.ctime, n.mtime))
+	a.Mtime, a.Mtimensec = mt/1e9, uint32(mt%1e9)
+	a.Atime, a.Atimensec = a.Mtime, a.Mtimensec
+	a.Ctime, a.Ctimensec = ct/1e9, uint32(ct%1e9)
+}
+
+func (x *node) Getattr(ctx context.Context, f fs.FileHandle, out *gofuse.AttrOut) syscall.Errno {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	x.m.fill(x.n, &out.Attr)
+	return 0
+}
+
+func (x *node) Setattr(ctx context.Context, f fs.FileHandle, in *gofuse.SetAttrIn, out *gofuse.AttrOut) syscall.Errno {
+	if x.m.ro {
+		return syscall.EROFS
+	}
+	m, n := x.m, x.n
+	if sz, ok := in.GetSize(); ok {
+		if n.isDir() {
+			return syscall.EISDIR
+		}
+		n.fmu.Lock()
+		err := m.truncate(ctx, n, int64(sz))
+		n.fmu.Unlock()
+		if err != nil {
+			return m.errno("truncate", err)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if mode, ok := in.GetMode(); ok {
+		n.mode = n.mode&sIFMT | mode&0o7777
+	}
+	if uid, ok := in.GetUID(); ok {
+		n.uid = uid
+	}
+	if gid, ok := in.GetGID(); ok {
+		n.gid = gid
+	}
+	if mt, ok := in.GetMTime(); ok {
+		n.mtime = mt.UnixNano()
+		if !n.dirty {
+			n.pubMtime = n.mtime
+		}
+	}
+	n.ctime = now
+	n.implicit = false
+	m.changed()
+	m.fill(n, &out.Attr)
+	return 0
+}
+
+func (x *node) child(ctx context.Context, c *inode, out *gofuse.EntryOut) *fs.Inode {
+	x.m.fill(c, &out.Attr)
+	return x.NewInode(ctx, &node{m: x.m, n: c}, fs.StableAttr{Mode: c.mode & sIFMT, Ino: c.ino})
+}
+
+func (x *node) Lookup(ctx context.Context, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	c := x.n.kids[name]
+	if c == nil {
+		return nil, syscall.ENOENT
+	}
+	return x.child(ctx, c, out), 0
+}
+
+func (x *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	if !x.n.isDir() {
+		return nil, syscall.ENOTDIR
+	}
+	out := make([]gofuse.DirEntry, 0, len(x.n.kids))
+	for name, c := range x.n.kids {
+		out = append(out, gofuse.DirEntry{Name: name, Ino: c.ino, Mode: c.mode & sIFMT})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return fs.NewListDirStream(out), 0
+}
+
+// touchDir records a change of directory d's entries. Caller holds m.mu.
+func (m *mfs) touchDir(d *inode) {
+	d.mtime = m.now()
+	d.ctime = d.mtime
+	m.changed()
+}
+
+func (x *node) newChild(ctx context.Context, name string, mode uint32) (*inode, syscall.Errno) {
+	m := x.m
+	if m.ro {
+		return nil, syscall.EROFS
+	}
+	if len(name) > 255 {
+		return nil, syscall.ENAMETOOLONG
+	}
+	if x.n.kids[name] != nil {
+		return nil, syscall.EEXIST
+	}
+	c := m.newInode(mode)
+	if caller, ok := gofuse.FromContext(ctx); ok {
+		c.uid, c.gid = caller.Uid, caller.Gid
+	}
+	c.mtime = m.now()
+	c.ctime, c.pubMtime = c.mtime, c.mtime
+	m.attach(x.n, name, c)
+	m.touchDir(x.n)
+	return c, 0
+}
+
+func (x *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *gofuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	m := x.m
+	m.mu.Lock()
+	if c := x.n.kids[name]; c != nil && !m.ro {
+		// The kernel's view was stale: open the existing file.
+		m.mu.Unlock()
+		switch {
+		case flags&syscall.O_EXCL != 0:
+			return nil, nil, 0, syscall.EEXIST
+		case c.isDir():
+			return nil, nil, 0, syscall.EISDIR
+		}
+		if flags&syscall.O_TRUNC != 0 {
+			c.fmu.Lock()
+			err := m.truncate(ctx, c, 0)
+			c.fmu.Unlock()
+			if err != nil {
+				return nil, nil, 0, m.errno("create", err)
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		c.handles++
+		return x.child(ctx, c, out), &handle{write: true}, 0, 0
+	}
+	c, errno := x.newChild(ctx, name, sIFREG|mode&0o7777)
+	if errno != 0 {
+		m.mu.Unlock()
+		return nil, nil, 0, errno
+	}
+	c.dirty = true
+	c.handles++
+	in := x.child(ctx, c, out)
+	m.mu.Unlock()
+	return in, &handle{write: true}, 0, 0
+}
+
+func (x *node) Mkdir(ctx context.Context, name string, mode uint32, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	c, errno := x.newChild(ctx, name, sIFDIR|mode&0o7777)
+	if errno != 0 {
+		return nil, errno
+	}
+	return x.child(ctx, c, out), 0
+}
+
+func (x *node) Symlink(ctx context.Context, target, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	c, errno := x.newChild(ctx, name, sIFLNK|0o777)
+	if errno != 0 {
+		return nil, errno
+	}
+	c.target = target
+	return x.child(ctx, c, out), 0
+}
+
+func (x *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	if x.n.mode&sIFMT != sIFLNK {
+		return nil, syscall.EINVAL
+	}
+	return []byte(x.n.target), 0
+}
+
+// Link refuses hard links: a manifest entry is one path, and a path-level
+// copy would not keep the two names in sync.
+func (x *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if x.m.ro {
+		return nil, syscall.EROFS
+	}
+	return nil, syscall.EPERM
+}
+
+func (x *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	m := x.m
+	if m.ro {
+		return syscall.EROFS
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := x.n.kids[name]
+	if c == nil {
+		return syscall.ENOENT
+	}
+	if c.isDir() {
+		return syscall.EISDIR
+	}
+	m.detach(c)
+	if c.handles == 0 && c.store != nil {
+		c.store.close()
+		c.store = nil
+	}
+	m.touchDir(x.n)
+	return 0
+}
+
+func (x *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	m := x.m
+	if m.ro {
+		return syscall.EROFS
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := x.n.kids[name]
+	if c == nil {
+		return syscall.ENOENT
+	}
+	if !c.isDir() {
+		return syscall.ENOTDIR
+	}
+	if len(c.kids) > 0 {
+		return syscall.ENOTEMPTY
+	}
+	m.detach(c)
+	m.touchDir(x.n)
+	return 0
+}
+
+// renameNoReplace and renameExchange are the renameat2 flags.
+const (
+	renameNoReplace = 1
+	renameExchange  = 2
+)
+
+func (x *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	m := x.m
+	if m.ro {
+		return syscall.EROFS
+	}
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	if flags&renameExchange != 0 {
+		return syscall.EINVAL
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	src := x.n.kids[name]
+	if src == nil {
+		return syscall.ENOENT
+	}
+	for d := np.n; d != nil; d = d.parent {
+		if d == src {
+			return syscall.EINVAL // into its own subtree
+		}
+	}
+	if dst := np.n.kids[newName]; dst != nil {
+		if dst == src {
+			return 0
+		}
+		if flags&renameNoReplace != 0 {
+			return syscall.EEXIST
+		}
+		switch {
+		case src.isDir() && !dst.isDir():
+			return syscall.ENOTDIR
+		case !src.isDir() && dst.isDir():
+			return syscall.EISDIR
+		case dst.isDir() && len(dst.kids) > 0:
+			return syscall.ENOTEMPTY
+		}
+		m.detach(dst)
+		if dst.handles == 0 && dst.store != nil {
+			dst.store.close()
+			dst.store = nil
+		}
+	}
+	m.detach(src)
+	m.attach(np.n, newName, src)
+	src.implicit = false
+	src.ctime = m.now()
+	m.touchDir(x.n)
+	m.touchDir(np.n)
+	return 0
+}
+
+func (x *node) Statfs(ctx context.Context, out *gofuse.StatfsOut) syscall.Errno {
+	m := x.m
+	m.mu.Lock()
+	var used int64
+	for _, f := range m.base.Files {
+		used += f.Size
+	}
+	files := uint64(len(m.base.Files))
+	m.mu.Unlock()
+	const bs = 4096
+	const capacity = 1 << 50 // relays report no volume quota: advertise 1 PiB
+	out.Bsize, out.Frsize = bs, bs
+	out.Blocks = capacity / bs
+	out.Bfree = out.Blocks - uint64(used+bs-1)/bs
+	out.Bavail = out.Bfree
+	out.Files = files + 1<<30
+	out.Ffree = 1 << 30
+	out.NameLen = 255
+	return 0
+}
+
+func (x *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	m, n := x.m, x.n
+	write := flags&syscall.O_ACCMODE != syscall.O_RDONLY
+	if write && m.ro {
+		return nil, 0, syscall.EROFS
+	}
+	if n.isDir() {
+		if write {
+			return nil, 0, syscall.EISDIR
+		}
+		return &handle{}, 0, 0
+	}
+	if flags&syscall.O_TRUNC != 0 && write {
+		n.fmu.Lock()
+		err := m.truncate(ctx, n, 0)
+		n.fmu.Unlock()
+		if err != nil {
+			return nil, 0, m.errno("open", err)
+		}
+	}
+	m.mu.Lock()
+	n.handles++
+	m.mu.Unlock()
+	// No FOPEN_KEEP_CACHE: the kernel drops its page cache of the file on
+	// every open, which gives close-to-open consistency.
+	return &handle{write: write}, 0, 0
+}
+
+func (x *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (gofuse.ReadResult, syscall.Errno) {
+	k, err := x.m.readAt(ctx, x.n, dest, off)
+	if err != nil {
+		return nil, x.m.errno("read", err)
+	}
+	return gofuse.ReadResultData(dest[:k]), 0
+}
+
+func (x *node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	if x.m.ro {
+		return 0, syscall.EROFS
+	}
+	k, err := x.m.writeAt(ctx, x.n, data, off)
+	if err != nil {
+		return uint32(k), x.m.errno("write", err)
+	}
+	return uint32(k), 0
+}
+
+// Fsync uploads the file's dirty data and commits the manifest; on a
+// directory it commits pending namespace changes.
+func (x *node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
+	if x.m.ro {
+		return 0
+	}
+	if err := x.m.upload(ctx, x.n); err != nil {
+		return x.m.errno("fsync", err)
+	}
+	return x.m.errno("fsync", x.m.sync(ctx))
+}
+
+// Flush runs on every close(2): a handle that could write uploads the
+// file's dirty data and commits, so the next open anywhere sees it.
+func (x *node) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
+	h, _ := f.(*handle)
+	if x.m.ro || h == nil || !h.write {
+		return 0
+	}
+	return x.Fsync(ctx, f, 0)
+}
+
+func (x *node) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
+	m, n := x.m, x.n
+	if n.isDir() {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n.handles--
+	if n.handles == 0 && !m.attached(n) && n.store != nil {
+		n.store.close()
+		n.store = nil
+	}
+	return 0
+}
