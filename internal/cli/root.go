@@ -35,6 +35,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newLibCmd(f),
 		newRelayCmd(f),
 		newVolumeCmd(f),
+		newJobCmd(f),
 	)
 	return root
 }
