@@ -513,8 +513,33 @@ _PLAIN = (
 )
 
 
+def _real_types():
+    # The metered constructors stand in for the builtin types of the same
+    # name; isinstance/issubclass must still see the real types.
+    return {rt.int_: int, rt.list_: list, rt.tuple_: tuple, rt.dict_: dict, rt.bytes_: bytes,
+            rt.bytearray_: bytearray, rt.str_: str}
+
+
+def _make_type_checks():
+    real = _real_types()
+
+    def unwrap(cls):
+        if type(cls) is tuple:
+            return tuple(unwrap(c) for c in cls)
+        return real.get(cls, cls)
+
+    def isinstance_(obj, cls):
+        return _b.isinstance(obj, unwrap(cls))
+
+    def issubclass_(sub, cls):
+        return _b.issubclass(unwrap(sub), unwrap(cls))
+
+    return isinstance_, issubclass_
+
+
 def make_builtins(importer):
     bd = {n: getattr(_b, n) for n in _PLAIN}
+    bd["isinstance"], bd["issubclass"] = _make_type_checks()
     bd.update({
         "int": rt.int_, "sum": rt.sum_, "sorted": rt.sorted_, "min": rt.min_, "max": rt.max_, "any": rt.any_,
         "all": rt.all_, "list": rt.list_, "tuple": rt.tuple_, "dict": rt.dict_, "bytes": rt.bytes_,
