@@ -374,3 +374,24 @@ func unescapeMount(s string) string {
 	}
 	return b.String()
 }
+
+// Serve blocks until ctx is done or the volume is unmounted from outside.
+// When ctx is done (e.g. signal.NotifyContext on SIGINT/SIGTERM) it flushes
+// every dirty byte and unmounts; if files are still open it detaches the
+// mount lazily and waits for them to be closed. It returns the error of
+// the final flush.
+func (mt *Mounted) Serve(ctx context.Context) error {
+	select {
+	case <-mt.done:
+		return mt.Wait()
+	case <-ctx.Done():
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
+	defer cancel()
+	err := mt.Unmount(fctx)
+	if errors.Is(err, ErrBusy) {
+		mt.m.log.Warn("files still open: detaching the mount; it goes away when they are closed")
+		return mt.UnmountLazy(fctx)
+	}
+	return err
+}
