@@ -105,6 +105,8 @@ func TestHostileCorpus(t *testing.T) {
 		{"split memory", "s = 'x ' * 5000000\nparts = s.split()\nparts2 = s.split()\nreturn len(parts)", 1_000_000_000, MemoryLimit, ""},
 		{"isdigit loop", "s = '1' * 5000000\nwhile True:\n    s.isdigit()", 100_000_000, OutOfCycles, ""},
 		{"list pop ok", "x = [1, 2, 3]\nd = {'a': 1}\nreturn [x.pop(), x.pop(0), d.pop('a')]", 10_000_000, "", ""},
+		{"decimal fixed-point bomb", "import decimal\nd = decimal.Decimal('1e999999999')\nreturn f'{d:f}'", 10_000_000, ActorException, "decimal exponent"},
+		{"decimal format bomb", "import decimal\nd = decimal.Decimal('1e999999999')\nreturn '{:f}'.format(d)", 10_000_000, ActorException, "decimal exponent"},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

@@ -485,9 +485,23 @@ def op_dstar(x):
     return x
 
 
-def check_spec(spec):
+import decimal as _decimal
+
+_DEC = _decimal.Decimal
+
+
+def _dec_guard(v):
+    """Fixed-point formatting of a Decimal with a huge exponent would build a
+    string with that many digits: refuse it before formatting."""
+    if type(v) is _DEC and v.is_finite() and not (-10000 < v.adjusted() < 10000):
+        raise ValueError("decimal exponent too large to format")
+
+
+def check_spec(spec, v=None):
     if type(spec) is str:
         _check_width_numbers(_SPEC.findall(spec))
+    if v is not None:
+        _dec_guard(v)
 
 
 def op_format(v, spec, conv):
@@ -497,7 +511,7 @@ def op_format(v, spec, conv):
         v = repr_(v)
     elif conv == 97:
         v = ascii_(v)
-    check_spec(spec)
+    check_spec(spec, v)
     r = format(v, spec)
     charge(len(r) * PER_CHAR)
     return sanitize(r)
@@ -598,6 +612,10 @@ def _h_join(o, f, args, kw):
 def _h_format(o, f, args, kw):
     if type(o) is str:
         _fmt_fields(o)
+    for a in args:
+        _dec_guard(a)
+    for a in kw.values():
+        _dec_guard(a)
     charge(_m_len(o) * PER_CHAR)
     r = f(*args, **kw)
     if type(r) is str:
@@ -845,7 +863,7 @@ def ascii_(x):
 
 
 def format_(v, spec=""):
-    check_spec(spec)
+    check_spec(spec, v)
     _intcost(v)
     r = _format(v, spec)
     charge(len(r) * PER_CHAR)
