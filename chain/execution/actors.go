@@ -166,6 +166,14 @@ type blockMeters struct {
 	actorCycles map[types.Address]uint64
 }
 
+func (m *blockMeters) clone() *blockMeters {
+	c := &blockMeters{actorCycles: make(map[types.Address]uint64, len(m.actorCycles))}
+	for a, v := range m.actorCycles {
+		c.actorCycles[a] = v
+	}
+	return c
+}
+
 func (x *txExec) charge(cycles, cells uint64) error {
 	x.run.cycles += cycles
 	x.run.cells += cells

@@ -248,12 +248,22 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 			res.Deferred = append(res.Deferred, tx)
 			continue
 		}
-		cyclesReserved += tx.CyclesLimit()
-		cellsReserved += tx.CellsLimit()
+		before, metersBefore := o.Snapshot(), meters.clone()
 		rcpt, err := e.applyTx(ctx, o, env, bf, tx, in, meters)
 		if err != nil {
+			if mode == Build && errors.Is(err, errInfra) && ctx.Err() == nil {
+				// The node failed running this transaction (a crashed PVM
+				// worker, say): leave it out, leaving no trace of the attempt,
+				// rather than stall the chain retrying it every block.
+				o.RevertTo(before)
+				meters = metersBefore
+				res.Rejected = append(res.Rejected, Rejection{Tx: tx, Err: err})
+				continue
+			}
 			return nil, fmt.Errorf("execution: tx %d (%s): %w", i, tx.Hash(), err)
 		}
+		cyclesReserved += tx.CyclesLimit()
+		cellsReserved += tx.CellsLimit()
 		res.Included = append(res.Included, tx)
 		res.Receipts = append(res.Receipts, rcpt)
 		res.CyclesUsed += rcpt.CyclesUsed
