@@ -30,8 +30,10 @@
 // one end of the pair over the control socket with SCM_RIGHTS. The spare
 // child that receives it tells the zygote to fork a replacement, closes
 // every other fd, chroots into the scratch directory, switches to a unique
-// unprivileged uid (200000+pid), sets PR_SET_NO_NEW_PRIVS and rlimits
-// (address space, CPU seconds, file size, open files, nproc=0), serves
+// unprivileged uid (200000+pid), sets PR_SET_NO_NEW_PRIVS, rlimits
+// (address space, CPU seconds, file size, open files, nproc=0) and a
+// seccomp-bpf deny list (exec, sockets, fork/clone, ptrace, mount, chroot,
+// namespaces, modules, bpf, keyrings, io_uring: EPERM), serves
 // exactly that call and exits, so no Python state survives a call. Go kills
 // a child that outlives Limits.WallClock and reports ErrWallClock.
 //

@@ -78,6 +78,9 @@ func TestOSSandbox(t *testing.T) {
 	if !strings.Contains(status, "NoNewPrivs:\t1") {
 		t.Errorf("no_new_privs not set:\n%s", status)
 	}
+	if !strings.Contains(status, "Seccomp:\t2") {
+		t.Errorf("seccomp filter not installed:\n%s", status)
+	}
 	root, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "root"))
 	if err != nil || root == "/" || !strings.Contains(root, "call-") {
 		t.Errorf("child root = %q (%v), want its scratch dir", root, err)

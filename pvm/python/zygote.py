@@ -21,6 +21,7 @@ import os  # noqa: E402
 import resource  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
+import struct as _st  # noqa: E402
 
 import _pvm_cbor  # noqa: E402
 import _pvm_env  # noqa: E402,F401
@@ -32,6 +33,53 @@ import string  # noqa: E402,F401
 _LIBC = ctypes.CDLL(None, use_errno=True)
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
+
+
+# x86_64 syscalls a call child never needs; they fail with EPERM.
+_DENY_X86_64 = (
+    59, 322,                      # execve, execveat
+    41, 42, 43, 49, 50, 288, 53,  # socket, connect, accept, bind, listen, accept4, socketpair
+    56, 57, 58, 435,              # clone, fork, vfork, clone3
+    101, 310, 311,                # ptrace, process_vm_readv/writev
+    165, 166, 155, 161,           # mount, umount2, pivot_root, chroot
+    308, 272,                     # setns, unshare
+    246, 320, 175, 313, 176,      # kexec_load, kexec_file_load, init/finit/delete_module
+    321, 298, 323,                # bpf, perf_event_open, userfaultfd
+    248, 249, 250,                # add_key, request_key, keyctl
+    135, 303, 304,                # personality, name_to_handle_at, open_by_handle_at
+    425, 426, 427,                # io_uring_*
+)
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_MACHINE = os.uname().machine  # resolved before any chroot
+
+
+def install_seccomp():
+    """Install a seccomp-bpf deny list (needs no_new_privs). Returns False
+    on architectures the filter does not cover."""
+    if _MACHINE != "x86_64":
+        return False
+    BPF_LD_W_ABS, BPF_JEQ_K, BPF_RET_K = 0x20, 0x15, 0x06
+    RET_ALLOW, RET_KILL, RET_EPERM = 0x7FFF0000, 0x80000000, 0x00050000 | 1
+    ins = [(BPF_LD_W_ABS, 0, 0, 4),                          # arch
+           (BPF_JEQ_K, 1, 0, _AUDIT_ARCH_X86_64),
+           (BPF_RET_K, 0, 0, RET_KILL),
+           (BPF_LD_W_ABS, 0, 0, 0)]                           # syscall nr
+    n = len(_DENY_X86_64)
+    for i, nr in enumerate(_DENY_X86_64):
+        ins.append((BPF_JEQ_K, n - i, 0, nr))                # -> deny
+    ins.append((BPF_RET_K, 0, 0, RET_ALLOW))
+    ins.append((BPF_RET_K, 0, 0, RET_EPERM))
+    prog = b"".join(_st.pack("=HBBI", *x) for x in ins)
+    buf = ctypes.create_string_buffer(prog, len(prog))
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fp = SockFprog(len(ins), ctypes.addressof(buf))
+    PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+    if _LIBC.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fp), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+    return True
 
 
 def harden(req, keep_fd):
@@ -69,6 +117,7 @@ def harden(req, keep_fd):
         os.setgid(uid)
         os.setuid(uid)
         resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+        install_seccomp()
 
 
 SPARE = 2
