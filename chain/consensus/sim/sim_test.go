@@ -124,7 +124,7 @@ func TestDeterministic(t *testing.T) {
 // Core.checkFinal this run fails with ErrSafety; with the real rule it must
 // pass. See docs/CONSENSUS.md §3.
 func TestLiteralRuleSeed(t *testing.T) {
-	res, err := Run(scenario(1000907))
+	res, err := Run(scenario(1002327))
 	if err != nil {
 		t.Fatal(err)
 	}
