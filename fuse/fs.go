@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -315,6 +316,8 @@ func (m *mfs) load(man *cbfs.Manifest) {
 	defer m.mu.Unlock()
 	m.root = m.newInode(sIFDIR | 0o755)
 	m.root.mtime = m.now()
+	// The root has no manifest entry: it belongs to the mounting user.
+	m.root.uid, m.root.gid = uint32(os.Getuid()), uint32(os.Getgid())
 	empty := &cbfs.Manifest{}
 	m.base = empty
 	m.merge(empty, man)

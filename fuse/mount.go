@@ -324,12 +324,17 @@ func checkMountPoint(dir string) error {
 }
 
 func checkFUSE() error {
-	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("%w: /dev/fuse: %v (load the fuse kernel module, or give the container the device)", ErrUnavailable, err)
-	}
-	f.Close()
-	if os.Geteuid() != 0 {
+	if os.Geteuid() == 0 {
+		f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("%w: /dev/fuse: %v (load the fuse kernel module, or give the container the device)", ErrUnavailable, err)
+		}
+		f.Close()
+	} else {
+		// fusermount3 (setuid root) opens the device for us.
+		if _, err := os.Stat("/dev/fuse"); err != nil {
+			return fmt.Errorf("%w: /dev/fuse: %v (load the fuse kernel module, or give the container the device)", ErrUnavailable, err)
+		}
 		if _, err := exec.LookPath("fusermount3"); err != nil {
 			return fmt.Errorf("%w: fusermount3 not found (install the fuse3 package): %v", ErrUnavailable, err)
 		}

@@ -489,3 +489,27 @@ func (x *node) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	}
 	return 0
 }
+
+// Extended attributes are not stored: reads find none, writes are refused
+// with ENOTSUP (which cp -a and rsync treat as "not supported here").
+func (x *node) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	return 0, syscall.ENODATA
+}
+
+func (x *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+	if x.m.ro {
+		return syscall.EROFS
+	}
+	return syscall.ENOTSUP
+}
+
+func (x *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
+	if x.m.ro {
+		return syscall.EROFS
+	}
+	return syscall.ENODATA
+}
+
+func (x *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	return 0, 0
+}

@@ -217,6 +217,16 @@ func testUnprivileged(t *testing.T, e *env) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to switch to an unprivileged user")
 	}
+	if st, err := os.Stat("/dev/fuse"); err != nil || st.Mode().Perm()&0o006 != 0o006 {
+		// fusermount3 opens the device with the user's file-system uid.
+		if os.Getenv("CBFS_FUSE_CHMOD_DEV") == "" {
+			t.Skip("/dev/fuse is not 0666 (the udev default) here; set CBFS_FUSE_CHMOD_DEV=1 to make it so for this test")
+		}
+		if err := os.Chmod("/dev/fuse", 0o666); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod("/dev/fuse", st.Mode().Perm()) })
+	}
 	key, v := e.volume(t)
 	base, err := os.MkdirTemp("", "cbfs-unpriv-*")
 	if err != nil {
