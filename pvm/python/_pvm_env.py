@@ -560,9 +560,10 @@ def runtime_globals():
         "_pvm_iadd": rt.op_iadd, "_pvm_isub": rt.op_sub, "_pvm_imul": rt.op_imul, "_pvm_ipow": rt.op_pow,
         "_pvm_ilshift": rt.op_lshift, "_pvm_imod": rt.op_mod,
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
-        "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_append": rt.append,
+        "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_meth0": rt.meth0, "_pvm_meth1": rt.meth1, "_pvm_append": rt.append,
         "_pvm_eq": rt.op_eq, "_pvm_ne": rt.op_ne, "_pvm_lt": rt.op_lt, "_pvm_le": rt.op_le,
-        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_ckm": rt.ckm, "_pvm_sliceval": rt.sliceval, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
+        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
+        "_pvm_list": list, "_pvm_dict": dict, "_pvm_sliceval": rt.sliceval, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
     }
 
 

@@ -101,7 +101,7 @@ def _instr_cost(name, node, c):
         return c["subscript"]
     if name == "_pvm_in" or name in _CMP_OPS.values():
         return c["compare"]
-    if name in ("_pvm_meth", "_pvm_append"):
+    if name in ("_pvm_meth", "_pvm_meth0", "_pvm_meth1", "_pvm_append"):
         return c["call"] + c["attribute"]
     if name == "_pvm_setitem":
         return c["subscript"]
@@ -295,10 +295,10 @@ class _Rewrite(ast.NodeTransformer):
         for p in params.values():
             conds.append(ast.BoolOp(op=ast.Or(), values=[
                 ast.BoolOp(op=ast.And(), values=[
-                    ast.Compare(left=_call("type", [_name(p)]), ops=[ast.Is()], comparators=[_name("int")]),
+                    ast.Compare(left=_call("_pvm_type", [_name(p)]), ops=[ast.Is()], comparators=[_name("_pvm_int")]),
                     ast.Compare(left=ast.Constant(-lim), ops=[ast.Lt(), ast.Lt()],
                                 comparators=[_name(p), ast.Constant(lim)])]),
-                ast.Compare(left=_call("type", [_name(p)]), ops=[ast.Is()], comparators=[_name("float")])]))
+                ast.Compare(left=_call("_pvm_type", [_name(p)]), ops=[ast.Is()], comparators=[_name("_pvm_float")])]))
         hname = "_pvm_f%d" % len(self.helpers)
         fn = ast.FunctionDef(
             name=hname,
@@ -446,7 +446,7 @@ class _Rewrite(ast.NodeTransformer):
             if isinstance(t.value, ast.Name) and isinstance(t.slice, (ast.Name, ast.Constant)):
                 # inline: if type(D) is dict and K not in D: <grow 24>; D[K] = V
                 test = ast.BoolOp(op=ast.And(), values=[
-                    ast.Compare(left=_call("type", [_name(t.value.id)]), ops=[ast.Is()], comparators=[_name("dict")]),
+                    ast.Compare(left=_call("_pvm_type", [_name(t.value.id)]), ops=[ast.Is()], comparators=[_name("_pvm_dict")]),
                     ast.Compare(left=copy.deepcopy(t.slice), ops=[ast.NotIn()], comparators=[_name(t.value.id)])])
                 pre = _generated(ast.If(test=test, body=_grow(24), orelse=[]))
                 ast.copy_location(pre, node)
@@ -467,7 +467,7 @@ class _Rewrite(ast.NodeTransformer):
                                      args=[arg], keywords=[]))
             slow = ast.Expr(_call("_pvm_append", [_name(recv), copy.deepcopy(arg)]))
             new = _generated(ast.If(
-                test=ast.Compare(left=_call("type", [_name(recv)]), ops=[ast.Is()], comparators=[_name("list")]),
+                test=ast.Compare(left=_call("_pvm_type", [_name(recv)]), ops=[ast.Is()], comparators=[_name("_pvm_list")]),
                 body=_grow(8) + [fast], orelse=[slow]))
             new._pvm_cost = cost
             return ast.copy_location(new, node)
@@ -505,7 +505,12 @@ class _Rewrite(ast.NodeTransformer):
                 and not isinstance(node.args[0], ast.Starred):
             return ast.copy_location(_call("_pvm_append", [f.value, node.args[0]]), node)
         if isinstance(f, ast.Attribute) and f.attr in METHODS:
-            new = _call("_pvm_meth", [f.value, ast.Constant(f.attr)] + node.args, node.keywords)
+            plain = not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+            if plain and len(node.args) <= 1:
+                fn = "_pvm_meth%d" % len(node.args)
+                new = _call(fn, [f.value, ast.Constant(f.attr)] + node.args)
+            else:
+                new = _call("_pvm_meth", [f.value, ast.Constant(f.attr)] + node.args, node.keywords)
             return ast.copy_location(new, node)
         return node
 

@@ -549,6 +549,37 @@ def append(o, x):
     return meth(o, "append", x)
 
 
+_NOKW = {}  # shared empty kwargs: handlers never mutate kw
+
+
+def meth0(o, name):
+    f = getattr(o, name)
+    h = _METH.get(name)
+    if h is not None:
+        return h(o, f, (), _NOKW)
+    K[0] -= _m_len(o) * PER_ITEM
+    if K[0] < 0:
+        oot()
+    r = f()
+    if type(r) is list:
+        mem(len(r) * 8)
+    return r
+
+
+def meth1(o, name, a):
+    f = getattr(o, name)
+    h = _METH.get(name)
+    if h is not None:
+        return h(o, f, (a,), _NOKW)
+    K[0] -= _m_len(o) * PER_ITEM
+    if K[0] < 0:
+        oot()
+    r = f(a)
+    if type(r) is list:
+        mem(len(r) * 8)
+    return r
+
+
 def meth(o, name, *args, **kw):
     t = type(o)
     f = getattr(o, name)
@@ -832,19 +863,27 @@ def _intcost(x):
         charge(w * w * BIGW)
 
 
-def str_(*args, **kw):
-    if len(args) == 1 and not kw:
-        x = args[0]
-        t = type(x)
+_NOARG = object()
+
+
+def str_(x="", encoding=_NOARG, errors=_NOARG):
+    t = type(x)
+    if encoding is _NOARG and errors is _NOARG:
         if (t is int and _NB62 < x < _B62) or t is float or t is str:
             r = _str(x)
             K[0] -= len(r) * PER_CHAR
             if K[0] < 0:
                 oot()
             return r
-    if args:
-        _intcost(args[0])
-    r = _str(*args, **kw)
+        _intcost(x)
+        r = _str(x)
+    else:
+        kw = {}
+        if encoding is not _NOARG:
+            kw["encoding"] = encoding
+        if errors is not _NOARG:
+            kw["errors"] = errors
+        r = _str(x, **kw)
     charge(len(r) * PER_CHAR)
     return sanitize(r)
 
