@@ -5,7 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-# fuse3 joins this list with the FUSE mount (issue: Mount CBFS volumes with FUSE).
+# FUSE mount (fuse/): fusermount3 and the programs its tests and benchmarks run.
+command -v fusermount3 >/dev/null 2>&1 || need_apt+=(fuse3)
+command -v fio >/dev/null 2>&1 || need_apt+=(fio)
+command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
 command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 
