@@ -98,6 +98,40 @@ class _Runtime:
     def value(self):
         return pvm_host.value()
 
+    # Native timers (spec 002 §3.3). A timer message calls
+    # self.<handler>(data) (or self.<handler>() when data is None) on this
+    # actor, paid from its balance; gba names a Gas Bidding Agent actor whose
+    # get_gas_bid(context) handler bids for the timer's execution.
+
+    def set_timer(self, height, handler, data=None, gba=None):
+        """Schedule a one-shot timer at block `height`; returns its 32-byte id."""
+        if type(height) is not int or height <= 0:
+            raise ValueError("height must be a positive int")
+        return pvm_host.host_call("set_timer", **_timer_args(handler, data, gba, height=height))
+
+    def set_interval(self, every_n_blocks, handler, data=None, gba=None):
+        """Schedule a timer every `every_n_blocks` blocks; returns its id."""
+        if type(every_n_blocks) is not int or every_n_blocks <= 0:
+            raise ValueError("every_n_blocks must be a positive int")
+        return pvm_host.host_call("set_interval", **_timer_args(handler, data, gba, every=every_n_blocks))
+
+    def cancel_timer(self, timer_id):
+        """Cancel a pending timer of this actor; returns the refunded deposit."""
+        if type(timer_id) is not bytes or len(timer_id) != 32:
+            raise ValueError("timer_id must be 32 bytes")
+        return pvm_host.host_call("cancel_timer", timer_id=timer_id)
+
+
+def _timer_args(handler, data, gba, **args):
+    if type(handler) is not str or not handler:
+        raise ValueError("handler must be a non-empty string")
+    args["handler"] = handler
+    if data is not None:
+        args["data"] = _pvm_cbor.dumps(data)
+    if gba is not None:
+        args["gba"] = pvm_host._addr(gba)
+    return args
+
 
 runtime = _Runtime()
 storage = Storage()
