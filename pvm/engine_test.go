@@ -162,3 +162,16 @@ func TestSDKActorCounter(t *testing.T) {
 		t.Fatalf("hidden handler: %+v", out.Err)
 	}
 }
+
+func TestInvalidPayload(t *testing.T) {
+	e := engine(t)
+	inv := &Invocation{Handler: "get_count", Code: []byte(plainCounter), Payload: []byte{0x9f, 0x01},
+		CyclesLimit: 1_000_000, CellsLimit: 1000}
+	out, err := e.Execute(context.Background(), inv, newMemHost())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Err == nil || out.Err.Kind != InvalidPayload {
+		t.Fatalf("want InvalidPayload, got %+v", out.Err)
+	}
+}

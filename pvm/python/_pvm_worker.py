@@ -158,7 +158,10 @@ def execute(chan, call):
             except _pvm_validate.Invalid as e:
                 raise _Fail("ValidationError", "line %d col %d [%s] %s" % (e.line, e.col, e.rule, e.message))
             cls, sdk = _find_actor(g)
-            args, kw = _decode_args(call.get("payload"))
+            try:
+                args, kw = _decode_args(call.get("payload"))
+            except (cbor.CBORError, ValueError, IndexError, TypeError, UnicodeDecodeError) as e:
+                raise _Fail("InvalidPayload", "payload is not valid CBOR: " + str(e))
             plain_state = None
             if call.get("init"):
                 inst = cls(*args, **kw)

@@ -177,16 +177,19 @@ def child(ctl, notify):
     """A pre-forked child: warm up, wait for one call, then serve it."""
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    warm()
     code = 0
     try:
-        while True:
+        # A call already waiting is served at once; otherwise warm up first.
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            msg, fds = None, []
+            warm()
+        while msg is None or (msg and not fds):
             msg, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 1)
-            if not msg:
-                os.write(notify, b"q")
-                os._exit(0)
-            if fds:
-                break
+        if not msg:  # Go closed the control socket
+            os.write(notify, b"q")
+            os._exit(0)
         os.write(notify, b".")
         os.close(notify)
         ctl.close()
