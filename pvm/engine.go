@@ -91,12 +91,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	} else {
 		e.dir = cfg.WorkDir
 	}
-	if err := os.Chmod(e.dir, 0o755); err != nil {
+	if err := os.Chmod(e.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pvm: work dir: %w", err)
 	}
 	src := filepath.Join(e.dir, "src")
 	e.scratch = filepath.Join(e.dir, "scratch")
-	if err := os.MkdirAll(e.scratch, 0o711); err != nil {
+	if err := os.MkdirAll(e.scratch, 0o700); err != nil {
 		return nil, fmt.Errorf("pvm: scratch dir: %w", err)
 	}
 	if err := writePython(src); err != nil {
