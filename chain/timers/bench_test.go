@@ -45,18 +45,22 @@ func BenchmarkTimers(b *testing.B) {
 			// overlay per 1,024 schedules, like a block's change set).
 			b.Run(fmt.Sprintf("enqueue/%s/N=%d", tc.name, n), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(3, 4))
-				var o *state.Overlay
+				var c countingKV
 				b.ReportAllocs()
-				defer pauseGC(b)()
-				for i := range b.N {
-					if i%1024 == 0 {
-						o = state.NewOverlay(kv)
+				steps0 := kv.steps
+				func() {
+					defer pauseGC(b)()
+					for i := range b.N {
+						if i%1024 == 0 {
+							c.KV = state.NewOverlay(kv)
+						}
+						tm := Timer{Owner: addr(10_000 + i%1024), Handler: "h", Target: now + tc.min + r.Uint64N(tc.max-tc.min), CreatedAt: now}
+						if _, _, err := q.Schedule(&c, tm); err != nil {
+							b.Fatal(err)
+						}
 					}
-					tm := Timer{Owner: addr(10_000 + i%1024), Handler: "h", Target: now + tc.min + r.Uint64N(tc.max-tc.min), CreatedAt: now}
-					if _, _, err := q.Schedule(o, tm); err != nil {
-						b.Fatal(err)
-					}
-				}
+				}()
+				c.report(b, kv.steps-steps0)
 			})
 		}
 		// One block's timer phase: Due at the next height (ring slot → due
@@ -68,21 +72,26 @@ func BenchmarkTimers(b *testing.B) {
 				b.Fatal(err)
 			}
 			h, fired := st.Height, 0
+			c := countingKV{KV: kv}
 			b.ReportAllocs()
-			defer pauseGC(b)()
-			for range b.N {
-				h++
-				due, err := q.Due(kv, h)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, d := range due {
-					if _, err := q.MarkFired(kv, d.ID, h); err != nil {
+			steps0 := kv.steps
+			func() {
+				defer pauseGC(b)()
+				for range b.N {
+					h++
+					due, err := q.Due(&c, h)
+					if err != nil {
 						b.Fatal(err)
 					}
+					for _, d := range due {
+						if _, err := q.MarkFired(&c, d.ID, h); err != nil {
+							b.Fatal(err)
+						}
+					}
+					fired += len(due)
 				}
-				fired += len(due)
-			}
+			}()
+			c.report(b, kv.steps-steps0)
 			b.ReportMetric(float64(fired)/float64(b.N), "fired/block")
 		})
 		val := make([]byte, 120)
@@ -109,12 +118,14 @@ func BenchmarkTimers(b *testing.B) {
 			for i := range keys {
 				keys[i] = RecordKey(TimerID(addr(3), uint64(i), 0, "x"))
 			}
+			steps0 := kv.steps
 			func() {
 				defer pauseGC(b)()
 				for i := range b.N {
 					kv.Set(keys[i], val)
 				}
 			}()
+			b.ReportMetric(float64(kv.steps-steps0)/float64(b.N), "seeksteps/op")
 			for _, k := range keys {
 				kv.Delete(k)
 			}
@@ -125,6 +136,31 @@ func BenchmarkTimers(b *testing.B) {
 }
 
 const maxGCPausedOps = 50_000
+
+// countingKV counts the KV operations the queue issues (deterministic,
+// unlike time on a shared machine).
+type countingKV struct {
+	KV
+	ops, scanned uint64
+}
+
+func (c *countingKV) Get(k []byte) ([]byte, bool, error) { c.ops++; return c.KV.Get(k) }
+func (c *countingKV) Set(k, v []byte)                    { c.ops++; c.KV.Set(k, v) }
+func (c *countingKV) Delete(k []byte)                    { c.ops++; c.KV.Delete(k) }
+func (c *countingKV) Scan(p []byte, fn func(k, v []byte) error) error {
+	c.ops++
+	return c.KV.Scan(p, func(k, v []byte) error { c.scanned++; return fn(k, v) })
+}
+
+// report adds kvops/op (Get, Set, Delete, Scan calls), scanned/op (keys
+// visited by scans) and seeksteps/op (skip-list nodes visited: the
+// store's O(log n) work).
+func (c *countingKV) report(b *testing.B, steps uint64) {
+	n := float64(b.N)
+	b.ReportMetric(float64(c.ops)/n, "kvops/op")
+	b.ReportMetric(float64(c.scanned)/n, "scanned/op")
+	b.ReportMetric(float64(steps)/n, "seeksteps/op")
+}
 
 // pauseGC collects, pauses the GC when b.N is small enough, resets the
 // timer, and returns the function that restores both.

@@ -12,6 +12,7 @@ type skipKV struct {
 	level int
 	rng   *rand.Rand
 	n     int
+	steps uint64 // nodes visited by seeks: the O(log n) work, counted
 }
 
 const skipMaxLevel = 24
@@ -33,7 +34,9 @@ func (s *skipKV) seek(key string, update []*skipNode) *skipNode {
 	for i := s.level - 1; i >= 0; i-- {
 		for x.next[i] != nil && x.next[i].key < key {
 			x = x.next[i]
+			s.steps++
 		}
+		s.steps++
 		if update != nil {
 			update[i] = x
 		}
