@@ -56,7 +56,10 @@ func (z *zygote) start(s *zygoteSpec) error {
 	cmd.Env = []string{"PYTHONHASHSEED=0"}
 	cmd.Dir = s.srcDir
 	cmd.ExtraFiles = []*os.File{theirs}
-	attr := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	// No Pdeathsig: it fires when the creating OS *thread* exits, which Go may
+	// do while the process lives. If Go dies, the control socket reaches EOF
+	// and the zygote and its spare children exit on their own.
+	attr := &syscall.SysProcAttr{Setpgid: true}
 	if s.sandbox {
 		attr.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 	}
