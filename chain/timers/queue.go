@@ -2,6 +2,7 @@ package timers
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/bits"
@@ -463,6 +464,13 @@ func (q *Queue) Reschedule(kv KV, owner types.Address, id types.Hash, target, no
 // scan of a tier-2 and of a tier-3 bucket. Returning the due set is one
 // scan of it.
 func (q *Queue) Due(kv KV, height uint64) ([]Timer, error) {
+	return q.DueLimit(kv, height, 0)
+}
+
+// DueLimit is Due returning at most limit timers (0: no limit), the oldest
+// first by (target, id). It bounds the GBA calls a block producer makes
+// when a long backlog has built up; the rest stay due, untouched.
+func (q *Queue) DueLimit(kv KV, height uint64, limit int) ([]Timer, error) {
 	m, found, err := q.loadMeta(kv)
 	if err != nil {
 		return nil, err
@@ -476,9 +484,16 @@ func (q *Queue) Due(kv KV, height uint64) ([]Timer, error) {
 		}
 	}
 	saveMeta(kv, &m)
-	keys, err := collectKeys(kv, key(tableDue))
-	if err != nil {
-		return nil, err
+	var keys [][]byte
+	err = kv.Scan(key(tableDue), func(k, _ []byte) error {
+		if limit > 0 && len(keys) == limit {
+			return errStop
+		}
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	})
+	if err != nil && err != errStop {
+		return nil, fmt.Errorf("timers: scan due set: %w", err)
 	}
 	out := make([]Timer, 0, len(keys))
 	for _, k := range keys {
@@ -497,6 +512,9 @@ func (q *Queue) Due(kv KV, height uint64) ([]Timer, error) {
 	}
 	return out, nil
 }
+
+// errStop ends a Scan early; it never leaves the package.
+var errStop = errors.New("stop")
 
 // advance moves the queue from x−1 to x: ring slot x → due set, basefee
 // update, and epoch migration when x is the last height of an epoch.

@@ -499,3 +499,29 @@ func TestCapAndSurchargeLimit(t *testing.T) {
 		t.Fatalf("drop owner: %v %d %v", total, n, err)
 	}
 }
+
+func TestDueLimit(t *testing.T) {
+	q := mustQueue(t, DefaultParams())
+	kv := newMemKV()
+	var ids []types.Hash
+	for i := range 10 {
+		id, _, err := q.Schedule(kv, Timer{Owner: addr(i), Handler: "h", Target: 5 + uint64(i%3), CreatedAt: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	all, err := q.Due(kv, 9)
+	if err != nil || len(all) != 10 {
+		t.Fatalf("due %d %v", len(all), err)
+	}
+	some, err := q.DueLimit(kv, 9, 4)
+	if err != nil || len(some) != 4 {
+		t.Fatalf("limited due %d %v", len(some), err)
+	}
+	for i := range some {
+		if some[i].ID != all[i].ID {
+			t.Fatal("limit does not keep the oldest first")
+		}
+	}
+}
