@@ -74,7 +74,8 @@
 // Actor and library source is validated (see Validate) and rewritten by an
 // AST transformer: every statement list charges its static cost, loop bodies
 // and function entries check the budget, and size-dependent operations
-// (+ - * ** << %, slicing, `in`, unpacking, str/list/dict bulk methods,
+// (+ - * ** << %, comparisons of two non-constant operands, slicing, `in`,
+// unpacking, str/list/dict bulk methods,
 // sum/sorted/min/max/list/..., re, json, hashlib, struct) charge by operand
 // size before they run. Integers are capped at Limits.MaxIntBits. Costs of
 // the cost table are charged per source construct (an instrumentation call
