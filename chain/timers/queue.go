@@ -738,6 +738,18 @@ func (q *Queue) DropOwner(kv KV, owner types.Address) (*big.Int, int, error) {
 	return total, len(ts), nil
 }
 
+// Active reports whether the queue has ever been used, i.e. whether its
+// header (the meta key 0x0A 0x08) exists. Until the first Schedule or Due
+// there is no timer state at all, so a chain that never uses timers can
+// skip the timer phase and keep its state root unchanged.
+func Active(kv KV) (bool, error) {
+	_, ok, err := kv.Get(metaKey())
+	if err != nil {
+		return false, fmt.Errorf("timers: read meta: %w", err)
+	}
+	return ok, nil
+}
+
 // Stats returns the queue's counters.
 func (q *Queue) Stats(kv KV) (Stats, error) {
 	m, _, err := q.loadMeta(kv)

@@ -525,3 +525,21 @@ func TestDueLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestActive(t *testing.T) {
+	q := mustQueue(t, DefaultParams())
+	kv := newMemKV()
+	if ok, err := Active(kv); ok || err != nil {
+		t.Fatal("fresh state active")
+	}
+	if _, _, err := q.Schedule(kv, Timer{Owner: addr(1), Handler: "h", Target: 9, CreatedAt: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Active(kv); !ok || err != nil {
+		t.Fatal("not active after schedule")
+	}
+	// The lead's execution code reads the header at this exact key.
+	if !bytes.Equal(metaKey(), []byte{0x0A, 0x08}) {
+		t.Fatalf("meta key moved: %x", metaKey())
+	}
+}
