@@ -3,6 +3,8 @@ package timers
 import (
 	"math/big"
 	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 func TestDeposit(t *testing.T) {
@@ -93,4 +95,18 @@ func TestNextOccurrence(t *testing.T) {
 	if _, ok := nextOccurrence(10, 0, 10); ok {
 		t.Error("one-shot has a next occurrence")
 	}
+}
+
+// TestTimerIDVector pins the id derivation documented in docs/TIMERS.md.
+func TestTimerIDVector(t *testing.T) {
+	var owner types.Address
+	for i := range owner {
+		owner[i] = 0x11
+	}
+	want := types.Keccak256(owner[:], []byte{0, 0, 0, 0, 0, 0, 0, 7}, []byte{0, 0, 0, 0, 0, 0, 0, 100}, []byte("tick"))
+	got := TimerID(owner, 7, 100, "tick")
+	if got != want {
+		t.Fatalf("TimerID = %s, want %s", got, want)
+	}
+	t.Logf("TimerID(0x11×20, 7, 100, \"tick\") = %s", got)
 }
