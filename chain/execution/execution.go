@@ -15,6 +15,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -27,6 +28,9 @@ type Config struct {
 	VM      VM
 	Limits  ActorLimits
 	Storage StorageParams
+	// Timers are the timer economics; the zero value takes
+	// timers.DefaultParams.
+	Timers timers.Params
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -66,6 +70,15 @@ type Result struct {
 	Next       fees.Basefees // what the next block will charge
 	CyclesUsed uint64
 	CellsUsed  uint64
+	// TimerReceipts is how many of Receipts, at their end, are timer
+	// receipts (executions in the timer lane, then the deferral record);
+	// the others belong to Included, in order.
+	TimerReceipts int
+	// TimerCyclesUsed and TimerCellsUsed are the timer lane's usage; they
+	// are not part of CyclesUsed/CellsUsed (the transaction lanes, which
+	// drive the basefees).
+	TimerCyclesUsed uint64
+	TimerCellsUsed  uint64
 }
 
 // Executor applies blocks. It is stateless apart from its configuration.
@@ -74,6 +87,7 @@ type Executor struct {
 	vm      VM
 	limits  ActorLimits
 	storage StorageParams
+	timers  *timers.Queue
 }
 
 // New returns an Executor for cfg.
@@ -83,7 +97,14 @@ func New(cfg Config) (*Executor, error) {
 	}
 	cfg.Limits.fill()
 	cfg.Storage.fill()
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage}, nil
+	if cfg.Timers == (timers.Params{}) {
+		cfg.Timers = timers.DefaultParams()
+	}
+	q, err := timers.New(cfg.Timers)
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q}, nil
 }
 
 // StorageParams returns the Relay Registry and Storage Manager parameters.
@@ -269,6 +290,15 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 		res.CyclesUsed += rcpt.CyclesUsed
 		res.CellsUsed += rcpt.CellsUsed
 	}
+	// Deliver Timers (spec 002 §3.3): due timers run after the transactions.
+	tx0 := &txExec{ctx: ctx, ex: e, o: o, env: env, block: meters}
+	trs, tcycles, tcells, err := e.deliverTimers(tx0, bf, res.CyclesUsed)
+	if err != nil {
+		return nil, fmt.Errorf("execution: deliver timers at %d: %w", env.Height, err)
+	}
+	res.Receipts = append(res.Receipts, trs...)
+	res.TimerReceipts = len(trs)
+	res.TimerCyclesUsed, res.TimerCellsUsed = tcycles, tcells
 	res.Next = e.cfg.Fees.Next(bf, res.CyclesUsed, res.CellsUsed)
 	SetBasefees(o, res.Next)
 	res.Writes = o.Writes()
@@ -399,11 +429,16 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 // Query runs a handler read-only against r: no state change, no fee, at
 // most Limits.QueryCycles cycles. It returns the canonical CBOR result.
 func (e *Executor) Query(ctx context.Context, r state.Reader, env BlockEnv, actor, caller types.Address, handler string, args []byte) ([]byte, uint64, error) {
+	return e.query(ctx, r, env, actor, caller, handler, args, e.limits.QueryCycles)
+}
+
+// query is Query with a cycle budget.
+func (e *Executor) query(ctx context.Context, r state.Reader, env BlockEnv, actor, caller types.Address, handler string, args []byte, cycles uint64) ([]byte, uint64, error) {
 	if e.vm == nil {
 		return nil, 0, fmt.Errorf("%w: queries need the PVM", types.ErrUnsupported)
 	}
 	o := state.NewOverlay(r)
-	run := &txRun{cyclesLimit: e.limits.QueryCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
+	run := &txRun{cyclesLimit: cycles, cellsLimit: e.cfg.Fees.MaxTxCells}
 	x := &txExec{ctx: ctx, ex: e, o: o, env: env, origin: caller, run: run, mailbox: map[types.Address]int{}, readOnly: true}
 	ret, err := x.invoke(actor, caller, new(big.Int), handler, args, false, 0, -1)
 	return ret, run.cycles, err

@@ -183,13 +183,15 @@ func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, 
 		} else if blk.Header.Height != head.Height+1 || blk.Header.ParentHash != head.Hash() {
 			return fmt.Errorf("store: block %d does not extend head %d (%s)", blk.Header.Height, head.Height, head.Hash())
 		}
-		if len(receipts) != len(blk.Txs) {
+		// One receipt per transaction, in order, then the block's timer
+		// receipts (chain/execution: timer executions in the timer lane).
+		if len(receipts) < len(blk.Txs) {
 			return fmt.Errorf("store: %d receipts for %d transactions", len(receipts), len(blk.Txs))
 		}
 		if err := writeBlock(tx, blk, receipts); err != nil {
 			return err
 		}
-		if uint64(len(blk.Txs)) > 1<<32-1 {
+		if uint64(len(receipts)) > 1<<32-1 {
 			return errors.New("store: too many transactions in one block")
 		}
 		if err := tx.Bucket(bucketMeta).Put(metaHead, heightKey(blk.Header.Height)); err != nil {
@@ -236,10 +238,12 @@ func writeBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error
 	}
 	txs, rs := tx.Bucket(bucketTxs), tx.Bucket(bucketReceipts)
 	for i, raw := range blk.Txs {
-		k := txKey(blk.Header.Height, uint32(i))
-		if err := txs.Put(k, raw); err != nil {
+		if err := txs.Put(txKey(blk.Header.Height, uint32(i)), raw); err != nil {
 			return err
 		}
+	}
+	for i := range receipts {
+		k := txKey(blk.Header.Height, uint32(i))
 		enc, err := codec.Marshal(receipts[i])
 		if err != nil {
 			return err
@@ -394,7 +398,9 @@ type TxLocation struct {
 	Index  uint32
 }
 
-// FindTx returns the location, transaction and receipt of hash.
+// FindTx returns the location, transaction and receipt of hash. For a
+// receipt past the block's transactions (a timer execution), the
+// transaction is nil.
 func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, error) {
 	loc := v.tx.Bucket(bucketTxIndex).Get(hash[:])
 	if loc == nil {
@@ -403,12 +409,15 @@ func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, e
 	l := TxLocation{Height: binary.BigEndian.Uint64(loc[:8]), Index: binary.BigEndian.Uint32(loc[8:])}
 	raw := v.tx.Bucket(bucketTxs).Get(loc)
 	rraw := v.tx.Bucket(bucketReceipts).Get(loc)
-	if raw == nil || rraw == nil {
+	if rraw == nil {
 		return l, nil, nil, fmt.Errorf("transaction %s: index points at missing entry %d/%d", hash, l.Height, l.Index)
 	}
-	tx, err := types.DecodeTx(raw)
-	if err != nil {
-		return l, nil, nil, err
+	var tx *types.Tx
+	if raw != nil {
+		var err error
+		if tx, err = types.DecodeTx(raw); err != nil {
+			return l, nil, nil, err
+		}
 	}
 	var r types.Receipt
 	if err := codec.Unmarshal(rraw, &r); err != nil {

@@ -46,6 +46,9 @@ var (
 	GovernanceAddress          = SystemAddress(0x09)
 	StorageManagerAddress      = SystemAddress(0x0A)
 	RelayRegistryAddress       = SystemAddress(0x0B)
+	// TimerEscrowAddress holds the deposits of pending timers (chain/timers)
+	// and is the caller of timer messages.
+	TimerEscrowAddress = SystemAddress(0x10)
 )
 
 // SystemAddress returns the reserved address whose last two bytes are n.

@@ -1,0 +1,523 @@
+package execution
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/timers"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/pvm"
+)
+
+// Host-call costs of the timer ops (spec 002 §17.3). set_timer and
+// set_interval also charge one cell per byte of handler name and data.
+const (
+	SetTimerCycles    = 1_000
+	CancelTimerCycles = 500
+)
+
+// Timer extension ops served by actorHost.HostCall.
+const (
+	OpSetTimer    = "set_timer"
+	OpSetInterval = "set_interval"
+	OpCancelTimer = "cancel_timer"
+)
+
+// Timer event topics. Every timer event is emitted by TimerEscrowAddress (an
+// actor cannot forge it) and carries the owner in its data.
+const (
+	TopicTimerScheduled = "TimerScheduled"
+	TopicTimerFired     = "TimerFired"
+	TopicTimerDeferred  = "TimerDeferred"
+	TopicTimerCancelled = "TimerCancelled"
+)
+
+// TimerEvent is the data of the four timer events.
+type TimerEvent struct {
+	ID       types.Hash    `cbor:"id" json:"id"`
+	Owner    types.Address `cbor:"owner" json:"owner"`
+	Handler  string        `cbor:"handler" json:"handler"`
+	Target   uint64        `cbor:"target" json:"target"`
+	Interval uint64        `cbor:"interval" json:"interval"`
+	// Amount is the deposit held (scheduled) or refunded (cancelled, or a
+	// fired one-shot timer); Burned the scheduling surcharge.
+	Amount *big.Int `cbor:"amount" json:"amount"`
+	Burned *big.Int `cbor:"burned,omitempty" json:"burned,omitempty"`
+	// Deferrals is the deferral count (TimerDeferred).
+	Deferrals uint64 `cbor:"deferrals,omitempty" json:"deferrals,omitempty"`
+}
+
+// GBAQueryCycles bounds the read-only get_gas_bid call made to a timer's
+// Gas Bidding Agent.
+const GBAQueryCycles = 100_000
+
+// GBAHandler is the handler a Gas Bidding Agent implements.
+const GBAHandler = "get_gas_bid"
+
+// TimerReceiptHash is the TxHash of the receipt of timer id executed in
+// the block at height:
+//
+//	keccak256("cowboy/timer" ‖ id ‖ height_be8)
+func TimerReceiptHash(id types.Hash, height uint64) types.Hash {
+	return types.Keccak256([]byte("cowboy/timer"), id[:], be8(height))
+}
+
+// TimerDeferralsHash is the TxHash of the block's timer-lane receipt that
+// carries the TimerDeferred events (one per block with deferrals):
+//
+//	keccak256("cowboy/timer-deferrals" ‖ height_be8)
+func TimerDeferralsHash(height uint64) types.Hash {
+	return types.Keccak256([]byte("cowboy/timer-deferrals"), be8(height))
+}
+
+func be8(v uint64) []byte {
+	b := make([]byte, 8)
+	for i := 7; i >= 0; i-- {
+		b[i] = byte(v)
+		v >>= 8
+	}
+	return b
+}
+
+// Timers returns the executor's timer queue (read it over a state.Overlay).
+func (e *Executor) Timers() *timers.Queue { return e.timers }
+
+// timerArgs are the arguments of the timer ops, as sent by pvm_host.host_call.
+type timerArgs struct {
+	Height, Every      uint64
+	Handler            string
+	Data, GBA, TimerID []byte
+}
+
+func decodeTimerArgs(raw any) (timerArgs, error) {
+	var a timerArgs
+	m := map[string]any{}
+	switch v := raw.(type) {
+	case map[string]any:
+		m = v
+	case map[any]any:
+		for k, x := range v {
+			ks, ok := k.(string)
+			if !ok {
+				return a, errors.New("bad arguments: non-string key")
+			}
+			m[ks] = x
+		}
+	default:
+		return a, errors.New("bad arguments: not a map")
+	}
+	var err error
+	u64 := func(k string) uint64 {
+		x, ok := m[k]
+		if !ok || err != nil {
+			return 0
+		}
+		n, isU := x.(uint64)
+		if !isU {
+			err = fmt.Errorf("bad arguments: %s must be a non-negative int", k)
+		}
+		return n
+	}
+	bs := func(k string) []byte {
+		x, ok := m[k]
+		if !ok || x == nil || err != nil {
+			return nil
+		}
+		b, isB := x.([]byte)
+		if !isB {
+			err = fmt.Errorf("bad arguments: %s must be bytes", k)
+		}
+		return b
+	}
+	a.Height, a.Every = u64("height"), u64("every")
+	a.Data, a.GBA, a.TimerID = bs("data"), bs("gba"), bs("timer_id")
+	if h, ok := m["handler"]; ok {
+		s, isS := h.(string)
+		if !isS {
+			return a, errors.New("bad arguments: handler must be a string")
+		}
+		a.Handler = s
+	}
+	return a, err
+}
+
+// HostCall serves the timer ops (pvm.ExtendedHost). Errors are shown to
+// the actor as a catchable HostError; they leave no state change behind.
+func (h *actorHost) HostCall(req *pvm.HostRequest) (*pvm.HostResponse, error) {
+	switch req.Op {
+	case OpSetTimer, OpSetInterval, OpCancelTimer:
+	default:
+		return nil, fmt.Errorf("unsupported host call: %s", req.Op)
+	}
+	if req.ReadOnly || h.x.readOnly {
+		return nil, fmt.Errorf("%s in a read-only call", req.Op)
+	}
+	a, err := decodeTimerArgs(req.Args)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", req.Op, err)
+	}
+	if req.Op == OpCancelTimer {
+		return h.cancelTimer(a)
+	}
+	return h.setTimer(req.Op, a)
+}
+
+func (h *actorHost) setTimer(op string, a timerArgs) (*pvm.HostResponse, error) {
+	x := h.x
+	now := x.env.Height
+	t := timers.Timer{Owner: h.actor, Handler: a.Handler, CreatedAt: now}
+	switch op {
+	case OpSetTimer:
+		if a.Height <= now {
+			return nil, fmt.Errorf("set_timer: height %d is not in the future (current height %d)", a.Height, now)
+		}
+		t.Target = a.Height
+	case OpSetInterval:
+		if a.Every == 0 {
+			return nil, errors.New("set_interval: every_n_blocks must be positive")
+		}
+		if a.Every > ^uint64(0)-now {
+			return nil, errors.New("set_interval: every_n_blocks too large")
+		}
+		t.Target, t.Interval = now+a.Every, a.Every
+	}
+	if a.Handler == "" {
+		return nil, fmt.Errorf("%s: handler must be a non-empty string", op)
+	}
+	if len(a.Data) > 0 {
+		if err := codec.Valid(a.Data); err != nil {
+			return nil, fmt.Errorf("%s: data is not canonical CBOR: %v", op, err)
+		}
+		t.Data = append([]byte(nil), a.Data...)
+	}
+	if a.GBA != nil {
+		g, err := types.BytesToAddress(a.GBA)
+		if err != nil {
+			return nil, fmt.Errorf("%s: gba: %v", op, err)
+		}
+		t.GBA = &g
+	}
+	q := x.ex.timers
+	quote, err := q.Quote(x.o, h.actor, t.Target)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	need := new(big.Int).Add(quote.Deposit, quote.Burn)
+	acc, err := x.o.Account(h.actor)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+	}
+	if acc.Balance.Cmp(need) < 0 {
+		return nil, fmt.Errorf("%s: insufficient balance: deposit %s + surcharge %s, actor has %s", op, quote.Deposit, quote.Burn, acc.Balance)
+	}
+	snap := x.o.Snapshot()
+	id, charge, err := q.Schedule(x.o, t)
+	if err != nil {
+		x.o.RevertTo(snap)
+		if errors.Is(err, timers.ErrCorrupt) {
+			return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+		}
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := h.payTimer(charge); err != nil {
+		x.o.RevertTo(snap)
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	x.run.events = append(x.run.events, timerEvent(TopicTimerScheduled, TimerEvent{
+		ID: id, Owner: h.actor, Handler: t.Handler, Target: t.Target, Interval: t.Interval,
+		Amount: charge.Deposit, Burned: charge.Burn,
+	}))
+	return &pvm.HostResponse{Value: id[:], Cycles: SetTimerCycles, Cells: uint64(len(t.Handler) + len(t.Data))}, nil
+}
+
+// payTimer moves the deposit to the escrow and burns the surcharge.
+func (h *actorHost) payTimer(c timers.Charge) error {
+	o := h.x.o
+	total := new(big.Int).Add(c.Deposit, c.Burn)
+	if err := o.SubBalance(h.actor, total); err != nil {
+		return fmt.Errorf("insufficient balance: %v", err)
+	}
+	if err := o.AddBalance(types.TimerEscrowAddress, c.Deposit); err != nil {
+		return fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+	}
+	if err := o.AddBigRecord(state.RecordBurned, c.Burn); err != nil {
+		return fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+	}
+	return nil
+}
+
+func (h *actorHost) cancelTimer(a timerArgs) (*pvm.HostResponse, error) {
+	x := h.x
+	id, err := types.BytesToHash(a.TimerID)
+	if err != nil {
+		return nil, fmt.Errorf("cancel_timer: timer_id: %v", err)
+	}
+	t, err := x.ex.timers.Get(x.o, id)
+	if err != nil {
+		if errors.Is(err, timers.ErrNotFound) {
+			return nil, fmt.Errorf("cancel_timer: no pending timer %s", id)
+		}
+		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+	}
+	snap := x.o.Snapshot()
+	refund, err := x.ex.timers.Cancel(x.o, h.actor, id)
+	if err != nil {
+		x.o.RevertTo(snap)
+		if errors.Is(err, timers.ErrNotOwner) {
+			return nil, fmt.Errorf("cancel_timer: timer %s belongs to another actor", id)
+		}
+		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+	}
+	if err := refundDeposit(x.o, h.actor, refund); err != nil {
+		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+	}
+	x.run.events = append(x.run.events, timerEvent(TopicTimerCancelled, TimerEvent{
+		ID: id, Owner: h.actor, Handler: t.Handler, Target: t.Target, Interval: t.Interval, Amount: refund,
+	}))
+	return &pvm.HostResponse{Value: refund, Cycles: CancelTimerCycles}, nil
+}
+
+// refundDeposit moves a deposit from the escrow back to its owner.
+func refundDeposit(o *state.Overlay, owner types.Address, amount *big.Int) error {
+	if amount == nil || amount.Sign() == 0 {
+		return nil
+	}
+	if err := o.SubBalance(types.TimerEscrowAddress, amount); err != nil {
+		return fmt.Errorf("timer escrow: %w", err)
+	}
+	return o.AddBalance(owner, amount)
+}
+
+func timerEvent(topic string, ev TimerEvent) types.Event {
+	if ev.Amount == nil {
+		ev.Amount = new(big.Int)
+	}
+	return types.Event{Emitter: types.TimerEscrowAddress, Topic: topic, Data: codec.MustMarshal(&ev)}
+}
+
+// timersActive reports whether the timer queue has ever been used: until
+// the first schedule there is no queue header and delivery is skipped, so
+// chains that never use timers keep their state unchanged. (The header key
+// is the queue's tableMeta entry; chain/timers exposes no "initialised"
+// query, see docs/TIMERS.md.)
+func timersActive(o *state.Overlay) (bool, error) {
+	_, ok, err := o.Get([]byte{timers.PrefixTimers, 0x08})
+	return ok, err
+}
+
+// deliverTimers is the "Deliver Timers" step of the STF (spec 002 §3.3),
+// run after the block's transactions: it advances the queue to the block's
+// height, asks each due timer's Gas Bidding Agent for a bid, selects the
+// timers that fit in the timer lane and runs each as a message to
+// owner.handler(data), paid by the owner. Selected timers are marked fired
+// before they run (a one-shot's deposit is refunded, an interval is
+// re-enqueued), so a handler may cancel or reschedule freely; the others
+// are deferred. It returns the receipts, in execution order, followed by
+// one receipt carrying the TimerDeferred events if any timer was deferred.
+func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) ([]*types.Receipt, uint64, uint64, error) {
+	o, env := x0.o, x0.env
+	active, err := timersActive(o)
+	if err != nil || !active || e.vm == nil {
+		return nil, 0, 0, err
+	}
+	q := e.timers
+	due, err := q.Due(o, env.Height)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("timers: due at %d: %w", env.Height, err)
+	}
+	if len(due) == 0 {
+		return nil, 0, 0, nil
+	}
+	cands := make([]timers.Candidate, 0, len(due))
+	for _, t := range due {
+		bid, err := e.timerBid(x0, t, bf, txCycles)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		cands = append(cands, timers.Candidate{Timer: t, Bid: bid})
+	}
+	sel := timers.Select(cands, bf, q.Params().LaneBudget(e.cfg.Fees.MaxBlockCycles))
+	var out []*types.Receipt
+	var cycles, cells uint64
+	for _, c := range sel.Fire {
+		r, err := e.fireTimer(x0, c, bf)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("timer %s: %w", c.Timer.ID, err)
+		}
+		out = append(out, r)
+		cycles += r.CyclesUsed
+		cells += r.CellsUsed
+	}
+	if len(sel.Defer) > 0 {
+		evs := make([]types.Event, 0, len(sel.Defer))
+		for _, c := range sel.Defer {
+			if err := q.Defer(o, c.Timer.ID, env.Height); err != nil {
+				return nil, 0, 0, fmt.Errorf("timers: defer %s: %w", c.Timer.ID, err)
+			}
+			evs = append(evs, timerEvent(TopicTimerDeferred, TimerEvent{
+				ID: c.Timer.ID, Owner: c.Timer.Owner, Handler: c.Timer.Handler, Target: c.Timer.Target,
+				Interval: c.Timer.Interval, Deferrals: c.Timer.Deferrals + 1,
+			}))
+		}
+		out = append(out, &types.Receipt{TxHash: TimerDeferralsHash(env.Height), Status: types.ReceiptSuccess,
+			FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Events: evs, Return: []byte{}})
+	}
+	return out, cycles, cells, nil
+}
+
+// timerBid asks t's Gas Bidding Agent for its bid with a bounded read-only
+// call to get_gas_bid(context); any failure (no GBA, an error, running out
+// of its GBAQueryCycles, an undecodable answer, limits above the per-tx
+// maximums) gives the network default bid.
+func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, txCycles uint64) (timers.Bid, error) {
+	acc, err := x0.o.Account(t.Owner)
+	if err != nil {
+		return timers.Bid{}, err
+	}
+	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.env.Height, BasefeeCycle: bf.Cycle,
+		BasefeeCell: bf.Cell, LastBlockCycleUsage: txCycles, OwnerBalance: acc.Balance}
+	def := e.timers.Params().DefaultBid(bc)
+	if t.GBA == nil {
+		return def, nil
+	}
+	ctxArg := map[string]any{
+		"timer_id": t.ID[:], "owner": t.Owner[:], "handler": t.Handler, "deferrals": t.Deferrals,
+		"trigger_block_height": bc.TriggerHeight, "current_block_height": bc.CurrentHeight,
+		"basefee_cycle": bc.BasefeeCycle, "basefee_cell": bc.BasefeeCell,
+		"last_block_cycle_usage": bc.LastBlockCycleUsage, "owner_actor_balance": bc.OwnerBalance,
+	}
+	ret, _, err := e.query(x0.ctx, x0.o, x0.env, *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
+	if err != nil {
+		if errors.Is(err, errInfra) || !isActorError(err) {
+			return timers.Bid{}, fmt.Errorf("gba %s: %w", *t.GBA, err)
+		}
+		return def, nil
+	}
+	bid, ok := decodeBid(ret)
+	if !ok || bid.CyclesLimit > e.cfg.Fees.MaxTxCycles || bid.CellsLimit > e.cfg.Fees.MaxTxCells {
+		return def, nil
+	}
+	return bid, nil
+}
+
+// decodeBid accepts a GBA's answer as the canonical Bid array
+// [cycles_limit, cells_limit, max_fee_per_cycle, max_fee_per_cell,
+// tip_per_cycle, tip_per_cell] or as a map with those keys.
+func decodeBid(b []byte) (timers.Bid, bool) {
+	if bid, err := timers.DecodeBid(b); err == nil {
+		return bid, true
+	}
+	var m struct {
+		CyclesLimit    uint64 `cbor:"cycles_limit"`
+		CellsLimit     uint64 `cbor:"cells_limit"`
+		MaxFeePerCycle uint64 `cbor:"max_fee_per_cycle"`
+		MaxFeePerCell  uint64 `cbor:"max_fee_per_cell"`
+		TipPerCycle    uint64 `cbor:"tip_per_cycle"`
+		TipPerCell     uint64 `cbor:"tip_per_cell"`
+	}
+	if err := codec.Unmarshal(b, &m); err != nil {
+		return timers.Bid{}, false
+	}
+	return timers.Bid{CyclesLimit: m.CyclesLimit, CellsLimit: m.CellsLimit, MaxFeePerCycle: m.MaxFeePerCycle,
+		MaxFeePerCell: m.MaxFeePerCell, TipPerCycle: m.TipPerCycle, TipPerCell: m.TipPerCell}, true
+}
+
+// fireTimer marks c fired and runs it. The owner reserves the bid's
+// maximum fee (limits × max fees) and pays cycles and cells used at the
+// basefees plus the effective tips, like a transaction (fees.Settle): the
+// basefee part is burned, the tip goes to the proposer. An owner that
+// cannot reserve the maximum fee gets a failed receipt and pays nothing.
+func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
+	o, env, t, bid := x0.o, x0.env, c.Timer, c.Bid
+	refund, err := e.timers.MarkFired(o, t.ID, env.Height)
+	if err != nil {
+		return nil, fmt.Errorf("mark fired: %w", err)
+	}
+	if err := refundDeposit(o, t.Owner, refund); err != nil {
+		return nil, err
+	}
+	fired := timerEvent(TopicTimerFired, TimerEvent{ID: t.ID, Owner: t.Owner, Handler: t.Handler, Target: t.Target,
+		Interval: t.Interval, Amount: refund, Deferrals: t.Deferrals})
+	rcpt := &types.Receipt{TxHash: TimerReceiptHash(t.ID, env.Height), Status: types.ReceiptFailed,
+		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Return: []byte{}}
+
+	reserve := new(big.Int).Add(mulU(bid.CyclesLimit, bid.MaxFeePerCycle), mulU(bid.CellsLimit, bid.MaxFeePerCell))
+	acc, err := o.Account(t.Owner)
+	if err != nil {
+		return nil, err
+	}
+	if acc.Balance.Cmp(reserve) < 0 {
+		rcpt.Error = fmt.Sprintf("InsufficientBalance: timer owner %s has %s, the bid's maximum fee is %s", t.Owner, acc.Balance, reserve)
+		rcpt.Events = []types.Event{fired}
+		return rcpt, nil
+	}
+	if err := o.SubBalance(t.Owner, reserve); err != nil {
+		return nil, err
+	}
+	run := &txRun{cyclesLimit: bid.CyclesLimit, cellsLimit: bid.CellsLimit}
+	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.TimerEscrowAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
+	var payload []byte
+	if len(t.Data) > 0 {
+		payload = append([]byte{0x81}, t.Data...) // CBOR [data]: the handler gets data as its one argument
+	}
+	snap := o.Snapshot()
+	ret, execErr := x.invoke(t.Owner, types.TimerEscrowAddress, new(big.Int), t.Handler, payload, false, 0, -1)
+	if execErr == nil {
+		execErr = x.deliver()
+	}
+	rcpt.Status = types.ReceiptSuccess
+	if execErr != nil {
+		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+			return nil, execErr
+		}
+		o.RevertTo(snap)
+		run.events, ret = nil, nil
+		rcpt.Status, rcpt.Error = types.ReceiptFailed, execErr.Error()
+		for i := range x.records {
+			r := &x.records[i]
+			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
+				r.Error = "reverted with the timer message"
+			}
+			r.Status = types.ReceiptFailed
+		}
+	}
+	run.cycles = min(run.cycles, bid.CyclesLimit)
+	run.cells = min(run.cells, bid.CellsLimit)
+	tipCycle, _ := bid.EffectiveTip(bf)
+	tipCell := min(bid.TipPerCell, bid.MaxFeePerCell-bf.Cell)
+	burned := new(big.Int).Add(mulU(run.cycles, bf.Cycle), mulU(run.cells, bf.Cell))
+	tip := new(big.Int).Add(mulU(run.cycles, tipCycle), mulU(run.cells, tipCell))
+	fee := new(big.Int).Add(burned, tip)
+	back := new(big.Int).Sub(reserve, fee)
+	if back.Sign() < 0 {
+		return nil, fmt.Errorf("timer fee %s exceeds reservation %s", fee, reserve)
+	}
+	if err := o.AddBalance(t.Owner, back); err != nil {
+		return nil, err
+	}
+	if tip.Sign() > 0 {
+		if err := o.AddBalance(env.Proposer, tip); err != nil {
+			return nil, err
+		}
+	}
+	if err := o.AddBigRecord(state.RecordBurned, burned); err != nil {
+		return nil, err
+	}
+	if ret == nil {
+		ret = []byte{}
+	}
+	rcpt.CyclesUsed, rcpt.CellsUsed = run.cycles, run.cells
+	rcpt.FeePaid, rcpt.Burned, rcpt.Tip = fee, burned, tip
+	rcpt.Events = append([]types.Event{fired}, run.events...)
+	rcpt.Return = ret
+	rcpt.Messages = x.records
+	return rcpt, nil
+}
+
+func mulU(a, b uint64) *big.Int {
+	return new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+}
