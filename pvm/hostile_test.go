@@ -107,6 +107,9 @@ func TestHostileCorpus(t *testing.T) {
 		{"list pop ok", "x = [1, 2, 3]\nd = {'a': 1}\nreturn [x.pop(), x.pop(0), d.pop('a')]", 10_000_000, "", ""},
 		{"decimal fixed-point bomb", "import decimal\nd = decimal.Decimal('1e999999999')\nreturn f'{d:f}'", 10_000_000, ActorException, "decimal exponent"},
 		{"decimal format bomb", "import decimal\nd = decimal.Decimal('1e999999999')\nreturn '{:f}'.format(d)", 10_000_000, ActorException, "decimal exponent"},
+		{"shadowed range", "def range(n):\n    return ['%999999999d']\ndef f():\n    for i in range(1):\n        return i % 1\nreturn f()", 10_000_000, ActorException, "ValueError"},
+		{"match-bound str", "def f(v):\n    i = 0\n    match v:\n        case i:\n            pass\n    return i % 1\nreturn f('%999999999d')", 10_000_000, ActorException, "ValueError"},
+		{"comprehension rebinds counter", "def f(vs):\n    i = 0\n    i += 1\n    return [i % 1 for i in vs]\nreturn f(['%999999999d'])", 10_000_000, ActorException, "ValueError"},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

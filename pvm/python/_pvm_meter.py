@@ -225,6 +225,29 @@ def _scope_nodes(fn):
         stack.extend(ast.iter_child_nodes(n))
 
 
+def _bound_names(n):
+    """Names a node binds in its scope (every binding form, not only Name stores)."""
+    if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+        return (n.id,)
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (n.name,)
+    if isinstance(n, ast.ExceptHandler) and n.name:
+        return (n.name,)
+    if isinstance(n, (ast.Import, ast.ImportFrom)):
+        return tuple((a.asname or a.name).split(".")[0] for a in n.names)
+    if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+        return (n.name,)
+    if isinstance(n, ast.MatchMapping) and n.rest:
+        return (n.rest,)
+    if isinstance(n, ast.arg):
+        return (n.arg,)
+    return ()
+
+
+def _binds_anywhere(tree, name):
+    return any(name in _bound_names(n) for n in ast.walk(tree))
+
+
 def _known_ints(fn):
     """Local names that can only hold ints: the single store is a
     `for name in range(...)` target."""
@@ -236,12 +259,12 @@ def _known_ints(fn):
         return isinstance(v, ast.Constant) and type(v.value) is int and abs(v.value) < (1 << 31)
 
     for n in _scope_nodes(fn):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            stores[n.id] = stores.get(n.id, 0) + 1
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+        for b in _bound_names(n):
+            stores[b] = stores.get(b, 0) + 1
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
             declared.update(n.names)
         if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, ast.Call) \
-                and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "range":
+                and isinstance(n.iter.func, ast.Name) and n.iter.func.id == "range" and _RANGE_OK[0]:
             good[n.target.id] = good.get(n.target.id, 0) + 1
         elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                 and small_int(n.value):
@@ -262,6 +285,12 @@ def _known_ints(fn):
 
 
 class _Rewrite(ast.NodeTransformer):
+    def visit_ClassDef(self, node):
+        self.ints.append(set())
+        self.generic_visit(node)
+        self.ints.pop()
+        return node
+
     def __init__(self, costs):
         self.costs = costs
         self.helpers = []
@@ -371,28 +400,38 @@ class _Rewrite(ast.NodeTransformer):
         last.ifs = [_call(fn, [ast.Constant(n)])] + list(last.ifs)
 
     def visit_ListComp(self, node):
+        self.ints.append(set())  # new scope: names may be rebound
         self.generic_visit(node)
+        self.ints.pop()
         self._comp_tick(node, [node.elt])
         return node
 
     def visit_GeneratorExp(self, node):
+        self.ints.append(set())  # new scope: names may be rebound
         self.generic_visit(node)
+        self.ints.pop()
         self._comp_tick(node, [node.elt])
         return node
 
     def visit_DictComp(self, node):
+        self.ints.append(set())  # new scope: names may be rebound
         self.generic_visit(node)
+        self.ints.pop()
         self._comp_tick(node, [node.key, node.value])
         return node
 
     def visit_SetComp(self, node):
+        self.ints.append(set())  # new scope: names may be rebound
         self.generic_visit(node)
+        self.ints.pop()
         self._comp_tick(node, [node.elt])
         lc = ast.ListComp(elt=node.elt, generators=node.generators)
         return ast.copy_location(_call("_pvm_oset", [lc]), node)
 
     def visit_Lambda(self, node):
+        self.ints.append(set())  # new scope: names may be rebound
         self.generic_visit(node)
+        self.ints.pop()
         n = self.costs["call"] + expr_cost(node.body, self.costs)
         node.body = ast.BoolOp(op=ast.And(), values=[_call("_pvm_ck", [ast.Constant(n)]), node.body])
         return node
@@ -689,7 +728,12 @@ def _copy(t):
     return ast.parse(ast.unparse(t), mode="eval").body
 
 
+_RANGE_OK = [True]
+
+
 def instrument(tree, costs):
+    # `for i in range(...)` proves i is an int only if `range` is the builtin.
+    _RANGE_OK[0] = not _binds_anywhere(tree, "range")
     rw = _Rewrite(costs)
     tree = rw.visit(tree)
     tree = _Charge(costs).visit(tree)
