@@ -110,6 +110,9 @@ func TestHostileCorpus(t *testing.T) {
 		{"shadowed range", "def range(n):\n    return ['%999999999d']\ndef f():\n    for i in range(1):\n        return i % 1\nreturn f()", 10_000_000, ActorException, "ValueError"},
 		{"match-bound str", "def f(v):\n    i = 0\n    match v:\n        case i:\n            pass\n    return i % 1\nreturn f('%999999999d')", 10_000_000, ActorException, "ValueError"},
 		{"comprehension rebinds counter", "def f(vs):\n    i = 0\n    i += 1\n    return [i % 1 for i in vs]\nreturn f(['%999999999d'])", 10_000_000, ActorException, "ValueError"},
+		{"dict union loop", "d = {i: i for i in range(100000)}\nwhile True:\n    e = d | {}", 100_000_000, OutOfCycles, ""},
+		{"dict ior growth", "d = {}\ni = 0\nwhile True:\n    d |= {i: i, i + 1: i}\n    i += 2", 1_000_000_000, MemoryLimit, "(10485760 bytes)"},
+		{"set ops ok", "a = {1, 2, 3}\nb = {3, 4}\na |= b\nreturn [sorted(a | b), sorted(a - b), 5 | 2, {1: 2} | {3: 4}]", 10_000_000, "", ""},
 		{"reserved storage key", "from cowboy_sdk import storage\nstorage['__OWNER__'] = 1", 10_000_000, ActorException, "PermissionError"},
 	}
 	for _, c := range cases {

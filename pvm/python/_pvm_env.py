@@ -558,7 +558,7 @@ def runtime_globals():
         "_pvm_add": rt.op_add, "_pvm_sub": rt.op_sub, "_pvm_mul": rt.op_mul, "_pvm_pow": rt.op_pow,
         "_pvm_lshift": rt.op_lshift, "_pvm_mod": rt.op_mod,
         "_pvm_iadd": rt.op_iadd, "_pvm_isub": rt.op_sub, "_pvm_imul": rt.op_imul, "_pvm_ipow": rt.op_pow,
-        "_pvm_ilshift": rt.op_lshift, "_pvm_imod": rt.op_mod,
+        "_pvm_ilshift": rt.op_lshift, "_pvm_imod": rt.op_mod, "_pvm_or": rt.op_or, "_pvm_ior": rt.op_ior,
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
         "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_meth0": rt.meth0, "_pvm_meth1": rt.meth1, "_pvm_append": rt.append,
         "_pvm_eq": rt.op_eq, "_pvm_ne": rt.op_ne, "_pvm_lt": rt.op_lt, "_pvm_le": rt.op_le,

@@ -18,7 +18,7 @@ import copy
 
 BINOPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Pow: "pow",
-    ast.LShift: "lshift", ast.Mod: "mod",
+    ast.LShift: "lshift", ast.Mod: "mod", ast.BitOr: "or",
 }
 
 # method name -> runtime helper that meters the call (receiver passed first)
@@ -173,8 +173,8 @@ def _scoped_has_yield(fn):
 # intermediate then stays below 2**62, where the slow (op-by-op metered)
 # path charges nothing extra either, so both paths cost the same cycles.
 LEAF_BITS = 26
-_FUSE_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Mod: "mod",
-             ast.BitAnd: None, ast.BitOr: None, ast.BitXor: None, ast.FloorDiv: None, ast.RShift: None}
+_FUSE_OPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Mod: "mod", ast.BitOr: "or",
+             ast.BitAnd: None, ast.BitXor: None, ast.FloorDiv: None, ast.RShift: None}
 
 
 def _fuse_bits(n):

@@ -268,9 +268,39 @@ def op_add(a, b):
 
 def op_sub(a, b):
     r = a - b
-    if type(r) is int and not (_NB62 < r < _B62):
-        return _bigres(r)
+    if type(r) is int:
+        if not (_NB62 < r < _B62):
+            return _bigres(r)
+        return r
+    if type(r) is set or type(r) is frozenset:
+        charge(_m_len(a) * PER_ITEM)
     return r
+
+
+def op_or(a, b):
+    r = a | b
+    t = type(r)
+    if t is int or t is bool:
+        return r
+    if t is dict or t is set or t is frozenset:
+        n = len(r)
+        charge(n * PER_ITEM)
+        g = n - max(_m_len(a), _m_len(b))
+        if g > 0:
+            mem(g * 24)
+    return r
+
+
+def op_ior(a, b):
+    t = type(a)
+    if t is int or t is bool:
+        return a | b
+    if t is dict or t is set:
+        n = _m_len(b)
+        charge(n * PER_ITEM)
+        mem(n * 24)
+    a |= b
+    return a
 
 
 def _rep(seq, n):
