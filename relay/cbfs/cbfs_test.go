@@ -280,3 +280,47 @@ func TestRelayFull(t *testing.T) {
 		t.Fatalf("small put after cleanup: %v", err)
 	}
 }
+
+func TestUploadAbortIdempotent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := startCluster(t, 6, 0)
+	owner, _ := crypto.GenerateKey()
+	c := newClient(t, owner, cl.dir, &cbfs.MemAnchor{})
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{SegmentSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects := func() (n uint64) {
+		for _, node := range cl.nodes {
+			n += node.Stat().Objects
+		}
+		return n
+	}
+	before := objects() // manifest copies only
+	u, err := vol.Upload(ctx, "/aborted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Write(randBytes(rand.New(rand.NewPCG(9, 9)), 100_000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Abort(); !errors.Is(err, cbfs.ErrUploadDone) {
+		t.Fatalf("second abort: %v", err)
+	}
+	if _, err := u.Commit(); !errors.Is(err, cbfs.ErrUploadDone) {
+		t.Fatalf("commit after abort: %v", err)
+	}
+	if _, err := u.Write([]byte("x")); !errors.Is(err, cbfs.ErrUploadDone) {
+		t.Fatalf("write after abort: %v", err)
+	}
+	if after := objects(); after != before {
+		t.Fatalf("aborted upload left %d objects on relays", after-before)
+	}
+	if _, err := vol.Stat(ctx, "/aborted"); !errors.Is(err, cbfs.ErrNotFound) {
+		t.Fatalf("aborted file visible: %v", err)
+	}
+}

@@ -819,12 +819,21 @@ type Upload struct {
 	sem    chan struct{}
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	segments []Segment
-	err      error
-	bad      map[RelayID]bool
-	lastErr  error // last relay failure, explains a later lack of relays
-	done     bool
+	mu        sync.Mutex
+	segments  []Segment
+	err       error
+	bad       map[RelayID]bool
+	lastErr   error     // last relay failure, explains a later lack of relays
+	attempted []attempt // every shard PUT started, for cleanup
+	done      bool
+
+	stopping chan struct{} // closed by Abort or the first failure
+	stopOnce sync.Once
+}
+
+type attempt struct {
+	r  RelayInfo
+	id [32]byte
 }
 
 // Upload starts an upload to path.
@@ -848,6 +857,7 @@ func (v *Volume) Upload(ctx context.Context, path string) (*Upload, error) {
 	rand.Read(u.fileID[:])
 	u.aead = subKey(v.key, "file", u.fileID[:])
 	u.ctx, u.cancel = context.WithCancel(ctx)
+	u.stopping = make(chan struct{})
 	return u, nil
 }
 
@@ -883,14 +893,29 @@ func (u *Upload) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// fail records the first error and stops new work. Requests already in
+// flight finish, so cleanup knows exactly what was stored.
 func (u *Upload) fail(err error) {
 	u.mu.Lock()
 	if u.err == nil {
 		u.err = err
 	}
 	u.mu.Unlock()
-	u.cancel()
+	u.stop()
 }
+
+func (u *Upload) stop() { u.stopOnce.Do(func() { close(u.stopping) }) }
+
+func (u *Upload) stopped() bool {
+	select {
+	case <-u.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+var errUploadStopped = errors.New("cbfs: upload stopped")
 
 // flush encodes and uploads the buffered segment in the background.
 func (u *Upload) flush() error {
@@ -905,10 +930,15 @@ func (u *Upload) flush() error {
 	case u.sem <- struct{}{}:
 	case <-u.ctx.Done():
 		return u.firstErr()
+	case <-u.stopping:
+		return u.firstErr()
 	}
 	u.wg.Add(1)
 	go func() {
 		defer func() { <-u.sem; u.wg.Done() }()
+		if u.stopped() {
+			return
+		}
 		es, err := u.cd.encode(u.aead, segmentAAD(u.v.id, u.fileID, idx), data)
 		if cap(data) == u.segSz {
 			data = data[:0]
@@ -935,7 +965,10 @@ func (u *Upload) firstErr() error {
 	if u.err != nil {
 		return u.err
 	}
-	return u.ctx.Err()
+	if err := u.ctx.Err(); err != nil {
+		return err
+	}
+	return errUploadStopped
 }
 
 // place stores the shards of one segment on distinct healthy relays,
@@ -978,6 +1011,13 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 		go func() {
 			defer wg.Done()
 			for {
+				if u.stopped() {
+					errs[i] = errUploadStopped
+					return
+				}
+				u.mu.Lock()
+				u.attempted = append(u.attempted, attempt{r, es.seg.Shards[i].ID})
+				u.mu.Unlock()
 				_, err := u.v.c.call(u.ctx, u.v.sess, r, &wire.Request{Op: wire.OpPut, Kind: wire.KindShard, ID: es.seg.Shards[i].ID,
 					Hash: es.seg.Shards[i].Hash, Size: uint64(len(es.shards[i]))}, bytes.NewReader(es.shards[i]))
 				if err == nil {
@@ -1079,29 +1119,36 @@ func (u *Upload) Abort() error {
 	}
 	u.done = true
 	u.mu.Unlock()
-	u.cancel()
+	u.stop() // no new work; requests in flight finish so cleanup is exact
 	u.wg.Wait()
 	u.cleanup()
 	return nil
 }
 
+// cleanup deletes every shard PUT that was started (deleting an object a
+// relay never stored is harmless), then releases the upload's context.
 func (u *Upload) cleanup() {
-	u.cancel()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), 30*time.Second)
 	defer cancel()
-	var stored []Segment
-	u.mu.Lock()
-	for _, s := range u.segments {
-		var sh []ShardRef
-		for _, r := range s.Shards {
-			if r.Relay != (RelayID{}) {
-				sh = append(sh, r)
-			}
-		}
-		if len(sh) > 0 {
-			stored = append(stored, Segment{Shards: sh})
-		}
+	defer u.cancel()
+	if u.v.caveats.Perms&captoken.PermDelete == 0 {
+		return
 	}
+	u.mu.Lock()
+	todo := u.attempted
+	u.attempted = nil
 	u.mu.Unlock()
-	u.v.deleteShards(ctx, FileEntry{Segments: stored})
+	sem := make(chan struct{}, u.v.c.parallelism(6))
+	var wg sync.WaitGroup
+	for _, a := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if _, err := u.v.c.call(ctx, u.v.sess, a.r, &wire.Request{Op: wire.OpDelete, ID: a.id}, nil); err != nil {
+				u.v.c.log.Debug("cleanup: delete shard", "relay", a.r.ID.String(), "err", err)
+			}
+		}()
+	}
+	wg.Wait()
 }
