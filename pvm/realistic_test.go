@@ -2,6 +2,7 @@ package pvm
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -127,5 +128,155 @@ func TestRealisticActor(t *testing.T) {
 	t.Logf("top = %v", top)
 	if len(h.events) != 2 {
 		t.Fatalf("events: %v", h.events)
+	}
+}
+
+// Language features survive the metering transformer unchanged.
+func TestLanguageFeatures(t *testing.T) {
+	src := `
+import functools
+from typing import Optional
+
+COUNTER = 0
+
+def bump():
+    global COUNTER
+    COUNTER += 1
+    return COUNTER
+
+class Base:
+    kind = "base"
+    def __init__(self, x):
+        self.x = x
+    @property
+    def double(self):
+        return self.x * 2
+    @classmethod
+    def make(cls, x):
+        return cls(x)
+    @staticmethod
+    def twice(v):
+        return v + v
+    def __eq__(self, other):
+        return isinstance(other, Base) and self.x == other.x
+    def __hash__(self):
+        return hash(self.x)
+    def __len__(self):
+        return self.x
+    def __iter__(self):
+        return iter(range(self.x))
+
+class Child(Base):
+    kind = "child"
+    def __init__(self, x, y=0):
+        super().__init__(x)
+        self.y = y
+
+def gen(n):
+    for i in range(n):
+        yield i * i
+    yield from [100, 200]
+
+def closure():
+    total = 0
+    def add(v):
+        nonlocal total
+        total += v
+        return total
+    return add
+
+class Ctx:
+    def __init__(self):
+        self.log = []
+    def __enter__(self):
+        self.log.append("in")
+        return self
+    def __exit__(self, *exc):
+        self.log.append("out")
+        return False
+
+class Actor:
+    def run(self, seq, opt: Optional[int] = None):
+        out = {}
+        c = Child.make(3)
+        out["oop"] = [c.double, c.kind, Base.twice(4), len(c), list(c), c == Child(3), {c: 1}[Child(3)]]
+        out["gen"] = list(gen(3)) + [sum(x for x in gen(4) if x % 2 == 0)]
+        add = closure()
+        add(5)
+        out["closure"] = add(6)
+        with Ctx() as cx:
+            out["with"] = 1
+        out["ctx"] = cx.log
+        try:
+            1 / 0
+        except ZeroDivisionError as e:
+            out["exc"] = str(e)
+        else:
+            out["exc"] = "none"
+        finally:
+            out["fin"] = True
+        i = 0
+        while i < 3:
+            i += 1
+        else:
+            out["while_else"] = i
+        if (n := len(seq)) > 2:
+            out["walrus"] = n
+        match seq:
+            case [first, *rest]:
+                out["match"] = [first, rest]
+            case _:
+                out["match"] = None
+        out["fmt"] = f"{c.x:03d}|{'x'!r}|{3.14159:.2f}|{seq[0]:>{4}}"
+        out["lambda"] = sorted(seq, key=lambda v, k=2: -v * k)
+        out["reduce"] = functools.reduce(lambda a, b: a * b, seq, 1)
+        out["globals"] = [bump(), bump()]
+        out["slices"] = [seq[1:], seq[::-1], "hello"[1:3]]
+        out["unpack"] = [*seq, *(7, 8)]
+        a, *b = seq
+        out["star"] = [a, b]
+        d = {**{"k": 1}, "j": 2}
+        d["k"] += 10
+        out["dict"] = d
+        s = set(seq)
+        s.add(99)
+        s |= {100}
+        out["set"] = sorted(s)
+        out["bytes"] = bytes([1, 2]) + b"\x03"
+        out["opt"] = opt
+        out["chain"] = 1 < 2 < 3
+        out["ternary"] = "a" if seq else "b"
+        out["bool"] = [not seq, seq and 1, [] or 2]
+        out["divmod"] = [divmod(17, 5), 7 // 2, 7 / 2, -7 % 3, 2 ** -1, 10 ** 18]
+        return out
+`
+	out := call(t, engine(t), newMemHost(), src, "run", []any{[]any{1, 2, 3}}, false)
+	got := decodeRet(t, out).(map[any]any)
+	check := map[string]string{
+		"oop":        "[6 child 8 3 [0 1 2] true 1]",
+		"gen":        "[0 1 4 100 200 304]",
+		"closure":    "11",
+		"ctx":        "[in out]",
+		"exc":        "division by zero",
+		"while_else": "3",
+		"walrus":     "3",
+		"match":      "[1 [2 3]]",
+		"fmt":        "003|'x'|3.14|   1",
+		"lambda":     "[3 2 1]",
+		"reduce":     "6",
+		"globals":    "[1 2]",
+		"slices":     "[[2 3] [3 2 1] el]",
+		"unpack":     "[1 2 3 7 8]",
+		"star":       "[1 [2 3]]",
+		"dict":       "map[j:2 k:11]",
+		"set":        "[1 2 3 99 100]",
+		"bytes":      "[1 2 3]",
+		"chain":      "true",
+		"divmod":     "[[3 2] 3 3.5 2 0.5 1000000000000000000]",
+	}
+	for k, want := range check {
+		if g := fmt.Sprint(got[k]); g != want {
+			t.Errorf("%s = %s, want %s", k, g, want)
+		}
 	}
 }
