@@ -72,6 +72,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	v1.POST("/faucet", s.faucet)
 	s.registerActorRoutes(v1)
 	s.registerStorageRoutes(v1)
+	s.registerTimerRoutes(v1)
 	return s
 }
 
@@ -246,7 +247,13 @@ func (s *Server) getTx(c *gin.Context) {
 		}
 		bh := hdr.Hash()
 		rj := receiptJSON(r, loc.Height, loc.Index)
-		out = apitypes.TxResult{Status: apitypes.TxIncluded, Tx: txJSON(tx), BlockHeight: &loc.Height, BlockHash: &bh, Index: &loc.Index, Receipt: &rj}
+		if tx == nil { // a timer receipt, past the block's transactions
+			rj.Kind = apitypes.ReceiptKindTimer
+			out = apitypes.TxResult{Status: apitypes.TxIncluded, Kind: apitypes.ReceiptKindTimer, BlockHeight: &loc.Height, BlockHash: &bh, Index: &loc.Index, Receipt: &rj}
+			return nil
+		}
+		rj.Kind = apitypes.ReceiptKindTx
+		out = apitypes.TxResult{Status: apitypes.TxIncluded, Kind: apitypes.ReceiptKindTx, Tx: txJSON(tx), BlockHeight: &loc.Height, BlockHash: &bh, Index: &loc.Index, Receipt: &rj}
 		return nil
 	})
 	if err != nil {
@@ -261,14 +268,21 @@ func blockJSON(v *store.View, blk *types.Block, withReceipts bool) (apitypes.Blo
 	for i, t := range blk.Txs {
 		out.TxHashes[i] = types.Keccak256(t)
 	}
+	rs, err := v.Receipts(blk.Header.Height)
+	if err != nil {
+		return out, err
+	}
+	for _, r := range rs[min(len(blk.Txs), len(rs)):] {
+		out.TimerReceipts = append(out.TimerReceipts, r.TxHash)
+	}
 	if withReceipts {
-		rs, err := v.Receipts(blk.Header.Height)
-		if err != nil {
-			return out, err
-		}
 		out.Receipts = make([]apitypes.Receipt, len(rs))
 		for i, r := range rs {
 			out.Receipts[i] = receiptJSON(r, blk.Header.Height, uint32(i))
+			out.Receipts[i].Kind = apitypes.ReceiptKindTx
+			if i >= len(blk.Txs) {
+				out.Receipts[i].Kind = apitypes.ReceiptKindTimer
+			}
 		}
 	}
 	return out, nil

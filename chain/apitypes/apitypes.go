@@ -111,7 +111,8 @@ type Event struct {
 // Receipt is a receipt as JSON.
 type Receipt struct {
 	TxHash     types.Hash            `json:"tx_hash"`
-	Status     string                `json:"status"` // "success" | "failed"
+	Kind       string                `json:"kind,omitempty"` // ReceiptKindTx | ReceiptKindTimer
+	Status     string                `json:"status"`         // "success" | "failed"
 	CyclesUsed uint64                `json:"cycles_used"`
 	CellsUsed  uint64                `json:"cells_used"`
 	FeePaid    string                `json:"fee_paid"`
@@ -133,8 +134,11 @@ const (
 
 // TxResult is GET /v1/txs/{hash}.
 type TxResult struct {
-	Status      string      `json:"status"` // pending | included
-	Tx          Tx          `json:"tx"`
+	Status string `json:"status"` // pending | included
+	// Kind is ReceiptKindTx, or ReceiptKindTimer for a timer receipt,
+	// which has no tx.
+	Kind        string      `json:"kind,omitempty"`
+	Tx          Tx          `json:"tx,omitzero"`
 	BlockHeight *uint64     `json:"block_height,omitempty"`
 	BlockHash   *types.Hash `json:"block_hash,omitempty"`
 	Index       *uint32     `json:"index,omitempty"`
@@ -146,7 +150,10 @@ type Block struct {
 	Hash     types.Hash   `json:"hash"`
 	Header   types.Header `json:"header"`
 	TxHashes []types.Hash `json:"tx_hashes"`
-	Receipts []Receipt    `json:"receipts,omitempty"` // with ?receipts=true, and in the stream
+	// TimerReceipts are the hashes of the receipts past the transactions
+	// (kind "timer"), in order.
+	TimerReceipts []types.Hash `json:"timer_receipts,omitempty"`
+	Receipts      []Receipt    `json:"receipts,omitempty"` // with ?receipts=true, and in the stream
 }
 
 // Events is GET /v1/events.

@@ -100,6 +100,10 @@ func amount(s string) string {
 }
 
 func printTxResult(w io.Writer, r *apitypes.TxResult) {
+	if r.Kind == apitypes.ReceiptKindTimer && r.Receipt != nil {
+		printTimerReceipt(w, r)
+		return
+	}
 	t := r.Tx
 	fmt.Fprintf(w, "Transaction %s\n", t.Hash)
 	fmt.Fprintf(w, "  status     %s\n", r.Status)
