@@ -344,6 +344,13 @@ func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) 
 	var out []*types.Receipt
 	var cycles, cells uint64
 	for _, c := range sel.Fire {
+		// An earlier timer's handler may have cancelled this one.
+		if gone, err := timerGone(q, o, c.Timer.ID); err != nil || gone {
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			continue
+		}
 		r, err := e.fireTimer(x0, c, bf)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("timer %s: %w", c.Timer.ID, err)
@@ -352,9 +359,14 @@ func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) 
 		cycles += r.CyclesUsed
 		cells += r.CellsUsed
 	}
-	if len(sel.Defer) > 0 {
+	if len(sel.Defer) > 0 && deferredLeft(q, o, sel.Defer) {
 		evs := make([]types.Event, 0, len(sel.Defer))
 		for _, c := range sel.Defer {
+			if gone, err := timerGone(q, o, c.Timer.ID); err != nil {
+				return nil, 0, 0, err
+			} else if gone {
+				continue
+			}
 			if err := q.Defer(o, c.Timer.ID, env.Height); err != nil {
 				return nil, 0, 0, fmt.Errorf("timers: defer %s: %w", c.Timer.ID, err)
 			}
@@ -367,6 +379,29 @@ func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) 
 			FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Events: evs, Return: []byte{}})
 	}
 	return out, cycles, cells, nil
+}
+
+// timerGone reports whether timer id no longer exists (cancelled by a
+// handler that ran earlier in the block).
+func timerGone(q *timers.Queue, o *state.Overlay, id types.Hash) (bool, error) {
+	_, err := q.Get(o, id)
+	switch {
+	case errors.Is(err, timers.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("timers: read %s: %w", id, err)
+	}
+	return false, nil
+}
+
+// deferredLeft reports whether any of cs still exists.
+func deferredLeft(q *timers.Queue, o *state.Overlay, cs []timers.Candidate) bool {
+	for _, c := range cs {
+		if gone, err := timerGone(q, o, c.Timer.ID); err != nil || !gone {
+			return true
+		}
+	}
+	return false
 }
 
 // timerBid asks t's Gas Bidding Agent for its bid with a bounded read-only

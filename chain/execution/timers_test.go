@@ -304,3 +304,47 @@ func TestTimerBidsUnderSaturatedLane(t *testing.T) {
 }
 
 func cby(n int64) *big.Int { return genesis.CBY(n) }
+
+const pairActor = `from cowboy_sdk import actor, runtime
+
+@actor
+class Pair:
+    def __init__(self):
+        self.storage["ran"] = []
+
+    def arm(self, height):
+        a = runtime.set_timer(height, "hit", "a")
+        b = runtime.set_timer(height, "hit", "b")
+        self.storage["ids"] = {"a": a, "b": b}
+
+    def hit(self, who):
+        other = "b" if who == "a" else "a"
+        runtime.cancel_timer(self.storage["ids"][other])
+        r = self.storage["ran"]
+        r.append(who)
+        self.storage["ran"] = r
+
+    def get_ran(self):
+        return self.storage["ran"]
+`
+
+// TestTimerCancelledByEarlierTimer: two timers due in one block cancel each
+// other; the first to run wins, the other is skipped (deposit refunded).
+func TestTimerCancelledByEarlierTimer(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c := newChain(t, alice)
+	pair := deployValue(c, alice, pairActor, "p", cby(1), nil)
+	s := c.head().Height + 1
+	c.ok(c.tx(alice, &pair, &types.Call{Handler: "arm", Args: cborArgs([]any{s + 1})}, 0))
+	rs := c.ok()
+	if len(rs) != 1 || len(timerEvents(rs, execution.TopicTimerFired)) != 1 || len(timerEvents(rs, execution.TopicTimerCancelled)) != 1 {
+		t.Fatalf("receipts %+v", rs)
+	}
+	if ran := c.query(pair, "get_ran", nil).([]any); len(ran) != 1 {
+		t.Fatalf("handlers ran: %v", ran)
+	}
+	if b := balanceOf(t, c, types.TimerEscrowAddress); b.Sign() != 0 {
+		t.Fatalf("escrow %s", b)
+	}
+	auditSupply(t, c)
+}
