@@ -280,3 +280,54 @@ class Actor:
 		}
 	}
 }
+
+// Builtin types stay real types (subclassing, identity checks, match class
+// patterns) while calls through them stay metered.
+func TestBuiltinTypesStayTypes(t *testing.T) {
+	src := `
+import enum
+class Color(str, enum.Enum):
+    RED = "red"
+
+class Bag(dict):
+    def total(self):
+        return sum(self.values())
+
+class Actor:
+    def run(self, v):
+        b = Bag(a=1, b=2)
+        kinds = []
+        for x in [1, "s", [1], {"k": 1}, (1,), b"x"]:
+            match x:
+                case int():
+                    kinds.append("int")
+                case str():
+                    kinds.append("str")
+                case list():
+                    kinds.append("list")
+                case dict():
+                    kinds.append("dict")
+                case _:
+                    kinds.append("other")
+        conv = list(map(str, [1, 2]))
+        f = list
+        return [Color.RED.value, Color.RED == "red", b.total(), type(v) is list, type(b) == Bag,
+                isinstance(b, dict), issubclass(Bag, (dict, list)), kinds, conv, f((1, 2)), type(3) is int]
+    def bomb(self):
+        f = list
+        return len(f(range(10**12)))
+`
+	e := engine(t)
+	got := fmt.Sprint(decodeRet(t, call(t, e, newMemHost(), src, "run", []any{[]any{1}}, false)))
+	want := "[red true 3 true true true true [int str list dict other other] [1 2] [1 2] true]"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	out := call(t, e, newMemHost(), src, "bomb", nil, false)
+	if out.Err == nil || out.Err.Kind != OutOfCycles {
+		t.Fatalf("indirect list() not metered: %+v", out.Err)
+	}
+	if _, err := e.Validate(context.Background(), []byte("list = [1]\n")); err == nil {
+		t.Fatal("rebinding a builtin type name was accepted")
+	}
+}

@@ -71,6 +71,9 @@ func TestValidateRejects(t *testing.T) {
 		{"async", "async def f():\n    pass\n", "async", 1},
 		{"syntax", "def f(:\n", "syntax", 1},
 		{"complex", "x = 1j\n", "forbidden-name", 1},
+		{"shadow list", "def f(list):\n    return list\n", "shadow-builtin", 1},
+		{"shadow str", "x = 1\nstr = 'a'\n", "shadow-builtin", 2},
+		{"shadow import", "from json import dumps as dict\n", "shadow-builtin", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -541,10 +541,10 @@ def make_builtins(importer):
     bd = {n: getattr(_b, n) for n in _PLAIN}
     bd["isinstance"], bd["issubclass"] = _make_type_checks()
     bd.update({
-        "int": rt.int_, "sum": rt.sum_, "sorted": rt.sorted_, "min": rt.min_, "max": rt.max_, "any": rt.any_,
-        "all": rt.all_, "list": rt.list_, "tuple": rt.tuple_, "dict": rt.dict_, "bytes": rt.bytes_,
-        "bytearray": rt.bytearray_, "str": rt.str_, "repr": rt.repr_, "ascii": rt.ascii_,
-        "format": rt.format_, "pow": rt.pow_, "round": rt.round_, "hash": rt.hash_, "type": rt.type_,
+        "int": int, "sum": rt.sum_, "sorted": rt.sorted_, "min": rt.min_, "max": rt.max_, "any": rt.any_,
+        "all": rt.all_, "list": list, "tuple": tuple, "dict": dict, "bytes": bytes,
+        "bytearray": bytearray, "str": str, "repr": rt.repr_, "ascii": rt.ascii_,
+        "format": rt.format_, "pow": rt.pow_, "round": rt.round_, "hash": rt.hash_, "type": type,
         "getattr": rt.getattr_, "setattr": rt.setattr_, "hasattr": rt.hasattr_, "delattr": rt.delattr_,
         "print": rt.print_, "open": rt.open_, "set": OSET, "frozenset": FOSET,
         "__build_class__": rt.build_class, "__import__": importer,
@@ -562,7 +562,9 @@ def runtime_globals():
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
         "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_meth0": rt.meth0, "_pvm_meth1": rt.meth1, "_pvm_append": rt.append,
         "_pvm_eq": rt.op_eq, "_pvm_ne": rt.op_ne, "_pvm_lt": rt.op_lt, "_pvm_le": rt.op_le,
-        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
+        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_B_list": rt.list_, "_pvm_B_dict": rt.dict_, "_pvm_B_tuple": rt.tuple_, "_pvm_B_str": rt.str_,
+        "_pvm_B_int": rt.int_, "_pvm_B_bytes": rt.bytes_, "_pvm_B_bytearray": rt.bytearray_,
+        "_pvm_B_type": rt.type_, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
         "_pvm_list": list, "_pvm_dict": dict, "_pvm_sliceval": rt.sliceval, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
     }
 

@@ -101,6 +101,8 @@ def _instr_cost(name, node, c):
         return c["subscript"]
     if name == "_pvm_in" or name in _CMP_OPS.values():
         return c["compare"]
+    if name.startswith("_pvm_B_"):
+        return c["call"]  # list(...), str(...): a builtin call
     if name in ("_pvm_meth", "_pvm_meth0", "_pvm_meth1", "_pvm_append"):
         return c["call"] + c["attribute"]
     if name == "_pvm_setitem":
@@ -284,12 +286,40 @@ def _known_ints(fn):
             and c != "range"}
 
 
+TYPE_NAMES = frozenset(("list", "dict", "tuple", "str", "int", "bytes", "bytearray", "type"))
+
+
+def _is_type_name(n):
+    return isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in TYPE_NAMES
+
+
+def _keep_types(n):
+    """Mark bare type names (or tuples of them) to stay the real types."""
+    if _is_type_name(n):
+        n._pvm_real = True
+    elif isinstance(n, ast.Tuple):
+        for e in n.elts:
+            _keep_types(e)
+
+
 class _Rewrite(ast.NodeTransformer):
     def visit_ClassDef(self, node):
+        for b in node.bases:
+            _keep_types(b)
         self.ints.append(set())
         self.generic_visit(node)
         self.ints.pop()
         return node
+
+    def visit_Name(self, node):
+        # A metered builtin type used as a value or called is the metered
+        # wrapper; where a real type is needed the name stays as it is.
+        if _is_type_name(node) and not getattr(node, "_pvm_real", False):
+            return ast.copy_location(_name("_pvm_B_" + node.id), node)
+        return node
+
+    def visit_MatchClass(self, node):
+        return node  # patterns need real classes; nothing in them executes user code
 
     def __init__(self, costs):
         self.costs = costs
@@ -445,6 +475,10 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_Compare(self, node):
+        if all(isinstance(o, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for o in node.ops):
+            _keep_types(node.left)
+            for c in node.comparators:
+                _keep_types(c)
         self.generic_visit(node)
         if len(node.ops) == 1 and type(node.ops[0]) in _CMP_OPS:
             # Comparing two non-constant operands may walk two large strings,
@@ -531,6 +565,8 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Call(self, node):
         f = node.func
+        if isinstance(f, ast.Name) and f.id in ("isinstance", "issubclass") and len(node.args) == 2:
+            _keep_types(node.args[1])
         if isinstance(f, ast.Attribute) and f.attr in METHODS:
             f.value = self.visit(f.value)
             node.args = [self.visit(a) for a in node.args]

@@ -47,6 +47,9 @@ FORBIDDEN_NAMES = frozenset((
     "get_type_hints", "ForwardRef", "copyright", "credits", "license",
 )) | FORBIDDEN_CALLS
 ATTR_BUILTINS = frozenset(("getattr", "setattr", "delattr", "hasattr"))
+# Builtin types whose calls are metered: the names cannot be rebound, so the
+# metering transformer can rely on what they mean.
+TYPE_NAMES = frozenset(("list", "dict", "tuple", "str", "int", "bytes", "bytearray", "type"))
 
 
 class Invalid(Exception):
@@ -102,6 +105,7 @@ class _V(ast.NodeVisitor):
 
     def visit_Import(self, node):
         for a in node.names:
+            self.visit_alias_of(node, a)
             self._import_name(node, a.name)
             if a.asname and (_is_dunder(a.asname) or a.asname.startswith("_pvm")):
                 self.err(node, "dunder-name", "reserved name: " + a.asname)
@@ -115,6 +119,7 @@ class _V(ast.NodeVisitor):
             return
         self._import_name(node, node.module or "")
         for a in node.names:
+            self.visit_alias_of(node, a)
             if a.name == "*":
                 self.err(node, "star-import", "star imports are not allowed")
             elif _is_dunder(a.name) or a.name.startswith("_"):
@@ -125,8 +130,14 @@ class _V(ast.NodeVisitor):
                 self.err(node, "dunder-name", "reserved name: " + a.asname)
 
     # names and attributes -----------------------------------------------
+    def _shadow(self, node, name):
+        if name in TYPE_NAMES:
+            self.err(node, "shadow-builtin", "builtin type name cannot be rebound: " + name)
+
     def visit_Name(self, node):
         n = node.id
+        if not isinstance(node.ctx, ast.Load):
+            self._shadow(node, n)
         if _is_dunder(n):
             self.err(node, "dunder-name", "dunder name not allowed: " + n)
         elif n.startswith("_pvm"):
@@ -147,7 +158,14 @@ class _V(ast.NodeVisitor):
             self.err(node, "frame-attribute", "attribute not allowed: " + a)
         self.generic_visit(node)
 
+    def visit_alias_of(self, node, a):
+        self._shadow(node, (a.asname or a.name).split(".")[0])
+
+    def visit_arg(self, node):
+        self._shadow(node, node.arg)
+
     def _def_name(self, node, name):
+        self._shadow(node, name)
         if _is_dunder(name):
             if not (self.class_depth and name in ALLOWED_DUNDER_DEFS):
                 self.err(node, "dunder-name", "dunder definition not allowed: " + name)
@@ -195,6 +213,7 @@ class _V(ast.NodeVisitor):
 
     def visit_Global(self, node):
         for n in node.names:
+            self._shadow(node, n)
             if _is_dunder(n) or n.startswith("_pvm"):
                 self.err(node, "dunder-name", "reserved name: " + n)
 
@@ -246,6 +265,8 @@ class _V(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_ExceptHandler(self, node):
+        if node.name:
+            self._shadow(node, node.name)
         if node.type is None:
             self.err(node, "bare-except", "bare except is not allowed; catch Exception")
         if node.name and (_is_dunder(node.name) or node.name.startswith("_pvm")):
@@ -259,11 +280,15 @@ class _V(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_MatchAs(self, node):
+        if node.name:
+            self._shadow(node, node.name)
         if node.name and (_is_dunder(node.name) or node.name.startswith("_pvm")):
             self.err(node, "dunder-name", "reserved name: " + node.name)
         self.generic_visit(node)
 
     def visit_MatchStar(self, node):
+        if node.name:
+            self._shadow(node, node.name)
         if node.name and (_is_dunder(node.name) or node.name.startswith("_pvm")):
             self.err(node, "dunder-name", "reserved name: " + node.name)
 
