@@ -104,7 +104,7 @@ func (s *Server) timerStats(c *gin.Context) {
 		p := q.Params()
 		out = apitypes.TimerStats{Height: st.Height, Basefee: st.Basefee, Tier1: st.Tier1, Tier2: st.Tier2, Tier3: st.Tier3,
 			Due: st.Due, Depth: st.Depth(), BaseDeposit: p.Deposit(0).String(),
-			LaneBudget: p.LaneBudget(s.node.Executor().Config().Fees.MaxBlockCycles), MaxPerOwner: p.MaxPerOwner}
+			LaneBudget: s.node.Executor().TimerLaneBudget(), MaxPerOwner: p.MaxPerOwner}
 		return nil
 	})
 	if err != nil {

@@ -299,14 +299,15 @@ func timerEvent(topic string, ev TimerEvent) types.Event {
 	return types.Event{Emitter: types.TimerEscrowAddress, Topic: topic, Data: codec.MustMarshal(&ev)}
 }
 
-// timersActive reports whether the timer queue has ever been used: until
-// the first schedule there is no queue header and delivery is skipped, so
-// chains that never use timers keep their state unchanged. (The header key
-// is the queue's tableMeta entry; chain/timers exposes no "initialised"
-// query, see docs/TIMERS.md.)
-func timersActive(o *state.Overlay) (bool, error) {
-	_, ok, err := o.Get([]byte{timers.PrefixTimers, 0x08})
-	return ok, err
+// MaxTimerCandidates bounds the due timers considered per block (and so
+// the GBA calls a producer makes), oldest first (timers.Queue.DueLimit);
+// the rest stay due for later blocks.
+const MaxTimerCandidates = 256
+
+// TimerLaneBudget is the cycles the timer lane may use per block: 20% of
+// the block's target cycles (spec 002 §17.9: 2,000,000 of 10,000,000).
+func (e *Executor) TimerLaneBudget() uint64 {
+	return e.timers.Params().LaneBudget(e.cfg.Fees.TargetCycles)
 }
 
 // deliverTimers is the "Deliver Timers" step of the STF (spec 002 §3.3),
@@ -320,12 +321,12 @@ func timersActive(o *state.Overlay) (bool, error) {
 // one receipt carrying the TimerDeferred events if any timer was deferred.
 func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) ([]*types.Receipt, uint64, uint64, error) {
 	o, env := x0.o, x0.env
-	active, err := timersActive(o)
+	active, err := timers.Active(o)
 	if err != nil || !active || e.vm == nil {
 		return nil, 0, 0, err
 	}
 	q := e.timers
-	due, err := q.Due(o, env.Height)
+	due, err := q.DueLimit(o, env.Height, MaxTimerCandidates)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("timers: due at %d: %w", env.Height, err)
 	}
@@ -340,7 +341,7 @@ func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) 
 		}
 		cands = append(cands, timers.Candidate{Timer: t, Bid: bid})
 	}
-	sel := timers.Select(cands, bf, q.Params().LaneBudget(e.cfg.Fees.MaxBlockCycles))
+	sel := timers.Select(cands, bf, e.TimerLaneBudget())
 	var out []*types.Receipt
 	var cycles, cells uint64
 	for _, c := range sel.Fire {

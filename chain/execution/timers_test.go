@@ -64,7 +64,7 @@ class Bidder:
 
     def get_gas_bid(self, ctx):
         tip = self.storage["tip"]
-        return [3000000, 10000, ctx["basefee_cycle"] * 2 + tip, ctx["basefee_cell"] * 2, tip, 0]
+        return [1500000, 10000, ctx["basefee_cycle"] * 2 + tip, ctx["basefee_cell"] * 2, tip, 0]
 `
 
 func auditSupply(t *testing.T, c *chain) {
@@ -232,8 +232,8 @@ func TestTimerOwnerCannotPay(t *testing.T) {
 	auditSupply(t, c)
 }
 
-// TestTimerBidsUnderSaturatedLane: two GBAs each bid 3,000,000 cycles, so
-// only one timer fits in the 4,000,000-cycle lane per block. A high bidder
+// TestTimerBidsUnderSaturatedLane: two GBAs each bid 1,500,000 cycles, so
+// only one timer fits in the 2,000,000-cycle lane per block. A high bidder
 // fires every block; the low bidder's one-shot is deferred until the
 // anti-starvation boost lets it through, then fires. Two independent stores
 // replaying the same blocks agree on every root and receipt.
