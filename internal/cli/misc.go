@@ -78,6 +78,16 @@ func newBlockCmd(f *Factory) *cobra.Command {
 				}
 				fmt.Fprintf(f.Out, "    %3d %s %s\n", i, th, status)
 			}
+			if n := len(b.TimerReceipts); n > 0 {
+				fmt.Fprintf(f.Out, "  timer receipts %d\n", n)
+				for i, th := range b.TimerReceipts {
+					status := ""
+					if j := len(b.TxHashes) + i; j < len(b.Receipts) {
+						status = b.Receipts[j].Status
+					}
+					fmt.Fprintf(f.Out, "    %3d %s %s\n", len(b.TxHashes)+i, th, status)
+				}
+			}
 			return nil
 		},
 	}

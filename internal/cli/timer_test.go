@@ -58,6 +58,15 @@ func TestTimerCommands(t *testing.T) {
 			timerRcpt = b.TimerReceipts[0]
 		}
 	}
+	var rcptHeight uint64
+	if r, err := c.Tx(ctx, timerRcpt); err != nil || r.BlockHeight == nil {
+		t.Fatalf("tx %s: %v", timerRcpt, err)
+	} else {
+		rcptHeight = *r.BlockHeight
+	}
+	if out := h.must("block", "show", itoa(rcptHeight)); !strings.Contains(out, "timer receipts 1") || !strings.Contains(out, timerRcpt.String()+" success") {
+		t.Fatalf("block show: %s", out)
+	}
 	out = h.must("tx", "show", timerRcpt.String())
 	if !strings.Contains(out, "Timer receipt") || !strings.Contains(out, "result     success") || !strings.Contains(out, "TimerFired") || !strings.Contains(out, "Heartbeat") {
 		t.Fatalf("tx show (timer): %s", out)
