@@ -51,6 +51,7 @@ type inode struct {
 	store       *blockStore
 	segMu       sync.Mutex
 	segInflight map[segKey]*segCall
+	memo        map[segKey][]byte // recently fetched or read-ahead segments
 }
 
 type segKey struct {
@@ -86,6 +87,8 @@ type mfs struct {
 	lastCh    time.Time      // time of the last local change
 	puts      atomic.Int64   // cache blocks stored since the last eviction check
 	clock     atomic.Int64
+	bg        context.Context // lifetime of the mount, for read-ahead
+	wg        sync.WaitGroup  // read-ahead goroutines
 }
 
 func (m *mfs) now() int64 { return time.Now().UnixNano() }
@@ -304,6 +307,9 @@ func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 
 // dropStore discards the local cache of n if it holds no unflushed data.
 func (m *mfs) dropStore(n *inode) {
+	n.segMu.Lock()
+	clear(n.memo)
+	n.segMu.Unlock()
 	if n.store != nil && !n.dirty {
 		n.store.close()
 		n.store = nil
@@ -466,6 +472,11 @@ func (m *mfs) segment(ctx context.Context, n *inode, e *cbfs.FileEntry, idx int)
 	n.segMu.Lock()
 	if n.segInflight == nil {
 		n.segInflight = map[segKey]*segCall{}
+		n.memo = map[segKey][]byte{}
+	}
+	if d, ok := n.memo[k]; ok {
+		n.segMu.Unlock()
+		return d, nil
 	}
 	if c, ok := n.segInflight[k]; ok {
 		n.segMu.Unlock()
@@ -483,8 +494,38 @@ func (m *mfs) segment(ctx context.Context, n *inode, e *cbfs.FileEntry, idx int)
 	close(c.done)
 	n.segMu.Lock()
 	delete(n.segInflight, k)
+	if c.err == nil {
+		if len(n.memo) >= 3 {
+			clear(n.memo)
+		}
+		n.memo[k] = c.data
+	}
 	n.segMu.Unlock()
 	return c.data, c.err
+}
+
+// readAhead fetches segment idx of e in the background (sequential reads
+// then find it in memory). Segment content is immutable, so this races
+// with nothing.
+func (m *mfs) readAhead(n *inode, e *cbfs.FileEntry, idx int) {
+	if idx >= len(e.Segments) || m.bg == nil || m.bg.Err() != nil {
+		return
+	}
+	k := segKey{e.FileID, idx}
+	n.segMu.Lock()
+	_, busy := n.segInflight[k]
+	_, have := n.memo[k]
+	n.segMu.Unlock()
+	if busy || have {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if _, err := m.segment(m.bg, n, e, idx); err != nil && m.bg.Err() == nil {
+			m.log.Debug("read-ahead failed", "segment", idx, "err", err)
+		}
+	}()
 }
 
 // block returns block blk of n's content (blockSize bytes, zero-padded):
@@ -520,6 +561,9 @@ func (m *mfs) block(ctx context.Context, n *inode, blk int64) ([]byte, error) {
 			from, to := max(lo, pos), min(hi, pos+s)
 			copy(buf[from-lo:to-lo], data[from-pos:to-pos])
 			m.cacheSegment(n, st, data, pos, lim, blk)
+			if blk == 0 || st.has(blk-1) {
+				m.readAhead(n, base, idx+1) // looks sequential
+			}
 		}
 		pos += s
 		if pos >= hi {

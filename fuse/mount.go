@@ -51,6 +51,13 @@ type Options struct {
 	// chmod...) wait to be batched before they are committed (default
 	// 500ms). close(2) and fsync(2) of written files commit at once.
 	CommitDelay time.Duration
+	// DeferCloseCommit makes close(2) upload the file's data but leave the
+	// manifest commit to the next batch (within CommitDelay) instead of
+	// waiting for it. Writing many small files gets much faster (a commit
+	// is a chain transaction); the price is close-to-open consistency with
+	// other mounts, and a crash within CommitDelay of a close loses that
+	// file. fsync(2) still commits at once.
+	DeferCloseCommit bool
 	// AttrTimeout is how long the kernel caches attributes and names
 	// (default 1s).
 	AttrTimeout time.Duration
@@ -158,6 +165,7 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		return nil, fmt.Errorf("fuse: mount %s on %s: %w", vol.ID(), dir, err)
 	}
 	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.bg = lctx
 	mt := &Mounted{m: m, server: server, dir: dir, cancel: cancel, done: make(chan struct{})}
 	mt.wg.Add(2)
 	go func() {
@@ -169,6 +177,7 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		server.Wait()
 		// Unmounted (by us or from outside): publish what is left.
 		cancel()
+		m.wg.Wait()
 		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer fcancel()
 		mt.err = m.flushAll(fctx)

@@ -472,6 +472,12 @@ func (x *node) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 	if x.m.ro || h == nil || !h.write {
 		return 0
 	}
+	if x.m.opts.DeferCloseCommit {
+		if err := x.m.upload(ctx, x.n); err != nil {
+			return x.m.errno("close", err)
+		}
+		return 0
+	}
 	return x.Fsync(ctx, f, 0)
 }
 
