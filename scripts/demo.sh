@@ -87,6 +87,17 @@ step "alice removes engine: pinned actors keep working"
 "$BIN/cowboy" lib remove --from alice --name engine
 printf '%s score(3) -> ' "${WORLDS[1]}"; "$BIN/cowboy" actor query "${WORLDS[1]}" score --payload '[3]'
 
+step "Timers: a heartbeat every 2 blocks, bid for by a Gas Bidding Agent"
+G=$("$BIN/cowboy" actor deploy --from alice --code examples/timers/gba.py --salt gba-1 | awk '/Actor deployed/ {print $3}')
+HB=$("$BIN/cowboy" actor deploy --from alice --code examples/timers/heartbeat.py --salt hb-1 --value 1 --init-payload "{\"every\": 2, \"gba\": \"$G\"}" | awk '/Actor deployed/ {print $3}')
+"$BIN/cowboy" actor call --from alice "$HB" start
+"$BIN/cowboy" timer list "$HB"
+sleep 3
+printf 'status -> '; "$BIN/cowboy" actor query "$HB" status
+"$BIN/cowboy" events --emitter 0x0000000000000000000000000000000000000010 --topic TimerFired --limit 5
+"$BIN/cowboy" timer stats
+"$BIN/cowboy" actor call --from alice "$HB" stop
+
 start_relay() { # $1 = index; starts a relay process registered on chain
   local home="$WORK/relay$1"
   "$BIN/cowboy-relay" init --home "$home" --listen 127.0.0.1:0 >/dev/null
