@@ -30,6 +30,7 @@ type mountOpts struct {
 	poll       time.Duration
 	allowOther bool
 	debug      bool
+	deferClose bool
 }
 
 func newVolumeMountCmd(f *Factory) *cobra.Command {
@@ -72,7 +73,7 @@ A --token without write permission mounts read-only.`,
 				logger = slog.New(slog.NewTextHandler(f.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			}
 			mt, err := fuse.Mount(ctx, v, a[1], fuse.Options{ReadOnly: o.readOnly, CacheDir: o.cacheDir, CacheSize: size,
-				CacheKey: [32]byte(cacheKey), PollInterval: o.poll, AllowOther: o.allowOther, Logger: logger})
+				CacheKey: [32]byte(cacheKey), PollInterval: o.poll, AllowOther: o.allowOther, DeferCloseCommit: o.deferClose, Logger: logger})
 			if err != nil {
 				return err
 			}
@@ -95,6 +96,7 @@ A --token without write permission mounts read-only.`,
 	cmd.Flags().DurationVar(&o.poll, "poll", time.Second, "how often to look for changes made by other writers")
 	cmd.Flags().BoolVar(&o.allowOther, "allow-other", false, "let other users access the mount")
 	cmd.Flags().BoolVar(&o.debug, "debug", false, "log commits and errors in detail")
+	cmd.Flags().BoolVar(&o.deferClose, "defer-commit", false, "close(2) uploads but does not wait for the commit (faster small files; weaker consistency, see `go doc ./fuse`)")
 	return cmd
 }
 
