@@ -37,6 +37,7 @@ func TestDemoScript(t *testing.T) {
 		"score(3) -> 30",
 		"matches the original",
 		"Full redundancy restored",
+		"TimerFired",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q", want)
