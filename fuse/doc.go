@@ -36,11 +36,24 @@
 // operations applied to the latest anchored manifest, so two mounts of the
 // same volume merge their changes; on the same path the last commit wins.
 //
+// Options.DeferCloseCommit trades close-to-open consistency for speed:
+// close(2) then only uploads the data, and the commit joins the next batch.
+//
 // Staleness bound: a change committed by one mount is visible in another
 // after at most PollInterval (manifest poll) + AttrTimeout (kernel
 // attribute/name cache), i.e. 2s with the defaults; a namespace change not
 // yet fsynced adds its mount's CommitDelay plus one commit (relay store +
 // chain transaction).
+//
+// A writer that replaces a file deletes the old version's shards once its
+// commit lands; another mount still reading the old version through an open
+// handle (or a view older than the staleness bound) then gets EIO from
+// reads of segments it had not cached yet.
+//
+// Mounting through a capability token works until the token expires: the
+// mount does not renew it. A token without write permission (or restricted
+// to a path prefix, which cannot replace the manifest) mounts read-only,
+// and every write fails with EROFS.
 //
 // # Crashes and unmount
 //

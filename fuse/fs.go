@@ -226,6 +226,7 @@ func (m *mfs) merge(old, next *cbfs.Manifest) {
 	}
 	sort.Strings(paths)
 	var d map[string]cbfs.FileEntry
+	var todo []string
 	for _, p := range paths {
 		if sameEntry(oi[p], ni[p]) {
 			continue
@@ -240,10 +241,20 @@ func (m *mfs) merge(old, next *cbfs.Manifest) {
 		if !sameEntry(mine, oi[p]) {
 			continue // changed here too: ours is committed later
 		}
-		m.applyRemote(p, ni[p])
+		todo = append(todo, p)
 	}
-	// Deletions of directories come after their files (reverse order) so
-	// emptied directories can go.
+	// Creations and updates parents first, then removals children first so
+	// that directories emptied by the remote go too.
+	for _, p := range todo {
+		if ni[p] != nil {
+			m.applyRemote(p, ni[p])
+		}
+	}
+	for i := len(todo) - 1; i >= 0; i-- {
+		if ni[todo[i]] == nil {
+			m.applyRemote(todo[i], nil)
+		}
+	}
 }
 
 // applyRemote makes path p look like entry e (nil: absent). The caller

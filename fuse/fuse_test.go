@@ -324,6 +324,16 @@ func testTwoMounts(t *testing.T, e *env) {
 		}
 		return nil
 	})
+	// a tree removed on one side disappears, directories included
+	if err := os.RemoveAll(filepath.Join(b, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if _, err := os.Stat(filepath.Join(a, "dir")); !os.IsNotExist(err) {
+			return errors.New("dir still there")
+		}
+		return nil
+	})
 	// overwrite: the other side sees new content on its next open
 	os.WriteFile(filepath.Join(a, "x.txt"), []byte("x2"), 0o644)
 	eventually(t, 10*time.Second, func() error {

@@ -197,15 +197,21 @@ func (m *mfs) loop(ctx context.Context) {
 	t := time.NewTicker(max(tick, 10*time.Millisecond))
 	defer t.Stop()
 	lastPoll := time.Now()
+	var retryAt time.Time
+	backoff := time.Second
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if p, age := m.pending(); p && age >= m.opts.CommitDelay && !m.ro {
+		if p, age := m.pending(); p && age >= m.opts.CommitDelay && !m.ro && time.Now().After(retryAt) {
 			if err := m.sync(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn("background commit failed; retrying", "err", err)
+				m.log.Warn("background commit failed", "err", err, "retry_in", backoff)
+				retryAt = time.Now().Add(backoff)
+				backoff = min(2*backoff, 30*time.Second)
+			} else {
+				backoff = time.Second
 			}
 		}
 		if time.Since(lastPoll) >= m.opts.PollInterval {

@@ -180,6 +180,7 @@ func (x *node) Readdir(ctx context.Context) (fs.DirStream, syscall.Errno) {
 func (m *mfs) touchDir(d *inode) {
 	d.mtime = m.now()
 	d.ctime = d.mtime
+	d.implicit = false // a directory changed here gets its own entry
 	m.changed()
 }
 
