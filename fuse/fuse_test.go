@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/fuse"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
@@ -37,6 +39,7 @@ func errnoOf(err error) syscall.Errno {
 func TestFUSE(t *testing.T) {
 	e := newEnv(t)
 	t.Run("POSIX", func(t *testing.T) { testPOSIX(t, e) })
+	t.Run("SegmentReads", func(t *testing.T) { testSegmentReads(t, e) })
 	t.Run("TwoMounts", func(t *testing.T) { testTwoMounts(t, e) })
 	t.Run("ReadOnlyToken", func(t *testing.T) { testReadOnly(t, e) })
 	t.Run("MountErrors", func(t *testing.T) { testMountErrors(t, e) })
@@ -444,3 +447,59 @@ func testRelaysKilled(t *testing.T, e *env) {
 
 // Keep the crypto import used when helpers change.
 var _ = crypto.GenerateKey
+
+// countingDir counts directory lookups: ReadSegment makes one per segment
+// it fetches.
+type countingDir struct {
+	cbfs.Directory
+	n atomic.Int64
+}
+
+func (d *countingDir) Relays(ctx context.Context) ([]cbfs.RelayInfo, error) {
+	d.n.Add(1)
+	return d.Directory.Relays(ctx)
+}
+
+// testSegmentReads: a random read on a cold mount fetches only the segment
+// it needs, not the file.
+func testSegmentReads(t *testing.T, e *env) {
+	key, v := e.volume(t)
+	data := randBytes(20 * 256 << 10) // 20 segments
+	if _, err := v.Put(context.Background(), "/big.bin", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	dir := &countingDir{Directory: onchain.Directory{Client: e.c}}
+	cl, err := cbfs.New(cbfs.Config{Key: key, Directory: dir, Anchor: &onchain.Anchor{Client: e.c, Key: key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	v2, err := cl.OpenVolume(context.Background(), v.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mnt := mount(t, v2, fuse.Options{PollInterval: time.Hour})
+	f, err := os.Open(filepath.Join(mnt, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before := dir.n.Load()
+	buf := make([]byte, 4096)
+	off := int64(13*256<<10 + 1000)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf, data[off:off+4096]) {
+		t.Fatal("content differs")
+	}
+	if n := dir.n.Load() - before; n < 1 || n > 2 {
+		t.Fatalf("a 4 KiB read fetched %d segments, want 1 (2 with read-ahead)", n)
+	}
+	before = dir.n.Load()
+	all, err := io.ReadAll(f)
+	if err != nil || !bytes.Equal(all, data) {
+		t.Fatalf("full read: %v", err)
+	}
+	t.Logf("full read fetched %d more segments", dir.n.Load()-before)
+}

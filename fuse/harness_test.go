@@ -105,7 +105,7 @@ func (e *env) account(t *testing.T) *ecdsa.PrivateKey {
 
 func clientFor(t testing.TB, c *sdk.Client, key *ecdsa.PrivateKey) *cbfs.Client {
 	cl, err := cbfs.New(cbfs.Config{Key: key, Directory: onchain.Directory{Client: c},
-		Anchor: &onchain.Anchor{Client: c, Key: key}, RequestTimeout: 5 * time.Second})
+		Anchor: &onchain.Anchor{Client: c, Key: key}, RequestTimeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
