@@ -111,6 +111,9 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 	if err != nil {
 		return nil, fmt.Errorf("fuse: mount point %s: %w", dir, err)
 	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
+	}
 	if err := checkMountPoint(dir); err != nil {
 		return nil, err
 	}
@@ -277,6 +280,9 @@ func Unmount(dir string, lazy bool) error {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
+	}
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = r
 	}
 	ok, err := isMountPoint(dir)
 	if err != nil {
