@@ -117,7 +117,7 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 	if err := checkMountPoint(dir); err != nil {
 		return nil, err
 	}
-	if err := checkFUSE(); err != nil {
+	if err := checkFUSE("/dev/fuse"); err != nil {
 		return nil, err
 	}
 	man, err := vol.Manifest(ctx)
@@ -344,17 +344,18 @@ func checkMountPoint(dir string) error {
 	return nil
 }
 
-func checkFUSE() error {
+func checkFUSE(dev string) error {
+	hint := "(load the fuse kernel module, or give the container the device)"
 	if os.Geteuid() == 0 {
-		f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+		f, err := os.OpenFile(dev, os.O_RDWR, 0)
 		if err != nil {
-			return fmt.Errorf("%w: /dev/fuse: %v (load the fuse kernel module, or give the container the device)", ErrUnavailable, err)
+			return fmt.Errorf("%w: %s: %v %s", ErrUnavailable, dev, err, hint)
 		}
 		f.Close()
 	} else {
 		// fusermount3 (setuid root) opens the device for us.
-		if _, err := os.Stat("/dev/fuse"); err != nil {
-			return fmt.Errorf("%w: /dev/fuse: %v (load the fuse kernel module, or give the container the device)", ErrUnavailable, err)
+		if _, err := os.Stat(dev); err != nil {
+			return fmt.Errorf("%w: %s: %v %s", ErrUnavailable, dev, err, hint)
 		}
 		if _, err := exec.LookPath("fusermount3"); err != nil {
 			return fmt.Errorf("%w: fusermount3 not found (install the fuse3 package): %v", ErrUnavailable, err)
