@@ -126,6 +126,9 @@ func TestBench(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CBFS FUSE mount vs local directory (fio %s, file %s, K=4 M=2, 4 MiB segments,\n", fioVersion(), size)
 	fmt.Fprintf(&b, "6 in-process relays on loopback, in-process chain node with 20ms blocks, %d cores shared, %s).\n", runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
+	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(&b, "Load average at the end (other engineers' jobs share the machine): %s", la)
+	}
 	fmt.Fprintf(&b, "Regenerate: CBFS_FUSE_BENCH=1 go test ./fuse -run TestBench -v -timeout 30m\n\n")
 	fmt.Fprintf(&b, "%-34s %12s %12s %8s  %s\n", "test", "local", "cbfs", "ratio", "unit / notes")
 	for _, r := range rows {
