@@ -31,6 +31,9 @@ type Config struct {
 	// Timers are the timer economics; the zero value takes
 	// timers.DefaultParams.
 	Timers timers.Params
+	// Offchain are the off-chain compute parameters (Runner Registry, Job
+	// Dispatcher, Result Verifier).
+	Offchain OffchainParams
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -97,6 +100,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	cfg.Limits.fill()
 	cfg.Storage.fill()
+	cfg.Offchain.fill()
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
 	}
@@ -145,6 +149,11 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 		}
 		if tx.Value().Sign() != 0 {
 			return nil, fmt.Errorf("%w: storage manager instructions carry no value", types.ErrMalformedTx)
+		}
+		return in, nil
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult:
+		if err := checkOffchainTx(tx, in); err != nil {
+			return nil, err
 		}
 		return in, nil
 	}
@@ -296,6 +305,10 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, fmt.Errorf("execution: deliver timers at %d: %w", env.Height, err)
 	}
+	// Advance off-chain jobs: timeouts, re-selection, refunds, settlement.
+	if err := e.advanceJobs(tx0); err != nil {
+		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
+	}
 	res.Receipts = append(res.Receipts, trs...)
 	res.TimerReceipts = len(trs)
 	res.TimerCyclesUsed, res.TimerCellsUsed = tcycles, tcells
@@ -422,6 +435,9 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, nil, x.commitManifest(from, v)
 	case *types.RevokeToken:
 		return nil, nil, x.revokeToken(from, v)
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult:
+		ret, err := x.dispatchOffchain(from, in)
+		return nil, ret, err
 	}
 	return nil, nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }

@@ -150,6 +150,8 @@ func decodeTimerArgs(raw any) (timerArgs, error) {
 func (h *actorHost) HostCall(req *pvm.HostRequest) (*pvm.HostResponse, error) {
 	switch req.Op {
 	case OpSetTimer, OpSetInterval, OpCancelTimer:
+	case OpSubmitJob:
+		return h.submitJobOp(req)
 	default:
 		return nil, fmt.Errorf("unsupported host call: %s", req.Op)
 	}

@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/fxamacker/cbor/v2"
@@ -28,6 +29,15 @@ const (
 	KindVolumeCreate   InstructionKind = 20 // create a CBFS volume
 	KindCommitManifest InstructionKind = 21 // anchor a new manifest root (a StorageCommitment)
 	KindRevokeToken    InstructionKind = 22 // revoke a capability token of a volume
+
+	// Off-chain compute (CIP-2). 30–35 are reserved for the Entitlement
+	// Registry (docs/OFFCHAIN.md §1).
+	KindRunnerRegister   InstructionKind = 40 // Runner Registry (0x…01): register or update; value adds self-bond
+	KindRunnerHeartbeat  InstructionKind = 41 // Runner Registry: liveness
+	KindRunnerDeregister InstructionKind = 42 // Runner Registry: leave; the self-bond is returned
+	KindSubmitJob        InstructionKind = 43 // Job Dispatcher (0x…02): submit a JobSpec, escrow max_price + tip
+	KindCommitResult     InstructionKind = 44 // Job Dispatcher: a committee member's result commitment
+	KindSubmitResult     InstructionKind = 45 // Result Verifier (0x…03): the aggregator's verified result
 )
 
 func (k InstructionKind) String() string {
@@ -52,6 +62,18 @@ func (k InstructionKind) String() string {
 		return "commit_manifest"
 	case KindRevokeToken:
 		return "revoke_token"
+	case KindRunnerRegister:
+		return "runner_register"
+	case KindRunnerHeartbeat:
+		return "runner_heartbeat"
+	case KindRunnerDeregister:
+		return "runner_deregister"
+	case KindSubmitJob:
+		return "submit_job"
+	case KindCommitResult:
+		return "commit_result"
+	case KindSubmitResult:
+		return "submit_verified_result"
 	}
 	return fmt.Sprintf("kind(%d)", uint64(k))
 }
@@ -145,6 +167,71 @@ type RevokeToken struct {
 	TokenID Hash
 }
 
+// RunnerRegister registers (or updates) the sender as a runner of the
+// off-chain compute market. The transaction value adds to the self-bond.
+// Rates are base units; nil means zero.
+type RunnerRegister struct {
+	_                 struct{} `cbor:",toarray"`
+	Kind              InstructionKind
+	ResultKey         Bytes    // 32-byte Ed25519 public key that signs results
+	JobTypes          []uint64 // 1 Llm, 2 Http, 3 Mcp, 4 Custom
+	Models            []string
+	Domains           []string // HTTP domains / domain sets served
+	TEE               bool
+	RateBase          *big.Int
+	RatePerToken      *big.Int
+	RatePerWallMs     *big.Int
+	RatePerMemoryMiB  *big.Int
+	MaxConcurrentJobs uint64
+	MaxJobValue       *big.Int // declared max job value; stake ≥ 1.5 × this
+}
+
+// RunnerHeartbeat reports the sending runner alive.
+type RunnerHeartbeat struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+}
+
+// RunnerDeregister removes the sending runner and returns its self-bond.
+type RunnerDeregister struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+}
+
+// SubmitJob submits a job; Spec is the canonical CBOR JobSpec
+// (chain/offchain/job). The dispatcher sets job_id, submitter and
+// submitted_at.
+type SubmitJob struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+	Spec Bytes
+}
+
+// CommitResult is a committee member's commitment
+// Keccak256(result || signature) for a job.
+type CommitResult struct {
+	_          struct{} `cbor:",toarray"`
+	Kind       InstructionKind
+	JobID      Hash
+	Commitment Hash
+}
+
+// SubmitResult is submit_verified_result(job_id, Submission); Submission is
+// the canonical CBOR verify.Submission.
+type SubmitResult struct {
+	_          struct{} `cbor:",toarray"`
+	Kind       InstructionKind
+	JobID      Hash
+	Submission Bytes
+}
+
+func (RunnerRegister) InstructionKind() InstructionKind   { return KindRunnerRegister }
+func (RunnerHeartbeat) InstructionKind() InstructionKind  { return KindRunnerHeartbeat }
+func (RunnerDeregister) InstructionKind() InstructionKind { return KindRunnerDeregister }
+func (SubmitJob) InstructionKind() InstructionKind        { return KindSubmitJob }
+func (CommitResult) InstructionKind() InstructionKind     { return KindCommitResult }
+func (SubmitResult) InstructionKind() InstructionKind     { return KindSubmitResult }
+
 func (RelayRegister) InstructionKind() InstructionKind   { return KindRelayRegister }
 func (RelayHeartbeat) InstructionKind() InstructionKind  { return KindRelayHeartbeat }
 func (RelayDeregister) InstructionKind() InstructionKind { return KindRelayDeregister }
@@ -180,6 +267,18 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 		v.Kind = KindCommitManifest
 	case *RevokeToken:
 		v.Kind = KindRevokeToken
+	case *RunnerRegister:
+		v.Kind = KindRunnerRegister
+	case *RunnerHeartbeat:
+		v.Kind = KindRunnerHeartbeat
+	case *RunnerDeregister:
+		v.Kind = KindRunnerDeregister
+	case *SubmitJob:
+		v.Kind = KindSubmitJob
+	case *CommitResult:
+		v.Kind = KindCommitResult
+	case *SubmitResult:
+		v.Kind = KindSubmitResult
 	default:
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
 	}
@@ -225,6 +324,18 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 		in = &CommitManifest{}
 	case KindRevokeToken:
 		in = &RevokeToken{}
+	case KindRunnerRegister:
+		in = &RunnerRegister{}
+	case KindRunnerHeartbeat:
+		in = &RunnerHeartbeat{}
+	case KindRunnerDeregister:
+		in = &RunnerDeregister{}
+	case KindSubmitJob:
+		in = &SubmitJob{}
+	case KindCommitResult:
+		in = &CommitResult{}
+	case KindSubmitResult:
+		in = &SubmitResult{}
 	default:
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))
 	}

@@ -121,6 +121,18 @@ class _Runtime:
             raise ValueError("timer_id must be 32 bytes")
         return pvm_host.host_call("cancel_timer", timer_id=timer_id)
 
+    # Off-chain compute (CIP-2). submit_job escrows max_price + tip from this
+    # actor's balance and returns the 32-byte job id; the verified result
+    # (or the failure) arrives as self.<handler>(result) where result is a
+    # dict with job_id, status ("verified"/"failed"), result, result_hash
+    # and fail_reason.
+
+    def submit_job(self, spec):
+        """Submit an off-chain job (a dict of JobSpec fields); returns its id."""
+        if type(spec) is not dict:
+            raise ValueError("spec must be a dict")
+        return pvm_host.host_call("submit_job", **spec)
+
 
 def _timer_args(handler, data, gba, **args):
     if type(handler) is not str or not handler:

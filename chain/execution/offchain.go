@@ -1,0 +1,826 @@
+package execution
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// OffchainParams are the parameters of the off-chain compute system actors
+// (Runner Registry 0x…01, Job Dispatcher 0x…02, Result Verifier 0x…03).
+// Zero fields take the defaults.
+type OffchainParams struct {
+	// MinRunnerStake is the minimum self-bond: 10,000 CBY (CIP-2). A
+	// runner's stake must also be ≥ 1.5 × its declared max job value.
+	MinRunnerStake *big.Int
+	// HeartbeatTimeout is heartbeat_timeout_blocks of the health filter: 60.
+	HeartbeatTimeout uint64
+	// InitialReputation of a new runner: 100.
+	InitialReputation uint64
+	// Job are the lifecycle constants (job.DefaultParams).
+	Job job.Params
+	// Payment are the settlement constants (payment.DefaultParams).
+	Payment payment.Params
+	// CallbackCycles bounds a callback delivered outside a transaction (a
+	// failure found by the end-of-block timeout sweep): 1,000,000.
+	CallbackCycles uint64
+}
+
+func (p *OffchainParams) fill() {
+	if p.MinRunnerStake == nil {
+		p.MinRunnerStake = new(big.Int).Set(selection.MinStake())
+	}
+	if p.HeartbeatTimeout == 0 {
+		p.HeartbeatTimeout = 60
+	}
+	if p.InitialReputation == 0 {
+		p.InitialReputation = 100
+	}
+	if p.Job == (job.Params{}) {
+		p.Job = job.DefaultParams()
+	}
+	if p.Payment == (payment.Params{}) {
+		p.Payment = payment.DefaultParams()
+	}
+	if p.CallbackCycles == 0 {
+		p.CallbackCycles = 1_000_000
+	}
+}
+
+// OffchainParams returns the off-chain compute parameters.
+func (e *Executor) OffchainParams() OffchainParams { return e.cfg.Offchain }
+
+// Runner statuses.
+const (
+	RunnerActive uint8 = 1
+	RunnerExited uint8 = 2
+)
+
+// Runner is a Runner Registry (0x…01) record.
+type Runner struct {
+	_                 struct{}      `cbor:",toarray"`
+	Address           types.Address `json:"address"`
+	ResultKey         types.Bytes   `json:"result_key"` // Ed25519 public key
+	JobTypes          []job.JobType `json:"job_types"`
+	Models            []string      `json:"models"`
+	Domains           []string      `json:"domains"`
+	TEE               bool          `json:"tee"`
+	Rates             job.RateCard  `json:"rates"`
+	MaxConcurrentJobs uint32        `json:"max_concurrent_jobs"`
+	ActiveJobs        uint32        `json:"active_jobs"`
+	MaxJobValue       *big.Int      `json:"max_job_value"`
+	Stake             *big.Int      `json:"stake"` // self-bond, held by the registry account
+	Reputation        uint64        `json:"reputation"`
+	RegisteredAt      uint64        `json:"registered_at"`
+	LastHeartbeat     uint64        `json:"last_heartbeat"`
+	Status            uint8         `json:"status"`
+}
+
+// Healthy reports whether the runner is active and heard from recently.
+func (r *Runner) Healthy(height, timeout uint64) bool {
+	return r.Status == RunnerActive && r.LastHeartbeat <= height && height-r.LastHeartbeat <= timeout
+}
+
+// Candidate is the runner as the Job Dispatcher's selection sees it.
+func (r *Runner) Candidate() selection.Candidate {
+	return selection.Candidate{
+		Address: r.Address, Stake: new(big.Int).Set(r.Stake), Capabilities: slices.Clone(r.JobTypes),
+		LastHeartbeat: r.LastHeartbeat, Reputation: r.Reputation, TEE: r.TEE, Domains: slices.Clone(r.Domains),
+		Rates: r.Rates, ActiveJobs: r.ActiveJobs, MaxConcurrentJobs: r.MaxConcurrentJobs,
+	}
+}
+
+func offKey(addr types.Address, parts ...[]byte) []byte {
+	return state.Key(state.PrefixSystem, append([][]byte{addr[:]}, parts...)...)
+}
+
+// RunnerKey is the state key of a runner record.
+func RunnerKey(a types.Address) []byte {
+	return offKey(types.RunnerRegistryAddress, []byte("runner/"), a[:])
+}
+
+// RunnerPrefix prefixes every runner record.
+func RunnerPrefix() []byte { return offKey(types.RunnerRegistryAddress, []byte("runner/")) }
+
+// JobKey is the state key of a job record (job.Job, canonical CBOR).
+func JobKey(id types.Hash) []byte { return offKey(types.JobDispatcherAddress, []byte("job/"), id[:]) }
+
+func jobSnapKey(id types.Hash) []byte {
+	return offKey(types.JobDispatcherAddress, []byte("snap/"), id[:])
+}
+func jobActiveKey(id types.Hash) []byte {
+	return offKey(types.JobDispatcherAddress, []byte("active/"), id[:])
+}
+func jobActivePrefix() []byte { return offKey(types.JobDispatcherAddress, []byte("active/")) }
+func jobNonceKey(a types.Address) []byte {
+	return offKey(types.JobDispatcherAddress, []byte("nonce/"), a[:])
+}
+
+// JobResultKey is the state key of a job's verification record.
+func JobResultKey(id types.Hash) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("result/"), id[:])
+}
+
+// JobPaymentsKey is the state key of a job's settlement record.
+func JobPaymentsKey(id types.Hash) []byte {
+	return offKey(types.JobDispatcherAddress, []byte("pay/"), id[:])
+}
+
+// JobResult is what the Result Verifier keeps of an accepted (or rejected)
+// submission.
+type JobResult struct {
+	_              struct{}        `cbor:",toarray"`
+	Accepted       bool            `json:"accepted"`
+	Result         types.Bytes     `json:"result"`
+	ResultHash     types.Hash      `json:"result_hash"`
+	Representative types.Address   `json:"representative"`
+	Submitter      types.Address   `json:"submitter"`
+	Reveals        []verify.Reveal `json:"reveals"`
+	Height         uint64          `json:"height"`
+}
+
+// JobPayment is one settled transfer out of the escrow.
+type JobPayment struct {
+	_      struct{}      `cbor:",toarray"`
+	Kind   string        `json:"kind"` // burn, treasury, runner, delegator, refund
+	To     types.Address `json:"to"`
+	Amount *big.Int      `json:"amount"`
+}
+
+// JobPayments is a job's settlement.
+type JobPayments struct {
+	_         struct{}     `cbor:",toarray"`
+	Outcome   uint8        `json:"outcome"` // payment.Outcome
+	Payment   *big.Int     `json:"payment"`
+	Refund    *big.Int     `json:"refund"`
+	Transfers []JobPayment `json:"transfers"`
+	Height    uint64       `json:"height"`
+}
+
+type snapRecord struct {
+	_       struct{} `cbor:",toarray"`
+	Entries []snapEntry
+}
+
+type snapEntry struct {
+	_          struct{} `cbor:",toarray"`
+	Address    types.Address
+	Stake      *big.Int
+	Reputation uint64
+}
+
+// ReadRunner decodes a runner record (nil if absent).
+func ReadRunner(r state.Reader, a types.Address) (*Runner, error) {
+	b, ok, err := r.Get(RunnerKey(a))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var rn Runner
+	if err := codec.Unmarshal(b, &rn); err != nil {
+		return nil, fmt.Errorf("decode runner %s: %w", a, err)
+	}
+	return &rn, nil
+}
+
+// ListRunners returns every runner record in address order.
+func ListRunners(r state.Reader) ([]*Runner, error) {
+	var out []*Runner
+	err := r.Scan(RunnerPrefix(), func(_, v []byte) error {
+		var rn Runner
+		if err := codec.Unmarshal(v, &rn); err != nil {
+			return fmt.Errorf("decode runner: %w", err)
+		}
+		out = append(out, &rn)
+		return nil
+	})
+	return out, err
+}
+
+// Candidates returns the active runners as selection candidates, sorted
+// ascending by address (health is judged by the selection filter from the
+// heartbeat age).
+func Candidates(r state.Reader) ([]selection.Candidate, error) {
+	rs, err := ListRunners(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]selection.Candidate, 0, len(rs))
+	for _, rn := range rs {
+		if rn.Status == RunnerActive {
+			out = append(out, rn.Candidate())
+		}
+	}
+	return out, nil
+}
+
+// ReadJob decodes a job record (nil if absent).
+func ReadJob(r state.Reader, id types.Hash) (*job.Job, error) {
+	b, ok, err := r.Get(JobKey(id))
+	if err != nil || !ok {
+		return nil, err
+	}
+	return job.DecodeJob(b)
+}
+
+// ReadJobResult decodes a job's verification record (nil if absent).
+func ReadJobResult(r state.Reader, id types.Hash) (*JobResult, error) {
+	b, ok, err := r.Get(JobResultKey(id))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var jr JobResult
+	if err := codec.Unmarshal(b, &jr); err != nil {
+		return nil, fmt.Errorf("decode job result %s: %w", id, err)
+	}
+	return &jr, nil
+}
+
+// ReadJobPayments decodes a job's settlement record (nil if absent).
+func ReadJobPayments(r state.Reader, id types.Hash) (*JobPayments, error) {
+	b, ok, err := r.Get(JobPaymentsKey(id))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var p JobPayments
+	if err := codec.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("decode job payments %s: %w", id, err)
+	}
+	return &p, nil
+}
+
+// MinRunnerStakeFor is max(MinRunnerStake, 1.5 × maxJobValue), rounded up.
+func (p *OffchainParams) MinRunnerStakeFor(maxJobValue *big.Int) *big.Int {
+	need := new(big.Int).Set(p.MinRunnerStake)
+	if maxJobValue != nil {
+		v := new(big.Int).Mul(maxJobValue, big.NewInt(3))
+		v.Add(v, big.NewInt(1))
+		v.Rsh(v, 1) // ceil(3v/2)
+		if v.Cmp(need) > 0 {
+			need = v
+		}
+	}
+	return need
+}
+
+func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) error {
+	p := &x.ex.cfg.Offchain
+	if len(in.ResultKey) != ed25519.PublicKeySize {
+		return failf("InvalidResultKey: an Ed25519 public key is %d bytes", ed25519.PublicKeySize)
+	}
+	if len(in.JobTypes) == 0 || len(in.JobTypes) > 4 {
+		return failf("InvalidCapabilities: declare 1..4 job types")
+	}
+	types_ := make([]job.JobType, 0, len(in.JobTypes))
+	for _, t := range in.JobTypes {
+		jt := job.JobType(t)
+		if t > 255 || !jt.Valid() {
+			return failf("InvalidCapabilities: job type %d", t)
+		}
+		if !slices.Contains(types_, jt) {
+			types_ = append(types_, jt)
+		}
+	}
+	slices.Sort(types_)
+	if len(in.Models) > 64 || len(in.Domains) > 64 {
+		return failf("InvalidCapabilities: at most 64 models and 64 domains")
+	}
+	for _, s := range append(slices.Clone(in.Models), in.Domains...) {
+		if s == "" || len(s) > 256 {
+			return failf("InvalidCapabilities: model and domain names are 1..256 bytes")
+		}
+	}
+	rates := job.RateCard{Base: in.RateBase, PerToken: in.RatePerToken, PerWallMs: in.RatePerWallMs, PerMemoryMiB: in.RatePerMemoryMiB}
+	if err := rates.Validate(); err != nil {
+		return failf("InvalidRateCard: %v", err)
+	}
+	if in.MaxConcurrentJobs == 0 || in.MaxConcurrentJobs > 1<<16 {
+		return failf("InvalidCapabilities: max concurrent jobs must be 1..65536")
+	}
+	if in.MaxJobValue != nil && in.MaxJobValue.Sign() < 0 {
+		return failf("InvalidCapabilities: negative max job value")
+	}
+	rn, err := ReadRunner(x.o, from)
+	if err != nil {
+		return err
+	}
+	stake := x.tx.Value()
+	if rn == nil || rn.Status != RunnerActive {
+		rep := p.InitialReputation
+		if rn != nil {
+			rep = rn.Reputation // reputation survives re-registration
+		}
+		rn = &Runner{Address: from, Stake: new(big.Int), Reputation: rep, RegisteredAt: x.env.Height}
+	}
+	rn.Stake.Add(rn.Stake, stake)
+	maxVal := new(big.Int)
+	if in.MaxJobValue != nil {
+		maxVal.Set(in.MaxJobValue)
+	}
+	if need := p.MinRunnerStakeFor(maxVal); rn.Stake.Cmp(need) < 0 {
+		return failf("InsufficientStake: runner stake %s below the minimum %s (max(min stake, 1.5 × max job value))", rn.Stake, need)
+	}
+	if stake.Sign() > 0 {
+		if err := x.moveValue(from, types.RunnerRegistryAddress, stake); err != nil {
+			return err
+		}
+	}
+	rn.ResultKey = append(types.Bytes(nil), in.ResultKey...)
+	rn.JobTypes, rn.Models, rn.Domains, rn.TEE = types_, sortedUnique(in.Models), sortedUnique(in.Domains), in.TEE
+	rn.Rates, rn.MaxConcurrentJobs, rn.MaxJobValue = rates, uint32(in.MaxConcurrentJobs), maxVal
+	rn.LastHeartbeat, rn.Status = x.env.Height, RunnerActive
+	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
+	x.emit(types.RunnerRegistryAddress, "RunnerRegistered", map[string]any{"runner": from, "stake": rn.Stake})
+	return nil
+}
+
+func sortedUnique(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func (x *txExec) activeRunner(from types.Address) (*Runner, error) {
+	rn, err := ReadRunner(x.o, from)
+	if err != nil {
+		return nil, err
+	}
+	if rn == nil || rn.Status != RunnerActive {
+		return nil, failf("NotARunner: %s is not an active runner", from)
+	}
+	return rn, nil
+}
+
+func (x *txExec) runnerHeartbeat(from types.Address) error {
+	rn, err := x.activeRunner(from)
+	if err != nil {
+		return err
+	}
+	rn.LastHeartbeat = x.env.Height
+	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
+	return nil
+}
+
+func (x *txExec) runnerDeregister(from types.Address) error {
+	rn, err := x.activeRunner(from)
+	if err != nil {
+		return err
+	}
+	if rn.ActiveJobs > 0 {
+		return failf("RunnerBusy: %s still has %d active jobs", from, rn.ActiveJobs)
+	}
+	if rn.Stake.Sign() > 0 {
+		if err := x.moveValue(types.RunnerRegistryAddress, from, rn.Stake); err != nil {
+			return err
+		}
+	}
+	rn.Stake, rn.Status = new(big.Int), RunnerExited
+	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
+	x.emit(types.RunnerRegistryAddress, "RunnerDeregistered", map[string]any{"runner": from})
+	return nil
+}
+
+// adjustRunners adds delta to the active job count of each runner and, if
+// penalty > 0, lowers its reputation (floored at 0).
+func (x *txExec) adjustRunners(rs []types.Address, delta int, penalty uint64) error {
+	for _, a := range rs {
+		rn, err := ReadRunner(x.o, a)
+		if err != nil {
+			return err
+		}
+		if rn == nil {
+			continue
+		}
+		switch {
+		case delta > 0:
+			rn.ActiveJobs += uint32(delta)
+		case delta < 0 && rn.ActiveJobs > 0:
+			rn.ActiveJobs--
+		}
+		rn.Reputation -= min(rn.Reputation, penalty)
+		x.o.Set(RunnerKey(a), codec.MustMarshal(rn))
+	}
+	return nil
+}
+
+// poolNone is the PoolChecker while the Entitlement Registry actor is
+// absent (§7.6): nobody is in any pool.
+type poolNone struct{}
+
+func (poolNone) InPool(types.Address, []byte, uint64) (bool, error) { return false, nil }
+
+// submitJob is the Job Dispatcher's submit_job for submitter (a
+// transaction's sender or an actor through runtime.submit_job).
+func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, error) {
+	spec.Submitter, spec.SubmittedAt, spec.JobID = submitter, x.env.Height, types.Hash{}
+	if err := spec.Validate(); err != nil {
+		return types.Hash{}, failf("InvalidJobSpec: %v", err)
+	}
+	if err := verify.ValidateSchemas(spec); err != nil {
+		return types.Hash{}, failf("InvalidJobSpec: %v", err)
+	}
+	var nonce uint64
+	if b, ok, err := x.o.Get(jobNonceKey(submitter)); err != nil {
+		return types.Hash{}, err
+	} else if ok && len(b) == 8 {
+		nonce = binary.BigEndian.Uint64(b)
+	}
+	id, err := spec.DeriveID(nonce)
+	if err != nil {
+		return types.Hash{}, failf("InvalidJobSpec: %v", err)
+	}
+	spec.JobID = id
+	x.o.Set(jobNonceKey(submitter), be8(nonce+1))
+	if ex, err := ReadJob(x.o, id); err != nil {
+		return types.Hash{}, err
+	} else if ex != nil {
+		return types.Hash{}, failf("JobExists: job %s already exists", id)
+	}
+	escrow := spec.Escrow()
+	if err := x.moveValue(submitter, types.JobDispatcherAddress, escrow); err != nil {
+		return types.Hash{}, failf("InsufficientBalance: escrow %s: %v", escrow, err)
+	}
+	all, err := Candidates(x.o)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.ex.cfg.Offchain.HeartbeatTimeout), poolNone{})
+	if err != nil {
+		return types.Hash{}, fmt.Errorf("filter candidates: %w", err)
+	}
+	snap := selection.Snapshot(cands)
+	root, err := selection.CandidateRoot(snap)
+	if err != nil {
+		return types.Hash{}, fmt.Errorf("candidate root: %w", err)
+	}
+	rec := snapRecord{Entries: make([]snapEntry, len(snap))}
+	for i, e := range snap {
+		rec.Entries[i] = snapEntry{Address: e.Address, Stake: e.Stake, Reputation: e.Reputation}
+	}
+	x.o.Set(jobSnapKey(id), codec.MustMarshal(&rec))
+	seed := selection.Seed(x.env.Seed, id, spec.SubmittedAt)
+	j := job.New(*spec, seed, root)
+	x.o.Set(jobActiveKey(id), []byte{1})
+	x.emit(types.JobDispatcherAddress, "JobSubmitted", map[string]any{
+		"job_id": id, "submitter": submitter, "escrow": escrow, "candidates": uint64(len(snap)), "candidate_root": root,
+	})
+	if err := x.selectRunners(&j); err != nil {
+		return types.Hash{}, err
+	}
+	return id, nil
+}
+
+func (x *txExec) readSnapshot(id types.Hash) ([]selection.SnapshotEntry, error) {
+	b, ok, err := x.o.Get(jobSnapKey(id))
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("job %s: snapshot missing", id)
+	}
+	var rec snapRecord
+	if err := codec.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("job %s: decode snapshot: %w", id, err)
+	}
+	out := make([]selection.SnapshotEntry, len(rec.Entries))
+	for i, e := range rec.Entries {
+		out[i] = selection.SnapshotEntry{Address: e.Address, Stake: e.Stake, Reputation: e.Reputation}
+	}
+	return out, nil
+}
+
+// selectRunners runs the selection attempt j.Retry and steps Assigned or
+// NoCandidates, then saves the job.
+func (x *txExec) selectRunners(j *job.Job) error {
+	snap, err := x.readSnapshot(j.Spec.JobID)
+	if err != nil {
+		return err
+	}
+	a, err := selection.Assign(snap, j.Seed, j.Retry, j.Excluded, int(j.Spec.Verification.Runners))
+	if errors.Is(err, selection.ErrNotEnoughCandidates) {
+		return x.step(j, job.NoCandidates{At: x.env.Height})
+	}
+	if err != nil {
+		return fmt.Errorf("job %s: select: %w", j.Spec.JobID, err)
+	}
+	if err := x.step(j, job.Assigned{At: x.env.Height, Runners: a.Runners, Aggregator: a.Aggregator}); err != nil {
+		return err
+	}
+	if err := x.adjustRunners(a.Runners, 1, 0); err != nil {
+		return err
+	}
+	x.emit(types.JobDispatcherAddress, "JobAssigned", map[string]any{
+		"job_id": j.Spec.JobID, "runners": a.Runners, "aggregator": a.Aggregator, "retry": uint64(j.Retry), "deadline": j.Deadline,
+	})
+	return nil
+}
+
+// step applies ev to *j, saves it and carries out the effects.
+func (x *txExec) step(j *job.Job, ev job.Event) error {
+	prev := *j
+	n, fx, err := job.Step(*j, ev, x.ex.cfg.Offchain.Job)
+	if err != nil {
+		return failf("JobTransition: %v", err)
+	}
+	*j = n
+	if err := x.saveJob(j); err != nil {
+		return err
+	}
+	// Runners leave a job when it stops being theirs: a re-selection frees
+	// the previous committee, a terminal state or verification frees it all.
+	leaving := prev.State != n.State && (n.State == job.StatePending || n.State == job.StateVerified || n.State == job.StateFailed)
+	if leaving && len(prev.Runners) > 0 && prev.State != job.StatePending {
+		if err := x.adjustRunners(prev.Runners, -1, 0); err != nil {
+			return err
+		}
+	}
+	for _, f := range fx {
+		if err := x.effect(j, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *txExec) saveJob(j *job.Job) error {
+	b, err := j.Encode()
+	if err != nil {
+		return err
+	}
+	x.o.Set(JobKey(j.Spec.JobID), b)
+	if j.State.Terminal() {
+		x.o.Delete(jobActiveKey(j.Spec.JobID))
+	}
+	return nil
+}
+
+func (x *txExec) effect(j *job.Job, f job.Effect) error {
+	switch f.Kind {
+	case job.EffectSelect:
+		return x.selectRunners(j)
+	case job.EffectPenalize:
+		return x.adjustRunners(f.Runners, 0, f.Amount)
+	case job.EffectCallback:
+		x.queueCallback(j)
+	case job.EffectSettle:
+		return x.settle(j, payment.Success)
+	case job.EffectRefund:
+		return x.settle(j, payment.RunnerFault)
+	case job.EffectVerify, job.EffectSlash:
+		// Individual reveals (aggregator fallback) and challenges have no
+		// instruction yet: EffectVerify needs stored reveals (none), and
+		// slashing needs an upheld challenge.
+	}
+	return nil
+}
+
+// settle pays out a job's escrow from the dispatcher account.
+func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
+	s := &j.Spec
+	in := payment.Input{Outcome: outcome, MaxPrice: s.MaxPrice, Tip: s.Tip, Bounds: s.Bounds,
+		Submitter: s.Submitter, Treasury: types.TreasuryAddress, Aggregator: j.Aggregator}
+	if outcome == payment.Success {
+		for _, a := range j.Agreed {
+			rn, err := ReadRunner(x.o, a)
+			if err != nil {
+				return err
+			}
+			py := payment.Payee{Runner: a, SelfStake: new(big.Int), Usage: s.Bounds.AsUsage()}
+			if rn != nil {
+				py.SelfStake, py.Rates = rn.Stake, rn.Rates
+			}
+			in.Payees = append(in.Payees, py)
+		}
+	}
+	st, err := payment.Settle(in, x.ex.cfg.Offchain.Payment)
+	if err != nil {
+		return fmt.Errorf("job %s: settle: %w", s.JobID, err)
+	}
+	rec := JobPayments{Outcome: uint8(outcome), Payment: st.Payment, Refund: st.Refund, Height: x.env.Height}
+	for _, t := range st.Transfers {
+		if err := x.o.SubBalance(types.JobDispatcherAddress, t.Amount); err != nil {
+			return fmt.Errorf("job %s: escrow: %w", s.JobID, err)
+		}
+		kind := "burn"
+		switch t.Kind {
+		case payment.KindBurn:
+			if err := x.o.AddBigRecord(state.RecordBurned, t.Amount); err != nil {
+				return err
+			}
+		default:
+			if err := x.o.AddBalance(t.To, t.Amount); err != nil {
+				return err
+			}
+			kind = map[payment.Kind]string{payment.KindTreasury: "treasury", payment.KindRunner: "runner",
+				payment.KindDelegator: "delegator", payment.KindRefund: "refund"}[t.Kind]
+		}
+		rec.Transfers = append(rec.Transfers, JobPayment{Kind: kind, To: t.To, Amount: t.Amount})
+	}
+	x.o.Set(JobPaymentsKey(s.JobID), codec.MustMarshal(&rec))
+	x.emit(types.JobDispatcherAddress, "JobSettled", map[string]any{"job_id": s.JobID, "outcome": uint64(outcome), "payment": st.Payment, "refund": st.Refund})
+	return nil
+}
+
+// CallbackHandlerArg is the single argument a job's callback handler
+// receives: a map with job_id (32 bytes), status ("verified" or "failed"),
+// result (bytes or None), result_hash (32 bytes) and fail_reason (int).
+type CallbackHandlerArg struct {
+	JobID      []byte `cbor:"job_id"`
+	Status     string `cbor:"status"`
+	Result     []byte `cbor:"result"`
+	ResultHash []byte `cbor:"result_hash"`
+	FailReason uint64 `cbor:"fail_reason"`
+}
+
+// queueCallback enqueues the callback message from the Result Verifier to
+// the job's callback actor; the caller delivers it (x.deliver).
+func (x *txExec) queueCallback(j *job.Job) {
+	arg := CallbackHandlerArg{JobID: j.Spec.JobID[:], Status: "failed", FailReason: uint64(j.Fail), ResultHash: j.ResultHash[:]}
+	if j.State == job.StateVerified {
+		arg.Status = "verified"
+		if jr, err := ReadJobResult(x.o, j.Spec.JobID); err == nil && jr != nil {
+			arg.Result = jr.Result
+		}
+	}
+	payload := codec.MustMarshal([]any{arg})
+	from, to, handler := types.ResultVerifierAddress, j.Spec.Callback.Actor, j.Spec.Callback.Handler
+	id := types.Keccak256([]byte("cowboy/job-callback"), j.Spec.JobID[:], []byte(arg.Status))
+	x.records = append(x.records, types.MessageRecord{ID: id, From: from, To: to, Handler: handler,
+		Value: new(big.Int), Depth: 1, Parent: -1, Status: types.ReceiptFailed, Error: "pending"})
+	x.queue = append(x.queue, &queuedMsg{rec: len(x.records) - 1, from: from, to: to, handler: handler,
+		payload: payload, value: new(big.Int), depth: 1})
+}
+
+func (x *txExec) loadJob(id types.Hash) (*job.Job, error) {
+	j, err := ReadJob(x.o, id)
+	if err != nil {
+		return nil, err
+	}
+	if j == nil {
+		return nil, failf("NoSuchJob: job %s does not exist", id)
+	}
+	return j, nil
+}
+
+func (x *txExec) commitResult(from types.Address, in *types.CommitResult) error {
+	j, err := x.loadJob(in.JobID)
+	if err != nil {
+		return err
+	}
+	if err := x.step(j, job.Committed{At: x.env.Height, Runner: from, Hash: in.Commitment}); err != nil {
+		return err
+	}
+	x.emit(types.JobDispatcherAddress, "JobCommitted", map[string]any{"job_id": in.JobID, "runner": from, "commitment": in.Commitment})
+	return nil
+}
+
+func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error {
+	j, err := x.loadJob(in.JobID)
+	if err != nil {
+		return err
+	}
+	if j.State != job.StateCommitted && j.State != job.StateRevealed {
+		return failf("JobTransition: job %s is %s, not awaiting a result", in.JobID, j.State)
+	}
+	if j.State == job.StateCommitted && from != j.Aggregator {
+		return failf("NotAggregator: only %s may submit the result of job %s", j.Aggregator, in.JobID)
+	}
+	sub, err := verify.DecodeSubmission(in.Submission)
+	if err != nil {
+		return failf("InvalidSubmission: %v", err)
+	}
+	keys := map[types.Address]ed25519.PublicKey{}
+	for _, c := range j.Commitments {
+		rn, err := ReadRunner(x.o, c.Runner)
+		if err != nil {
+			return err
+		}
+		if rn != nil && len(rn.ResultKey) == ed25519.PublicKeySize {
+			keys[c.Runner] = ed25519.PublicKey(bytes.Clone(rn.ResultKey))
+		}
+	}
+	out, err := verify.CheckSubmission(&j.Spec, j.Commitments, keys, sub)
+	switch {
+	case errors.Is(err, verify.ErrNoResult):
+		x.o.Set(JobResultKey(in.JobID), codec.MustMarshal(&JobResult{Submitter: from, Reveals: sub.Reveals, Height: x.env.Height}))
+		if err := x.step(j, job.Rejected{At: x.env.Height, Dissented: out.Dissented}); err != nil {
+			return err
+		}
+		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": in.JobID, "dissented": out.Dissented})
+		return x.deliver()
+	case err != nil:
+		return failf("InvalidSubmission: %v", err)
+	}
+	x.o.Set(JobResultKey(in.JobID), codec.MustMarshal(&JobResult{Accepted: true, Result: out.Result, ResultHash: out.ResultHash,
+		Representative: out.Representative, Submitter: from, Reveals: sub.Reveals, Height: x.env.Height}))
+	if err := x.step(j, job.Verified{At: x.env.Height, Submitter: from, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented}); err != nil {
+		return err
+	}
+	x.emit(types.ResultVerifierAddress, "JobVerified", map[string]any{
+		"job_id": in.JobID, "result_hash": out.ResultHash, "agreed": out.Agreed, "dissented": out.Dissented, "aggregator": from,
+	})
+	return x.deliver()
+}
+
+// advanceJobs is the end-of-block sweep: every active job is stepped with
+// Tick{height} (timeouts, re-selection, refunds, finalisation and
+// settlement). Failure callbacks run with OffchainParams.CallbackCycles,
+// unpaid; the sweep leaves no receipt (job state and the API show it).
+func (e *Executor) advanceJobs(x0 *txExec) error {
+	var ids []types.Hash
+	prefix := jobActivePrefix()
+	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
+		id, err := types.BytesToHash(k[len(prefix):])
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		j, err := ReadJob(x0.o, id)
+		if err != nil {
+			return err
+		}
+		if j == nil || j.State.Terminal() || x0.env.Height <= j.Deadline {
+			continue
+		}
+		run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
+		x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.JobDispatcherAddress, run: run,
+			block: x0.block, mailbox: map[types.Address]int{}}
+		if err := x.step(j, job.Tick{At: x0.env.Height}); err != nil {
+			return fmt.Errorf("job %s: tick: %w", id, err)
+		}
+		if e.vm != nil {
+			if err := x.deliver(); err != nil && !isActorError(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkOffchainTx is CheckTx for the off-chain compute instructions: each
+// goes to its system actor, and only runner_register carries value.
+func checkOffchainTx(tx *types.Tx, in types.Instruction) error {
+	to, hasTo := tx.To()
+	want := types.JobDispatcherAddress
+	switch in.(type) {
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister:
+		want = types.RunnerRegistryAddress
+	case *types.SubmitResult:
+		want = types.ResultVerifierAddress
+	}
+	if !hasTo || to != want {
+		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
+	}
+	if _, reg := in.(*types.RunnerRegister); !reg && tx.Value().Sign() != 0 {
+		return fmt.Errorf("%w: only runner_register carries value (the self-bond); submit_job escrows from the balance", types.ErrMalformedTx)
+	}
+	return nil
+}
+
+func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]byte, error) {
+	switch v := in.(type) {
+	case *types.RunnerRegister:
+		return nil, x.runnerRegister(from, v)
+	case *types.RunnerHeartbeat:
+		return nil, x.runnerHeartbeat(from)
+	case *types.RunnerDeregister:
+		return nil, x.runnerDeregister(from)
+	case *types.SubmitJob:
+		spec, err := job.DecodeJobSpec(v.Spec)
+		if err != nil {
+			return nil, failf("InvalidJobSpec: %v", err)
+		}
+		id, err := x.submitJob(from, spec)
+		if err != nil {
+			return nil, err
+		}
+		if err := x.deliver(); err != nil {
+			return nil, err
+		}
+		return codec.MustMarshal(id[:]), nil
+	case *types.CommitResult:
+		return nil, x.commitResult(from, v)
+	case *types.SubmitResult:
+		return nil, x.submitResult(from, v)
+	}
+	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
+}

@@ -1,0 +1,449 @@
+package execution_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+const oracleActor = `from cowboy_sdk import actor, runtime
+
+@actor
+class Oracle:
+    def __init__(self):
+        self.storage["results"] = []
+
+    def ask(self, url, max_price, tip, timeout):
+        jid = runtime.submit_job({
+            "job_type": 2, "input": url, "max_price": max_price, "tip": tip,
+            "timeout_blocks": timeout, "handler": "on_result", "runners": 3,
+            "mode": 3, "vote_field": "/price", "max_wall_time_ms": 5000,
+            "max_memory_bytes": 1048576, "expected_execution_ms": 1000,
+            "max_return_bytes": 1024, "data_format": 3,
+        })
+        self.storage["job"] = jid
+        return jid
+
+    def on_result(self, res):
+        r = self.storage["results"]
+        r.append([res["status"], res["result"], res["fail_reason"], runtime.caller()])
+        self.storage["results"] = r
+
+    def get(self, k):
+        return self.storage.get(k)
+`
+
+// testRunner is an in-test runner: its account key and its Ed25519 result key.
+type testRunner struct {
+	key  *ecdsa.PrivateKey
+	addr types.Address
+	ed   ed25519.PrivateKey
+}
+
+var (
+	runnerBase = big.NewInt(10_000_000_000_000_000) // 0.01 CBY per job
+	jobWindow  = uint64(2)                          // challenge window of the tests
+)
+
+// newJobChain is newChain with small off-chain parameters (min stake 10 CBY,
+// challenge window 2 blocks) and n runners registered.
+func newJobChain(t *testing.T, n int, funded ...*ecdsa.PrivateKey) (*chain, []testRunner) {
+	var rs []testRunner
+	keys := append([]*ecdsa.PrivateKey(nil), funded...)
+	for i := 0; i < n; i++ {
+		k, _ := crypto.GenerateKey()
+		_, ed, _ := ed25519.GenerateKey(nil)
+		rs = append(rs, testRunner{key: k, addr: types.PubkeyToAddress(k.PublicKey), ed: ed})
+		keys = append(keys, k)
+	}
+	faucet, _ := crypto.GenerateKey()
+	g := genesis.Dev(1, types.Address{0x0a, 0x11}, types.PubkeyToAddress(faucet.PublicKey))
+	for _, k := range keys {
+		g.Allocations[0].Balance.Sub(g.Allocations[0].Balance, genesis.CBY(1000))
+		g.Allocations = append(g.Allocations, genesis.Allocation{Address: types.PubkeyToAddress(k.PublicKey), Balance: genesis.CBY(1000)})
+	}
+	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	jp := job.DefaultParams()
+	jp.ChallengeWindowBlocks = jobWindow
+	ex, err := execution.New(execution.Config{ChainID: g.ChainID, Fees: g.Fees, VM: sharedEngine(t),
+		Offchain: execution.OffchainParams{MinRunnerStake: genesis.CBY(10), HeartbeatTimeout: 1000, Job: jp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &chain{t: t, st: st, ex: ex, g: g, nonce: map[types.Address]uint64{}}
+	reg := types.RunnerRegistryAddress
+	var txs []*types.Tx
+	for _, r := range rs {
+		txs = append(txs, c.txValue(r.key, &reg, &types.RunnerRegister{ResultKey: types.Bytes(r.ed.Public().(ed25519.PublicKey)),
+			JobTypes: []uint64{uint64(job.JobTypeHTTP)}, Domains: []string{"api.example.com"}, RateBase: runnerBase,
+			MaxConcurrentJobs: 4, MaxJobValue: genesis.CBY(20)}, genesis.CBY(100)))
+	}
+	for len(txs) > 0 { // block capacity: three 5M-cycle transactions per block
+		k := min(3, len(txs))
+		c.ok(txs[:k]...)
+		txs = txs[k:]
+	}
+	return c, rs
+}
+
+func readJob(t *testing.T, c *chain, id types.Hash) *job.Job {
+	t.Helper()
+	var j *job.Job
+	if err := c.st.View(func(v *store.View) (err error) { j, err = execution.ReadJob(v, id); return err }); err != nil || j == nil {
+		t.Fatalf("read job %s: %v %v", id, j, err)
+	}
+	return j
+}
+
+func readRunner(t *testing.T, c *chain, a types.Address) *execution.Runner {
+	t.Helper()
+	var r *execution.Runner
+	if err := c.st.View(func(v *store.View) (err error) { r, err = execution.ReadRunner(v, a); return err }); err != nil || r == nil {
+		t.Fatalf("read runner %s: %v %v", a, r, err)
+	}
+	return r
+}
+
+func burned(t *testing.T, c *chain) *big.Int {
+	var b *big.Int
+	c.st.View(func(v *store.View) (err error) { b, err = state.BigRecord(v, state.RecordBurned); return err })
+	return b
+}
+
+func byAddr(rs []testRunner) map[types.Address]testRunner {
+	m := map[types.Address]testRunner{}
+	for _, r := range rs {
+		m[r.addr] = r
+	}
+	return m
+}
+
+// reveal is a runner's signed result.
+func (r testRunner) reveal(id types.Hash, result string) verify.Reveal {
+	sig := verify.Sign(r.ed, id, r.addr, []byte(result), nil)
+	return verify.Reveal{Runner: r.addr, Result: []byte(result), Signature: sig}
+}
+
+var salt int
+
+// submitOracleJob deploys the oracle actor and has it submit a job.
+func submitOracleJob(t *testing.T, c *chain, owner *ecdsa.PrivateKey, maxPrice, tip *big.Int, timeout uint64) (types.Address, types.Hash, *types.Receipt) {
+	t.Helper()
+	salt++
+	oracle := deployValue(c, owner, oracleActor, fmt.Sprint("o", salt), genesis.CBY(50), nil)
+	rs := c.ok(c.tx(owner, &oracle, &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/price", maxPrice, tip, timeout})}, 0))
+	var raw []byte
+	if err := codec.Unmarshal(rs[0].Return, &raw); err != nil {
+		t.Fatal(err)
+	}
+	id, err := types.BytesToHash(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oracle, id, rs[0]
+}
+
+func hasEvent(r *types.Receipt, emitter types.Address, topic string) bool {
+	for _, ev := range r.Events {
+		if ev.Emitter == emitter && ev.Topic == topic {
+			return true
+		}
+	}
+	return false
+}
+
+func TestJobLifecycleMajorityVote(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, runners := newJobChain(t, 6, alice)
+	rmap := byAddr(runners)
+	auditSupply(t, c)
+	maxPrice, tip := genesis.CBY(1), big.NewInt(3_000_000_000_000_000)
+	oracle, id, rcpt := submitOracleJob(t, c, alice, maxPrice, tip, 5)
+	if !hasEvent(rcpt, types.JobDispatcherAddress, "JobSubmitted") || !hasEvent(rcpt, types.JobDispatcherAddress, "JobAssigned") {
+		t.Fatalf("submission events %+v", rcpt.Events)
+	}
+	escrow := new(big.Int).Add(maxPrice, tip)
+	if got := balanceOf(t, c, types.JobDispatcherAddress); got.Cmp(escrow) != 0 {
+		t.Fatalf("dispatcher holds %s, want escrow %s", got, escrow)
+	}
+	auditSupply(t, c)
+	j := readJob(t, c, id)
+	if j.State != job.StateAssigned || len(j.Runners) != 3 || !slices.Contains(j.Runners, j.Aggregator) || j.Spec.Submitter != oracle {
+		t.Fatalf("job after submission: %+v", j)
+	}
+	for _, a := range j.Runners {
+		if r := readRunner(t, c, a); r.ActiveJobs != 1 {
+			t.Fatalf("runner %s active jobs %d", a, r.ActiveJobs)
+		}
+	}
+	// Two agree on 42 (the aggregator among them), one says 41.
+	results := map[types.Address]string{}
+	dissenter := false
+	for _, a := range j.Runners {
+		results[a] = `{"price": 42}`
+		if a != j.Aggregator && !dissenter {
+			results[a], dissenter = `{"price": 41}`, true
+		}
+	}
+	var reveals []verify.Reveal
+	var commits []*types.Tx
+	disp := types.JobDispatcherAddress
+	for _, a := range j.Runners {
+		rv := rmap[a].reveal(id, results[a])
+		reveals = append(reveals, rv)
+		commits = append(commits, c.tx(rmap[a].key, &disp, &types.CommitResult{JobID: id, Commitment: verify.Commitment(rv.Result, rv.Signature)}, 0))
+	}
+	c.ok(commits...)
+	j = readJob(t, c, id)
+	if j.State != job.StateCommitted || len(j.Commitments) != 3 {
+		t.Fatalf("job after commits: %s %d", j.State, len(j.Commitments))
+	}
+	// The aggregator verifies locally and submits.
+	keys := map[types.Address]ed25519.PublicKey{}
+	for _, a := range j.Runners {
+		keys[a] = rmap[a].ed.Public().(ed25519.PublicKey)
+	}
+	out, err := verify.Verify(verify.Input{Spec: &j.Spec, Commitments: j.Commitments, Keys: keys, Reveals: reveals})
+	if err != nil || !out.Accepted || len(out.Agreed) != 2 {
+		t.Fatalf("local verify: %+v %v", out, err)
+	}
+	slices.SortFunc(reveals, func(a, b verify.Reveal) int { return strings.Compare(string(a.Runner[:]), string(b.Runner[:])) })
+	sub := verify.Submission{Claim: out.Claim(id), Reveals: reveals}
+	enc, err := sub.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the aggregator may submit.
+	verifier := types.ResultVerifierAddress
+	var other testRunner
+	for _, a := range j.Runners {
+		if a != j.Aggregator {
+			other = rmap[a]
+		}
+	}
+	rs := c.block(c.tx(other.key, &verifier, &types.SubmitResult{JobID: id, Submission: enc}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "NotAggregator") {
+		t.Fatalf("non-aggregator submission: %+v", rs[0])
+	}
+	rs = c.ok(c.tx(rmap[j.Aggregator].key, &verifier, &types.SubmitResult{JobID: id, Submission: enc}, 0))
+	if !hasEvent(rs[0], types.ResultVerifierAddress, "JobVerified") || len(rs[0].Messages) != 1 || rs[0].Messages[0].Status != types.ReceiptSuccess {
+		t.Fatalf("verification receipt %+v", rs[0])
+	}
+	got := c.query(oracle, "get", []any{"results"}).([]any)
+	if len(got) != 1 {
+		t.Fatalf("callback results %v", got)
+	}
+	cb := got[0].([]any)
+	if cb[0] != "verified" || string(cb[1].([]byte)) != `{"price": 42}` || cb[2] != uint64(0) || !slices.Equal(cb[3].([]byte), verifier[:]) {
+		t.Fatalf("callback %v", cb)
+	}
+	j = readJob(t, c, id)
+	if j.State != job.StateVerified || !slices.Equal(j.Agreed, out.Agreed) {
+		t.Fatalf("job after verification: %s", j.State)
+	}
+	for _, a := range j.Runners {
+		if r := readRunner(t, c, a); r.ActiveJobs != 0 {
+			t.Fatalf("runner %s still has %d active jobs", a, r.ActiveJobs)
+		}
+	}
+	auditSupply(t, c)
+
+	// Settlement after the challenge window, from the escrow.
+	before := map[types.Address]*big.Int{}
+	for _, a := range append(slices.Clone(j.Runners), oracle, types.TreasuryAddress) {
+		before[a] = balanceOf(t, c, a)
+	}
+	burnBefore := burned(t, c)
+	for i := uint64(0); i <= jobWindow; i++ {
+		c.ok()
+	}
+	j = readJob(t, c, id)
+	if j.State != job.StateFinalized {
+		t.Fatalf("job after the challenge window: %s", j.State)
+	}
+	// X = 2 × 0.01 CBY (two agreeing runners at base rate), burn 10%, treasury
+	// 1%, pool 89% with a 5% aggregator bonus, rest split equally; tip equal.
+	x := new(big.Int).Mul(runnerBase, big.NewInt(2))
+	burn := new(big.Int).Div(new(big.Int).Mul(x, big.NewInt(1000)), big.NewInt(10_000))
+	treas := new(big.Int).Div(new(big.Int).Mul(x, big.NewInt(100)), big.NewInt(10_000))
+	pool := new(big.Int).Sub(new(big.Int).Sub(x, burn), treas)
+	bonus := new(big.Int).Div(new(big.Int).Mul(pool, big.NewInt(500)), big.NewInt(10_000))
+	share := new(big.Int).Div(new(big.Int).Sub(pool, bonus), big.NewInt(2))
+	tipShare := new(big.Int).Div(tip, big.NewInt(2))
+	refund := new(big.Int).Sub(maxPrice, x)
+	want := map[types.Address]*big.Int{oracle: refund, types.TreasuryAddress: treas}
+	for _, a := range j.Runners {
+		want[a] = new(big.Int)
+		if slices.Contains(j.Agreed, a) {
+			want[a].Add(share, tipShare)
+			if a == j.Aggregator {
+				want[a].Add(want[a], bonus)
+			}
+		}
+	}
+	for a, w := range want {
+		if d := new(big.Int).Sub(balanceOf(t, c, a), before[a]); d.Cmp(w) != 0 {
+			t.Errorf("%s received %s, want %s", a, d, w)
+		}
+	}
+	if d := new(big.Int).Sub(burned(t, c), burnBefore); d.Cmp(burn) != 0 {
+		t.Errorf("burned %s, want %s", d, burn)
+	}
+	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
+		t.Errorf("dispatcher keeps %s after settlement", b)
+	}
+	var pays *execution.JobPayments
+	c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+	if pays == nil || pays.Payment.Cmp(x) != 0 || pays.Refund.Cmp(refund) != 0 {
+		t.Fatalf("payments record %+v", pays)
+	}
+	auditSupply(t, c)
+}
+
+// committedJob runs a job up to Committed with the given results.
+func committedJob(t *testing.T, c *chain, alice *ecdsa.PrivateKey, runners []testRunner, result func(i int, r testRunner, id types.Hash) (verify.Reveal, types.Hash)) (types.Hash, *job.Job, []verify.Reveal) {
+	rmap := byAddr(runners)
+	_, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(0), 5)
+	j := readJob(t, c, id)
+	disp := types.JobDispatcherAddress
+	var txs []*types.Tx
+	var reveals []verify.Reveal
+	for i, a := range j.Runners {
+		rv, commit := result(i, rmap[a], id)
+		reveals = append(reveals, rv)
+		txs = append(txs, c.tx(rmap[a].key, &disp, &types.CommitResult{JobID: id, Commitment: commit}, 0))
+	}
+	c.ok(txs...)
+	slices.SortFunc(reveals, func(a, b verify.Reveal) int { return strings.Compare(string(a.Runner[:]), string(b.Runner[:])) })
+	return id, readJob(t, c, id), reveals
+}
+
+func TestJobSubmissionRejected(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, runners := newJobChain(t, 3, alice)
+	rmap := byAddr(runners)
+	verifier := types.ResultVerifierAddress
+	claim := func(id types.Hash, reveals []verify.Reveal, agreed []types.Address) []byte {
+		slices.SortFunc(agreed, func(a, b types.Address) int { return strings.Compare(string(a[:]), string(b[:])) })
+		sub := verify.Submission{Claim: verify.VerifiedResult{JobID: id, ResultHash: types.Keccak256([]byte(`{"price": 42}`)), Agreed: agreed, Dissented: []types.Address{}}, Reveals: reveals}
+		b, err := sub.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// Commitment mismatch: runner 0 committed to 41 but reveals 42.
+	id, j, reveals := committedJob(t, c, alice, runners, func(i int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
+		rv := r.reveal(id, `{"price": 42}`)
+		if i == 0 {
+			lie := r.reveal(id, `{"price": 41}`)
+			return rv, verify.Commitment(lie.Result, lie.Signature)
+		}
+		return rv, verify.Commitment(rv.Result, rv.Signature)
+	})
+	rs := c.block(c.tx(rmap[j.Aggregator].key, &verifier, &types.SubmitResult{JobID: id, Submission: claim(id, reveals, slices.Clone(j.Runners))}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "InvalidSubmission") {
+		t.Fatalf("commitment mismatch: %+v", rs[0])
+	}
+	if s := readJob(t, c, id).State; s != job.StateCommitted {
+		t.Fatalf("job after a rejected submission: %s", s)
+	}
+	auditSupply(t, c)
+	// Let the first job run out (aggregator timeout, then no reveals) so the
+	// runners are free again: it fails and refunds.
+	for i := uint64(0); i < 70; i++ {
+		c.ok()
+	}
+	if j := readJob(t, c, id); j.State != job.StateFailed {
+		t.Fatalf("abandoned job: %s", j.State)
+	}
+	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
+		t.Fatalf("dispatcher keeps %s", b)
+	}
+	auditSupply(t, c)
+
+	// Invalid signature: runner 0 signs with a key that is not its result key.
+	_, wrong, _ := ed25519.GenerateKey(nil)
+	id, j, reveals = committedJob(t, c, alice, runners, func(i int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
+		if i == 0 {
+			r.ed = wrong
+		}
+		rv := r.reveal(id, `{"price": 42}`)
+		return rv, verify.Commitment(rv.Result, rv.Signature)
+	})
+	rs = c.block(c.tx(rmap[j.Aggregator].key, &verifier, &types.SubmitResult{JobID: id, Submission: claim(id, reveals, slices.Clone(j.Runners))}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "InvalidSubmission") {
+		t.Fatalf("invalid signature: %+v", rs[0])
+	}
+	auditSupply(t, c)
+}
+
+func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, _ := newJobChain(t, 6, alice)
+	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(5), 3)
+	j := readJob(t, c, id)
+	first := slices.Clone(j.Runners)
+	actorBefore := balanceOf(t, c, oracle)
+	// Nobody commits: after the deadline the job is re-selected among the others.
+	for readJob(t, c, id).Retry == 0 {
+		c.ok()
+	}
+	j = readJob(t, c, id)
+	if j.State != job.StateAssigned || j.Retry != 1 || len(j.Runners) != 3 {
+		t.Fatalf("re-selection: %+v", j)
+	}
+	for _, a := range j.Runners {
+		if slices.Contains(first, a) {
+			t.Fatalf("timed-out runner %s re-selected", a)
+		}
+	}
+	for _, a := range first {
+		if r := readRunner(t, c, a); r.Reputation != 95 || r.ActiveJobs != 0 {
+			t.Fatalf("timed-out runner %s: reputation %d, active %d", a, r.Reputation, r.ActiveJobs)
+		}
+	}
+	auditSupply(t, c)
+	// The second committee times out too; six runners cannot fill a third.
+	for !readJob(t, c, id).State.Terminal() {
+		c.ok()
+	}
+	j = readJob(t, c, id)
+	if j.State != job.StateFailed || j.Fail != job.FailNoCandidates {
+		t.Fatalf("final job: %s fail %d", j.State, j.Fail)
+	}
+	escrow := new(big.Int).Add(genesis.CBY(1), big.NewInt(5))
+	if d := new(big.Int).Sub(balanceOf(t, c, oracle), actorBefore); d.Cmp(escrow) != 0 {
+		t.Fatalf("actor refunded %s, want %s", d, escrow)
+	}
+	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
+		t.Fatalf("dispatcher keeps %s", b)
+	}
+	got := c.query(oracle, "get", []any{"results"}).([]any)
+	if len(got) != 1 || got[0].([]any)[0] != "failed" || got[0].([]any)[2] != uint64(job.FailNoCandidates) {
+		t.Fatalf("failure callback %v", got)
+	}
+	auditSupply(t, c)
+}
