@@ -73,6 +73,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	s.registerActorRoutes(v1)
 	s.registerStorageRoutes(v1)
 	s.registerTimerRoutes(v1)
+	s.registerOffchainRoutes(v1)
 	return s
 }
 

@@ -53,6 +53,6 @@ func newJobCmd(f *Factory) *cobra.Command {
 	sel.Flags().StringVar(&seed, "seed", "", "32-byte selection seed (0x-hex)")
 	sel.Flags().IntVar(&m, "m", 0, "committee size")
 	sel.Flags().StringVar(&file, "candidates", "", "JSON candidate list, or - for standard input")
-	cmd.AddCommand(sel)
+	cmd.AddCommand(sel, newJobSubmitCmd(f), newJobShowCmd(f))
 	return cmd
 }

@@ -36,6 +36,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newRelayCmd(f),
 		newVolumeCmd(f),
 		newJobCmd(f),
+		newRunnerCmd(f),
 		newTimerCmd(f),
 	)
 	return root

@@ -1,0 +1,180 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/gin-gonic/gin"
+)
+
+func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
+	v1.GET("/runners", s.runners)
+	v1.GET("/runners/:addr", s.runner)
+	v1.GET("/jobs/:id", s.job)
+}
+
+func decStr(v *big.Int) string {
+	if v == nil {
+		return "0"
+	}
+	return v.String()
+}
+
+func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.Runner {
+	status := "active"
+	if r.Status != execution.RunnerActive {
+		status = "exited"
+	}
+	out := apitypes.Runner{Address: r.Address, ResultKey: r.ResultKey, JobTypes: []string{}, Models: r.Models, Domains: r.Domains,
+		TEE: r.TEE, Rates: apitypes.RateCard{Base: decStr(r.Rates.Base), PerToken: decStr(r.Rates.PerToken),
+			PerWallMs: decStr(r.Rates.PerWallMs), PerMemoryMiB: decStr(r.Rates.PerMemoryMiB)},
+		MaxConcurrentJobs: r.MaxConcurrentJobs, ActiveJobs: r.ActiveJobs, MaxJobValue: decStr(r.MaxJobValue),
+		Stake: decStr(r.Stake), Reputation: r.Reputation, RegisteredAt: r.RegisteredAt, LastHeartbeat: r.LastHeartbeat,
+		Status: status, Healthy: r.Healthy(height, heartbeatTimeout), Height: height}
+	for _, t := range r.JobTypes {
+		out.JobTypes = append(out.JobTypes, t.String())
+	}
+	if out.Models == nil {
+		out.Models = []string{}
+	}
+	if out.Domains == nil {
+		out.Domains = []string{}
+	}
+	return out
+}
+
+func (s *Server) runners(c *gin.Context) {
+	out := []apitypes.Runner{}
+	timeout := s.node.Executor().OffchainParams().HeartbeatTimeout
+	err := s.node.Store().View(func(v *store.View) error {
+		rs, err := execution.ListRunners(v)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if c.Query("all") != "true" && r.Status != execution.RunnerActive {
+				continue
+			}
+			out = append(out, runnerJSON(r, v.Head().Height, timeout))
+		}
+		return nil
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) runner(c *gin.Context) {
+	addr, ok := parseAddress(c, c.Param("addr"))
+	if !ok {
+		return
+	}
+	var out apitypes.Runner
+	timeout := s.node.Executor().OffchainParams().HeartbeatTimeout
+	err := s.node.Store().View(func(v *store.View) error {
+		r, err := execution.ReadRunner(v, addr)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return errors.Join(store.ErrNotFound, fmt.Errorf("no runner %s", addr))
+		}
+		out = runnerJSON(r, v.Head().Height, timeout)
+		return nil
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+var failReasons = map[job.FailReason]string{job.FailNoCandidates: "no_candidates", job.FailTimeout: "timeout",
+	job.FailVerification: "verification", job.FailNoReveal: "no_reveal", job.FailChallenged: "challenged"}
+
+var outcomes = map[uint8]string{uint8(payment.Success): "success", uint8(payment.RunnerFault): "runner_fault",
+	uint8(payment.ImpossibleJob): "impossible_job", uint8(payment.ActorFault): "actor_fault", uint8(payment.ExternalFault): "external_fault"}
+
+func addrs(a []types.Address) []types.Address {
+	if a == nil {
+		return []types.Address{}
+	}
+	return a
+}
+
+// JobJSON renders a job record with its verification and settlement.
+func JobJSON(j *job.Job, res *execution.JobResult, pay *execution.JobPayments, height uint64) apitypes.Job {
+	sp := &j.Spec
+	out := apitypes.Job{ID: sp.JobID, Status: j.State.String(), FailReason: failReasons[j.Fail], JobType: sp.JobType.String(),
+		Mode: sp.Verification.Mode.String(), Submitter: sp.Submitter, SubmittedAt: sp.SubmittedAt, Callback: sp.Callback.Actor,
+		Handler: sp.Callback.Handler, MaxPrice: decStr(sp.MaxPrice), Tip: decStr(sp.Tip), Input: sp.Input, Seed: j.Seed,
+		CandidateRoot: j.CandidateRoot, Retry: j.Retry, Committee: addrs(j.Runners), Aggregator: j.Aggregator,
+		Deadline: j.Deadline, Excluded: addrs(j.Excluded), Commitments: []apitypes.JobCommitment{}, Reveals: []apitypes.JobReveal{},
+		ResultHash: j.ResultHash, Agreed: addrs(j.Agreed), Dissented: addrs(j.Dissented), Height: height}
+	if out.Input == nil {
+		out.Input = types.Bytes{}
+	}
+	for _, cm := range j.Commitments {
+		out.Commitments = append(out.Commitments, apitypes.JobCommitment{Runner: cm.Runner, Hash: cm.Hash, Block: cm.Block})
+	}
+	if res != nil {
+		for _, r := range res.Reveals {
+			out.Reveals = append(out.Reveals, apitypes.JobReveal{Runner: r.Runner, Result: r.Result, Signature: r.Signature})
+		}
+		if res.Accepted {
+			out.Result = res.Result
+		}
+	}
+	if pay != nil {
+		p := &apitypes.JobPayments{Outcome: outcomes[pay.Outcome], Payment: decStr(pay.Payment), Refund: decStr(pay.Refund),
+			Height: pay.Height, Transfers: []apitypes.JobPayment{}}
+		for _, t := range pay.Transfers {
+			p.Transfers = append(p.Transfers, apitypes.JobPayment{Kind: t.Kind, To: t.To, Amount: decStr(t.Amount)})
+		}
+		out.Payments = p
+	}
+	return out
+}
+
+func (s *Server) job(c *gin.Context) {
+	id, err := types.ParseHash(c.Param("id"))
+	if err != nil {
+		fail(c, http.StatusBadRequest, "bad_hash", err.Error())
+		return
+	}
+	var out apitypes.Job
+	err = s.node.Store().View(func(v *store.View) error {
+		j, err := execution.ReadJob(v, id)
+		if err != nil {
+			return err
+		}
+		if j == nil {
+			return errors.Join(store.ErrNotFound, fmt.Errorf("no job %s", id))
+		}
+		res, err := execution.ReadJobResult(v, id)
+		if err != nil {
+			return err
+		}
+		pay, err := execution.ReadJobPayments(v, id)
+		if err != nil {
+			return err
+		}
+		out = JobJSON(j, res, pay, v.Head().Height)
+		return nil
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}

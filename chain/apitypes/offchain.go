@@ -1,0 +1,96 @@
+package apitypes
+
+import (
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// RateCard is a runner's prices, base units as decimal strings.
+type RateCard struct {
+	Base         string `json:"base"`
+	PerToken     string `json:"per_token"`
+	PerWallMs    string `json:"per_wall_ms"`
+	PerMemoryMiB string `json:"per_memory_mib"`
+}
+
+// Runner is a Runner Registry (0x…01) record: GET /v1/runners/{addr} and
+// the items of GET /v1/runners.
+type Runner struct {
+	Address           types.Address `json:"address"`
+	ResultKey         types.Bytes   `json:"result_key"` // Ed25519
+	JobTypes          []string      `json:"job_types"`
+	Models            []string      `json:"models"`
+	Domains           []string      `json:"domains"`
+	TEE               bool          `json:"tee"`
+	Rates             RateCard      `json:"rates"`
+	MaxConcurrentJobs uint32        `json:"max_concurrent_jobs"`
+	ActiveJobs        uint32        `json:"active_jobs"`
+	MaxJobValue       string        `json:"max_job_value"`
+	Stake             string        `json:"stake"`
+	Reputation        uint64        `json:"reputation"`
+	RegisteredAt      uint64        `json:"registered_at"`
+	LastHeartbeat     uint64        `json:"last_heartbeat"`
+	Status            string        `json:"status"` // active, exited
+	Healthy           bool          `json:"healthy"`
+	Height            uint64        `json:"height"`
+}
+
+// JobCommitment is one committee member's commitment.
+type JobCommitment struct {
+	Runner types.Address `json:"runner"`
+	Hash   types.Hash    `json:"hash"`
+	Block  uint64        `json:"block"`
+}
+
+// JobReveal is one revealed result of the accepted submission.
+type JobReveal struct {
+	Runner    types.Address `json:"runner"`
+	Result    types.Bytes   `json:"result"`
+	Signature types.Bytes   `json:"signature"`
+}
+
+// JobPayment is one transfer out of the escrow.
+type JobPayment struct {
+	Kind   string        `json:"kind"` // burn, treasury, runner, delegator, refund
+	To     types.Address `json:"to"`
+	Amount string        `json:"amount"`
+}
+
+// JobPayments is a job's settlement.
+type JobPayments struct {
+	Outcome   string       `json:"outcome"` // success, runner_fault, ...
+	Payment   string       `json:"payment"`
+	Refund    string       `json:"refund"`
+	Height    uint64       `json:"height"`
+	Transfers []JobPayment `json:"transfers"`
+}
+
+// Job is GET /v1/jobs/{id}.
+type Job struct {
+	ID            types.Hash      `json:"id"`
+	Status        string          `json:"status"` // pending, assigned, committed, revealed, verified, finalized, failed
+	FailReason    string          `json:"fail_reason,omitempty"`
+	JobType       string          `json:"job_type"`
+	Mode          string          `json:"mode"`
+	Submitter     types.Address   `json:"submitter"`
+	SubmittedAt   uint64          `json:"submitted_at"`
+	Callback      types.Address   `json:"callback_actor"`
+	Handler       string          `json:"callback_handler"`
+	MaxPrice      string          `json:"max_price"`
+	Tip           string          `json:"tip"`
+	Input         types.Bytes     `json:"input"`
+	Seed          types.Hash      `json:"seed"`
+	CandidateRoot types.Hash      `json:"candidate_root"`
+	Retry         uint32          `json:"retry"`
+	Committee     []types.Address `json:"committee"`
+	Aggregator    types.Address   `json:"aggregator"`
+	Deadline      uint64          `json:"deadline"`
+	Excluded      []types.Address `json:"excluded"`
+	Commitments   []JobCommitment `json:"commitments"`
+	Reveals       []JobReveal     `json:"reveals"`
+	Result        types.Bytes     `json:"result,omitempty"`
+	ResultHash    types.Hash      `json:"result_hash"`
+	Agreed        []types.Address `json:"agreed"`
+	Dissented     []types.Address `json:"dissented"`
+	Payments      *JobPayments    `json:"payments,omitempty"`
+	Height        uint64          `json:"height"`
+}
