@@ -256,6 +256,8 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 					t.Fatalf("reschedule charge %v/%v, want 0/%v", c.Deposit, c.Burn, wantBurn)
 				}
 				rt.target = nt
+				tr, _ := locate(nt, m.cursor, id)
+				rt.fromFar = tr == tierFar
 			} else {
 				refund, err := q.Cancel(kv, rt.owner, id)
 				if err != nil {
