@@ -30,6 +30,7 @@ const (
 // (held shared to read, exclusively to write, truncate or upload).
 type inode struct {
 	ino      uint64
+	typ      uint32 // S_IFDIR, S_IFREG or S_IFLNK; immutable (read without locks)
 	parent   *inode // nil for the root and for unlinked inodes
 	name     string
 	kids     map[string]*inode // directories only
@@ -65,7 +66,7 @@ type segCall struct {
 	err  error
 }
 
-func (n *inode) isDir() bool { return n.mode&sIFMT == sIFDIR }
+func (n *inode) isDir() bool { return n.typ == sIFDIR }
 
 // mfs is the state of one mount.
 type mfs struct {
@@ -101,7 +102,7 @@ func (m *mfs) changed() {
 
 func (m *mfs) newInode(mode uint32) *inode {
 	m.nextIno++
-	n := &inode{ino: m.nextIno, mode: mode}
+	n := &inode{ino: m.nextIno, mode: mode, typ: mode & sIFMT}
 	if n.isDir() {
 		n.kids = map[string]*inode{}
 	}

@@ -156,6 +156,8 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		mo.Options = append(mo.Options, "ro")
 	}
 	neg := time.Duration(0)
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.bg = lctx // before serving: read-ahead uses it
 	server, err := fs.Mount(dir, &node{m: m, n: m.root}, &fs.Options{
 		MountOptions:    mo,
 		EntryTimeout:    &opts.AttrTimeout,
@@ -164,11 +166,10 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		RootStableAttr:  &fs.StableAttr{Ino: m.root.ino, Mode: sIFDIR},
 	})
 	if err != nil {
+		cancel()
 		os.RemoveAll(cdir)
 		return nil, fmt.Errorf("fuse: mount %s on %s: %w", vol.ID(), dir, err)
 	}
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.bg = lctx
 	mt := &Mounted{m: m, server: server, dir: dir, cancel: cancel, done: make(chan struct{})}
 	mt.wg.Add(2)
 	go func() {
