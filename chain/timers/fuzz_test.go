@@ -58,3 +58,15 @@ func FuzzDecodeBid(f *testing.F) {
 		}
 	})
 }
+
+// FuzzQueueOps runs short seeded op streams (schedules, cancels,
+// reschedules, fires, defers) from fuzzed seeds and start heights against
+// the reference model, with the full layout check.
+func FuzzQueueOps(f *testing.F) {
+	f.Add(uint64(1), uint32(1))
+	f.Add(uint64(9), uint32(EpochLength-2))
+	f.Add(uint64(5), uint32(RingSlots*1000-1))
+	f.Fuzz(func(t *testing.T, seed uint64, start uint32) {
+		runOps(t, seed, uint64(start)+1, 300, true)
+	})
+}

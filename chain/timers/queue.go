@@ -492,7 +492,7 @@ func (q *Queue) DueLimit(kv KV, height uint64, limit int) ([]Timer, error) {
 		keys = append(keys, append([]byte(nil), k...))
 		return nil
 	})
-	if err != nil && err != errStop {
+	if err != nil && !errors.Is(err, errStop) {
 		return nil, fmt.Errorf("timers: scan due set: %w", err)
 	}
 	out := make([]Timer, 0, len(keys))
