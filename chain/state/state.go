@@ -144,11 +144,10 @@ func (o *Overlay) Get(key []byte) ([]byte, bool, error) {
 
 // Set writes key = value. value must not be nil; use Delete.
 func (o *Overlay) Set(key, value []byte) {
-	if value == nil {
-		value = []byte{}
-	}
+	v := make([]byte, len(value)) // never nil: nil marks a deletion
+	copy(v, value)
 	o.record(key)
-	o.dirty[string(key)] = &entry{value: append([]byte(nil), value...)}
+	o.dirty[string(key)] = &entry{value: v}
 }
 
 // Delete removes key.

@@ -73,3 +73,16 @@ func TestOverlayScanMerges(t *testing.T) {
 		t.Fatalf("scan %v", got)
 	}
 }
+
+func TestOverlayKeepsEmptyValues(t *testing.T) {
+	o := NewOverlay(MapReader{})
+	o.Set([]byte("\x07e"), []byte{})
+	v, ok, _ := o.Get([]byte("\x07e"))
+	if !ok || v == nil || len(v) != 0 {
+		t.Fatalf("empty value read back as %v, %v", v, ok)
+	}
+	w := o.Writes()
+	if len(w) != 1 || w[0].Value == nil {
+		t.Fatal("empty value written as a deletion")
+	}
+}
