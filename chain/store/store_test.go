@@ -103,3 +103,28 @@ func TestCommitRejectsBadBlocksAtomically(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestEmptyValueSurvivesCommit(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := state.ChainKey("empty")
+	if _, err := s.Commit([]state.Write{{Key: k, Value: []byte{}}}, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		return block(nil, root, nil), nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.View(func(v *View) error {
+		val, ok, err := v.Get(k)
+		if err != nil || !ok || len(val) != 0 {
+			t.Fatalf("empty value: %v %v %v", val, ok, err)
+		}
+		_, pv, _, err := v.Prove(k, nil)
+		if err != nil || pv == nil {
+			t.Fatalf("empty value not in the state commitment: %v", err)
+		}
+		return nil
+	})
+}
