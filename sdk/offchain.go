@@ -40,10 +40,14 @@ func (c *Client) Job(ctx context.Context, id types.Hash) (*apitypes.Job, error) 
 // instructions (selection, verification and the callback run inside them).
 const OffchainExpectCycles = 2_000_000
 
+// OffchainExpectCells is the matching cell estimate (a callback writes the
+// result into its actor's storage).
+const OffchainExpectCells = 100_000
+
 // sendSystem builds, signs and submits a system-actor instruction to
 // `to` with value (nil for none).
 func (c *Client) sendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types.Address, value *big.Int, in types.Instruction, o TxOptions) (*types.Tx, error) {
-	tx, err := c.BuildTx(ctx, key, TxRequest{To: &to, Value: value, Instruction: in, ExpectCycles: OffchainExpectCycles, Options: o})
+	tx, err := c.BuildTx(ctx, key, TxRequest{To: &to, Value: value, Instruction: in, ExpectCycles: OffchainExpectCycles, ExpectCells: OffchainExpectCells, Options: o})
 	if err != nil {
 		return nil, err
 	}
