@@ -151,7 +151,7 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 			return nil, fmt.Errorf("%w: storage manager instructions carry no value", types.ErrMalformedTx)
 		}
 		return in, nil
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult:
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult:
 		if err := checkOffchainTx(tx, in); err != nil {
 			return nil, err
 		}
@@ -435,7 +435,7 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, nil, x.commitManifest(from, v)
 	case *types.RevokeToken:
 		return nil, nil, x.revokeToken(from, v)
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult:
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult:
 		ret, err := x.dispatchOffchain(from, in)
 		return nil, ret, err
 	}

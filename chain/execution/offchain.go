@@ -62,6 +62,13 @@ func (p *OffchainParams) fill() {
 // OffchainParams returns the off-chain compute parameters.
 func (e *Executor) OffchainParams() OffchainParams { return e.cfg.Offchain }
 
+// Execution costs of the off-chain instructions beyond their intrinsic
+// cost (submit_job also charges SubmitJobCycles, see offchain_host.go).
+const (
+	VerifyCycles       = 50_000 // submit_verified_result: decoding, mode evaluation
+	VerifyRevealCycles = 20_000 // per reveal: commitment hash, Ed25519 verification, content rules
+)
+
 // Runner statuses.
 const (
 	RunnerActive uint8 = 1
@@ -122,6 +129,12 @@ func jobSnapKey(id types.Hash) []byte {
 }
 func jobActiveKey(id types.Hash) []byte {
 	return offKey(types.JobDispatcherAddress, []byte("active/"), id[:])
+}
+func jobRevealKey(id types.Hash, runner types.Address) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("reveal/"), id[:], runner[:])
+}
+func jobRevealPrefix(id types.Hash) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("reveal/"), id[:])
 }
 func jobActivePrefix() []byte { return offKey(types.JobDispatcherAddress, []byte("active/")) }
 func jobNonceKey(a types.Address) []byte {
@@ -541,10 +554,16 @@ func (x *txExec) step(j *job.Job, ev job.Event) error {
 		return err
 	}
 	// Runners leave a job when it stops being theirs: a re-selection frees
-	// the previous committee, a terminal state or verification frees it all.
-	leaving := prev.State != n.State && (n.State == job.StatePending || n.State == job.StateVerified || n.State == job.StateFailed)
-	if leaving && len(prev.Runners) > 0 && prev.State != job.StatePending {
-		if err := x.adjustRunners(prev.Runners, -1, 0); err != nil {
+	// the previous committee, verification or failure frees all of it, and
+	// runners dropped at the commit deadline leave on their own.
+	if working(prev.State) {
+		var freed []types.Address
+		for _, a := range prev.Runners {
+			if !working(n.State) || !slices.Contains(n.Runners, a) {
+				freed = append(freed, a)
+			}
+		}
+		if err := x.adjustRunners(freed, -1, 0); err != nil {
 			return err
 		}
 	}
@@ -554,6 +573,11 @@ func (x *txExec) step(j *job.Job, ev job.Event) error {
 		}
 	}
 	return nil
+}
+
+// working reports whether a job in state s occupies its committee.
+func working(s job.State) bool {
+	return s == job.StateAssigned || s == job.StateCommitted || s == job.StateRevealed
 }
 
 func (x *txExec) saveJob(j *job.Job) error {
@@ -580,10 +604,11 @@ func (x *txExec) effect(j *job.Job, f job.Effect) error {
 		return x.settle(j, payment.Success)
 	case job.EffectRefund:
 		return x.settle(j, payment.RunnerFault)
-	case job.EffectVerify, job.EffectSlash:
-		// Individual reveals (aggregator fallback) and challenges have no
-		// instruction yet: EffectVerify needs stored reveals (none), and
-		// slashing needs an upheld challenge.
+	case job.EffectVerify:
+		return x.verifyReveals(j)
+	case job.EffectSlash:
+		// Slashing needs an upheld challenge; there is no challenge
+		// instruction yet, so this effect cannot occur.
 	}
 	return nil
 }
@@ -703,15 +728,12 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 	if err != nil {
 		return failf("InvalidSubmission: %v", err)
 	}
-	keys := map[types.Address]ed25519.PublicKey{}
-	for _, c := range j.Commitments {
-		rn, err := ReadRunner(x.o, c.Runner)
-		if err != nil {
-			return err
-		}
-		if rn != nil && len(rn.ResultKey) == ed25519.PublicKeySize {
-			keys[c.Runner] = ed25519.PublicKey(bytes.Clone(rn.ResultKey))
-		}
+	if err := x.charge(VerifyCycles+uint64(len(sub.Reveals))*VerifyRevealCycles, 0); err != nil {
+		return err
+	}
+	keys, err := x.resultKeys(j)
+	if err != nil {
+		return err
 	}
 	out, err := verify.CheckSubmission(&j.Spec, j.Commitments, keys, sub)
 	switch {
@@ -784,7 +806,7 @@ func checkOffchainTx(tx *types.Tx, in types.Instruction) error {
 	switch in.(type) {
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister:
 		want = types.RunnerRegistryAddress
-	case *types.SubmitResult:
+	case *types.SubmitResult, *types.RevealResult:
 		want = types.ResultVerifierAddress
 	}
 	if !hasTo || to != want {
@@ -809,6 +831,9 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		if err != nil {
 			return nil, failf("InvalidJobSpec: %v", err)
 		}
+		if err := x.charge(SubmitJobCycles, uint64(len(v.Spec))); err != nil {
+			return nil, err
+		}
 		id, err := x.submitJob(from, spec)
 		if err != nil {
 			return nil, err
@@ -821,6 +846,97 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		return nil, x.commitResult(from, v)
 	case *types.SubmitResult:
 		return nil, x.submitResult(from, v)
+	case *types.RevealResult:
+		return nil, x.revealResult(from, v)
 	}
 	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
+}
+
+// resultKeys are the registered Ed25519 result keys of a job's committers.
+func (x *txExec) resultKeys(j *job.Job) (map[types.Address]ed25519.PublicKey, error) {
+	keys := map[types.Address]ed25519.PublicKey{}
+	for _, c := range j.Commitments {
+		rn, err := ReadRunner(x.o, c.Runner)
+		if err != nil {
+			return nil, err
+		}
+		if rn != nil && len(rn.ResultKey) == ed25519.PublicKeySize {
+			keys[c.Runner] = ed25519.PublicKey(bytes.Clone(rn.ResultKey))
+		}
+	}
+	return keys, nil
+}
+
+// revealResult is an individual reveal (§8 fallback after the aggregator
+// timeout): checked against the runner's commitment and result key, stored,
+// and once every committer revealed (or at the reveal deadline) the stored
+// reveals are verified.
+func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error {
+	j, err := x.loadJob(in.JobID)
+	if err != nil {
+		return err
+	}
+	r, err := verify.DecodeReveal(in.Reveal)
+	if err != nil {
+		return failf("InvalidReveal: %v", err)
+	}
+	if r.Runner != from {
+		return failf("InvalidReveal: a runner reveals its own result (reveal names %s)", r.Runner)
+	}
+	if err := x.charge(VerifyRevealCycles, uint64(len(in.Reveal))); err != nil {
+		return err
+	}
+	i := slices.IndexFunc(j.Commitments, func(c job.Commitment) bool { return c.Runner == from })
+	if i < 0 {
+		return failf("InvalidReveal: %s has no commitment for job %s", from, in.JobID)
+	}
+	keys, err := x.resultKeys(j)
+	if err != nil {
+		return err
+	}
+	if err := verify.CheckReveal(in.JobID, r, j.Commitments[i].Hash, keys[from]); err != nil {
+		return failf("InvalidReveal: %v", err)
+	}
+	x.o.Set(jobRevealKey(in.JobID, from), bytes.Clone(in.Reveal))
+	x.emit(types.ResultVerifierAddress, "JobRevealed", map[string]any{"job_id": in.JobID, "runner": from})
+	if err := x.step(j, job.Revealed{At: x.env.Height, Runner: from}); err != nil {
+		return err
+	}
+	return x.deliver()
+}
+
+// verifyReveals runs verification over a job's stored individual reveals
+// and steps Verified or Rejected.
+func (x *txExec) verifyReveals(j *job.Job) error {
+	id := j.Spec.JobID
+	var reveals []verify.Reveal
+	if err := x.o.Scan(jobRevealPrefix(id), func(_, v []byte) error {
+		r, err := verify.DecodeReveal(v)
+		if err != nil {
+			return err
+		}
+		reveals = append(reveals, *r)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("job %s: reveals: %w", id, err)
+	}
+	keys, err := x.resultKeys(j)
+	if err != nil {
+		return err
+	}
+	out, err := verify.Verify(verify.Input{Spec: &j.Spec, Commitments: j.Commitments, Keys: keys, Reveals: reveals})
+	if err != nil {
+		return fmt.Errorf("job %s: verify stored reveals: %w", id, err)
+	}
+	if !out.Accepted || len(out.Agreed) < j.Spec.Verification.Quorum() {
+		x.o.Set(JobResultKey(id), codec.MustMarshal(&JobResult{Reveals: reveals, Height: x.env.Height}))
+		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": id, "dissented": out.Dissented})
+		return x.step(j, job.Rejected{At: x.env.Height, Dissented: out.Dissented})
+	}
+	x.o.Set(JobResultKey(id), codec.MustMarshal(&JobResult{Accepted: true, Result: out.Result, ResultHash: out.ResultHash,
+		Representative: out.Representative, Submitter: out.Representative, Reveals: reveals, Height: x.env.Height}))
+	x.emit(types.ResultVerifierAddress, "JobVerified", map[string]any{
+		"job_id": id, "result_hash": out.ResultHash, "agreed": out.Agreed, "dissented": out.Dissented,
+	})
+	return x.step(j, job.Verified{At: x.env.Height, Submitter: out.Representative, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented})
 }

@@ -447,3 +447,55 @@ func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
 	}
 	auditSupply(t, c)
 }
+
+func TestJobAggregatorTimeoutIndividualReveals(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, runners := newJobChain(t, 3, alice)
+	rmap := byAddr(runners)
+	id, j, reveals := committedJob(t, c, alice, runners, func(_ int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
+		rv := r.reveal(id, `{"price": 7}`)
+		return rv, verify.Commitment(rv.Result, rv.Signature)
+	})
+	oracle := j.Spec.Submitter
+	verifier := types.ResultVerifierAddress
+	// Reveals are refused while the aggregator's window is open.
+	enc, _ := reveals[0].Encode()
+	rs := c.block(c.tx(rmap[reveals[0].Runner].key, &verifier, &types.RevealResult{JobID: id, Reveal: enc}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "JobTransition") {
+		t.Fatalf("early reveal: %+v", rs[0])
+	}
+	for readJob(t, c, id).State == job.StateCommitted {
+		c.ok()
+	}
+	if r := readRunner(t, c, j.Aggregator); r.Reputation != 95 {
+		t.Fatalf("late aggregator reputation %d", r.Reputation)
+	}
+	// A reveal for someone else, then each runner's own.
+	rs = c.block(c.tx(rmap[reveals[1].Runner].key, &verifier, &types.RevealResult{JobID: id, Reveal: enc}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "InvalidReveal") {
+		t.Fatalf("foreign reveal: %+v", rs[0])
+	}
+	var txs []*types.Tx
+	for _, rv := range reveals {
+		b, _ := rv.Encode()
+		txs = append(txs, c.tx(rmap[rv.Runner].key, &verifier, &types.RevealResult{JobID: id, Reveal: b}, 0))
+	}
+	rs = c.ok(txs...)
+	if !hasEvent(rs[2], types.ResultVerifierAddress, "JobVerified") || len(rs[2].Messages) != 1 {
+		t.Fatalf("last reveal receipt %+v", rs[2])
+	}
+	if j := readJob(t, c, id); j.State != job.StateVerified || len(j.Agreed) != 3 {
+		t.Fatalf("job after reveals: %s %v", j.State, j.Agreed)
+	}
+	got := c.query(oracle, "get", []any{"results"}).([]any)
+	if len(got) != 1 || got[0].([]any)[0] != "verified" || string(got[0].([]any)[1].([]byte)) != `{"price": 7}` {
+		t.Fatalf("callback %v", got)
+	}
+	for i := uint64(0); i <= jobWindow; i++ {
+		c.ok()
+	}
+	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
+		t.Fatalf("dispatcher keeps %s", b)
+	}
+	auditSupply(t, c)
+}

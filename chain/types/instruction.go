@@ -38,6 +38,7 @@ const (
 	KindSubmitJob        InstructionKind = 43 // Job Dispatcher (0x…02): submit a JobSpec, escrow max_price + tip
 	KindCommitResult     InstructionKind = 44 // Job Dispatcher: a committee member's result commitment
 	KindSubmitResult     InstructionKind = 45 // Result Verifier (0x…03): the aggregator's verified result
+	KindRevealResult     InstructionKind = 46 // Result Verifier: an individual reveal after the aggregator timeout
 )
 
 func (k InstructionKind) String() string {
@@ -74,6 +75,8 @@ func (k InstructionKind) String() string {
 		return "commit_result"
 	case KindSubmitResult:
 		return "submit_verified_result"
+	case KindRevealResult:
+		return "reveal_result"
 	}
 	return fmt.Sprintf("kind(%d)", uint64(k))
 }
@@ -225,6 +228,16 @@ type SubmitResult struct {
 	Submission Bytes
 }
 
+// RevealResult is a committee member's individual reveal once the
+// aggregator has timed out; Reveal is the canonical CBOR verify.Reveal.
+type RevealResult struct {
+	_      struct{} `cbor:",toarray"`
+	Kind   InstructionKind
+	JobID  Hash
+	Reveal Bytes
+}
+
+func (RevealResult) InstructionKind() InstructionKind     { return KindRevealResult }
 func (RunnerRegister) InstructionKind() InstructionKind   { return KindRunnerRegister }
 func (RunnerHeartbeat) InstructionKind() InstructionKind  { return KindRunnerHeartbeat }
 func (RunnerDeregister) InstructionKind() InstructionKind { return KindRunnerDeregister }
@@ -279,6 +292,8 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 		v.Kind = KindCommitResult
 	case *SubmitResult:
 		v.Kind = KindSubmitResult
+	case *RevealResult:
+		v.Kind = KindRevealResult
 	default:
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
 	}
@@ -336,6 +351,8 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 		in = &CommitResult{}
 	case KindSubmitResult:
 		in = &SubmitResult{}
+	case KindRevealResult:
+		in = &RevealResult{}
 	default:
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))
 	}
