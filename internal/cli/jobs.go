@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
@@ -70,7 +71,18 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			if err := f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON); err != nil || !tf.wait || tf.asJSON {
+				return err
+			}
+			r, err := f.Client().Tx(cmd.Context(), tx.Hash())
+			if err != nil {
+				return err
+			}
+			var id []byte
+			if r.Receipt != nil && codec.Unmarshal(r.Receipt.Return, &id) == nil && len(id) == len(types.Hash{}) {
+				fmt.Fprintf(f.Out, "Job id: 0x%x\n", id)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&file, "spec", "", "JobSpec JSON file, or - for standard input")

@@ -134,7 +134,27 @@ func TestRunnerAndJobCommands(t *testing.T) {
 			t.Fatalf("job show lacks %q:\n%s", want, out)
 		}
 	}
-	if out := h.must("runner", "status", names[0]); !strings.Contains(out, "Reputation  100") || !strings.Contains(out, "0 active of 4") {
+	// A job submitted from a spec file by an account; the oracle gets the callback.
+	spec, err := os.ReadFile("../../examples/jobs/spec.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specFile := writeFile(t, "spec.json", strings.Replace(string(spec), `"actor": "0x0000000000000000000000000000000000000000"`, `"actor": "`+oracle+`"`, 1))
+	for _, n := range names {
+		h.must("runner", "heartbeat", "--from", n)
+	}
+	out = h.must("job", "submit", "--spec", specFile, "--from", "alice")
+	if !strings.Contains(out, "JobSubmitted") || !strings.Contains(out, "JobAssigned") {
+		t.Fatalf("job submit: %s", out)
+	}
+	id2 := regexp.MustCompile(`Job id: (0x[0-9a-f]{64})`).FindStringSubmatch(out)
+	if id2 == nil {
+		t.Fatalf("job submit printed no job id: %s", out)
+	}
+	if out := h.must("job", "show", id2[1]); !strings.Contains(out, "assigned") || !strings.Contains(out, "http, majority_vote") {
+		t.Fatalf("job show (submitted from a file): %s", out)
+	}
+	if out := h.must("runner", "status", names[0]); !strings.Contains(out, "Reputation  100") || !strings.Contains(out, "1 active of 4") {
 		t.Fatalf("runner status: %s", out)
 	}
 }
