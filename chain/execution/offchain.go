@@ -315,8 +315,13 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 		}
 	}
 	rates := job.RateCard{Base: in.RateBase, PerToken: in.RatePerToken, PerWallMs: in.RatePerWallMs, PerMemoryMiB: in.RatePerMemoryMiB}
-	if err := rates.Validate(); err != nil {
-		return failf("InvalidRateCard: %v", err)
+	for _, r := range []struct {
+		name string
+		v    *big.Int
+	}{{"base", in.RateBase}, {"per_token", in.RatePerToken}, {"per_wall_ms", in.RatePerWallMs}, {"per_memory_mib", in.RatePerMemoryMiB}} {
+		if r.v != nil && (r.v.Sign() < 0 || r.v.BitLen() > 256) {
+			return failf("InvalidRateCard: %s out of range", r.name) // checked in order: RateCard.Validate ranges over a map
+		}
 	}
 	if in.MaxConcurrentJobs == 0 || in.MaxConcurrentJobs > 1<<16 {
 		return failf("InvalidCapabilities: max concurrent jobs must be 1..65536")
@@ -632,6 +637,13 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 		}
 	}
 	st, err := payment.Settle(in, x.ex.cfg.Offchain.Payment)
+	if err != nil && outcome != payment.RunnerFault {
+		// Unpriceable payees (not expected: rates are range-checked at
+		// registration) fall back to a full refund rather than halt the chain.
+		in.Outcome, in.Payees = payment.RunnerFault, nil
+		outcome = payment.RunnerFault
+		st, err = payment.Settle(in, x.ex.cfg.Offchain.Payment)
+	}
 	if err != nil {
 		return fmt.Errorf("job %s: settle: %w", s.JobID, err)
 	}
@@ -924,11 +936,10 @@ func (x *txExec) verifyReveals(j *job.Job) error {
 	if err != nil {
 		return err
 	}
+	// The stored reveals were each checked on arrival; an error here (which
+	// would mean a key changed since) rejects the job rather than halt the chain.
 	out, err := verify.Verify(verify.Input{Spec: &j.Spec, Commitments: j.Commitments, Keys: keys, Reveals: reveals})
-	if err != nil {
-		return fmt.Errorf("job %s: verify stored reveals: %w", id, err)
-	}
-	if !out.Accepted || len(out.Agreed) < j.Spec.Verification.Quorum() {
+	if err != nil || !out.Accepted || len(out.Agreed) < j.Spec.Verification.Quorum() {
 		x.o.Set(JobResultKey(id), codec.MustMarshal(&JobResult{Reveals: reveals, Height: x.env.Height}))
 		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": id, "dissented": out.Dissented})
 		return x.step(j, job.Rejected{At: x.env.Height, Dissented: out.Dissented})

@@ -83,7 +83,12 @@ func specFromArgs(raw any) (*job.JobSpec, error) {
 		"quorum_bps", "vote_field", "max_tokens", "max_wall_time_ms", "max_memory_bytes", "max_return_bytes",
 		"expected_execution_ms", "data_format", "json_schema", "required_domains", "tee_required", "toolchain_digest",
 		"required_runner_pool", "similarity_ppm", "embedding_dim"}
+	keys := make([]string, 0, len(m))
 	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the error text reaches the receipt: report deterministically
+	for _, k := range keys {
 		if !slices.Contains(known, k) {
 			return nil, fmt.Errorf("unknown field %q", k)
 		}

@@ -49,10 +49,12 @@ class PriceOracle:
     def on_result(self, res):
         if runtime.caller() != RESULT_VERIFIER:
             raise ValueError("results come only from the Result Verifier")
+        # Anyone may name this actor as a job's callback: accept only our own jobs.
         pending = self.storage["pending"]
-        if res["job_id"] in pending:
-            pending.remove(res["job_id"])
-            self.storage["pending"] = pending
+        if res["job_id"] not in pending:
+            raise ValueError("not a job of this oracle")
+        pending.remove(res["job_id"])
+        self.storage["pending"] = pending
         history = self.storage["history"]
         history.append([res["job_id"], res["status"], res["fail_reason"]])
         self.storage["history"] = history
