@@ -124,7 +124,7 @@ func (f *Factory) openVolume(ctx context.Context, o *volumeOpts, vol string) (*c
 
 func newVolumeCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Store files in encrypted, erasure-coded CBFS volumes on relay nodes"}
-	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f))
+	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f), newVolumeMountCmd(f), newVolumeUnmountCmd(f))
 	return cmd
 }
 
