@@ -499,3 +499,128 @@ func TestJobAggregatorTimeoutIndividualReveals(t *testing.T) {
 	}
 	auditSupply(t, c)
 }
+
+const badJobActor = `from cowboy_sdk import actor, runtime, HostError
+
+@actor
+class Bad:
+    def try_submit(self, spec):
+        try:
+            runtime.submit_job(spec)
+        except HostError as e:
+            return str(e)
+        return "accepted"
+`
+
+func TestRunnerRegistryRules(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, runners := newJobChain(t, 1, alice)
+	r := runners[0]
+	reg := types.RunnerRegistryAddress
+	edPub := types.Bytes(r.ed.Public().(ed25519.PublicKey))
+	rec := readRunner(t, c, r.addr)
+	if rec.Reputation != 100 || rec.Stake.Cmp(genesis.CBY(100)) != 0 || rec.Status != execution.RunnerActive {
+		t.Fatalf("record %+v", rec)
+	}
+	if got := balanceOf(t, c, reg); got.Cmp(genesis.CBY(100)) != 0 {
+		t.Fatalf("registry holds %s", got)
+	}
+	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
+	cases := []struct {
+		in    types.RunnerRegister
+		value *big.Int
+		want  string
+	}{
+		{types.RunnerRegister{ResultKey: types.Bytes{1, 2}, JobTypes: []uint64{2}, MaxConcurrentJobs: 1}, genesis.CBY(20), "InvalidResultKey"},
+		{types.RunnerRegister{ResultKey: edPub, JobTypes: []uint64{9}, MaxConcurrentJobs: 1}, genesis.CBY(20), "InvalidCapabilities"},
+		{types.RunnerRegister{ResultKey: edPub, JobTypes: []uint64{2}}, genesis.CBY(20), "InvalidCapabilities"},
+		{types.RunnerRegister{ResultKey: edPub, JobTypes: []uint64{2}, MaxConcurrentJobs: 1}, genesis.CBY(9), "InsufficientStake"},
+		// 1.5 × 20 CBY = 30 CBY > 29 CBY.
+		{types.RunnerRegister{ResultKey: edPub, JobTypes: []uint64{2}, MaxConcurrentJobs: 1, MaxJobValue: genesis.CBY(20)}, genesis.CBY(29), "InsufficientStake"},
+		{types.RunnerRegister{ResultKey: edPub, JobTypes: []uint64{2}, MaxConcurrentJobs: 1, RateBase: big.NewInt(-1)}, genesis.CBY(20), "InvalidRateCard"},
+	}
+	for i, tc := range cases {
+		in := tc.in
+		rs := c.block(c.txValue(alice, &reg, &in, tc.value))
+		if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, tc.want) {
+			t.Fatalf("case %d: %+v", i, rs[0])
+		}
+	}
+	in := types.RunnerRegister{ResultKey: edPub, JobTypes: []uint64{2}, MaxConcurrentJobs: 1, MaxJobValue: genesis.CBY(20)}
+	c.ok(c.txValue(alice, &reg, &in, genesis.CBY(30)))
+	// Value goes only with runner_register.
+	disp := types.JobDispatcherAddress
+	if _, err := c.ex.CheckTx(c.tx(alice, &reg, &types.RunnerHeartbeat{}, 1)); err == nil {
+		t.Fatal("heartbeat with value accepted")
+	}
+	c.nonce[aliceAddr]--
+	if _, err := c.ex.CheckTx(c.tx(alice, &disp, &types.RunnerHeartbeat{}, 0)); err == nil {
+		t.Fatal("heartbeat to the dispatcher accepted")
+	}
+	c.nonce[aliceAddr]--
+	// Busy runners cannot leave; idle ones get their stake back. r leaves
+	// first so that alice is the only candidate.
+	c.ok(c.tx(r.key, &reg, &types.RunnerDeregister{}, 0))
+	_, id, _ := submitOracleJobN(t, c, alice, 1)
+	if j := readJob(t, c, id); j.State != job.StateAssigned || j.Runners[0] != aliceAddr {
+		t.Fatalf("job %+v", j)
+	}
+	before := balanceOf(t, c, aliceAddr)
+	rs := c.block(c.tx(alice, &reg, &types.RunnerDeregister{}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "RunnerBusy") {
+		t.Fatalf("busy deregister: %+v (job %s)", rs[0], id)
+	}
+	for !readJob(t, c, id).State.Terminal() {
+		c.ok()
+	}
+	if rep := readRunner(t, c, aliceAddr).Reputation; rep >= 100 {
+		t.Fatalf("timed-out runner kept reputation %d", rep)
+	}
+	before = balanceOf(t, c, aliceAddr)
+	rs = c.ok(c.tx(alice, &reg, &types.RunnerDeregister{}, 0))
+	want := new(big.Int).Sub(new(big.Int).Add(before, genesis.CBY(30)), rs[0].FeePaid)
+	if got := balanceOf(t, c, aliceAddr); got.Cmp(want) != 0 {
+		t.Fatalf("after deregister %s, want %s", got, want)
+	}
+	if rec := readRunner(t, c, aliceAddr); rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 {
+		t.Fatalf("exited record %+v", rec)
+	}
+	auditSupply(t, c)
+
+	// A bad spec through the host op is a catchable error and moves nothing.
+	bad := deployValue(c, alice, badJobActor, "bad", genesis.CBY(5), nil)
+	for _, tc := range []struct {
+		spec map[string]any
+		want string
+	}{
+		{map[string]any{"handler": "cb", "max_price": 1, "vote_field": "/x", "bogus": 1}, `unknown field "bogus"`},
+		{map[string]any{"handler": "cb", "max_price": 0, "vote_field": "/x"}, "InvalidJobSpec"},
+		{map[string]any{"handler": "cb", "max_price": genesis.CBY(6), "vote_field": "/x"}, "InsufficientBalance"},
+	} {
+		rs := c.ok(c.tx(alice, &bad, &types.Call{Handler: "try_submit", Args: cborArgs([]any{tc.spec})}, 0))
+		var msg string
+		codec.Unmarshal(rs[0].Return, &msg)
+		if !strings.Contains(msg, tc.want) {
+			t.Fatalf("spec %v: %q", tc.spec, msg)
+		}
+	}
+	if got := balanceOf(t, c, bad); got.Cmp(genesis.CBY(5)) != 0 {
+		t.Fatalf("actor balance %s after refused submissions", got)
+	}
+	auditSupply(t, c)
+}
+
+// submitOracleJobN is submitOracleJob with an M-runner EconomicBond job.
+func submitOracleJobN(t *testing.T, c *chain, owner *ecdsa.PrivateKey, m int) (types.Address, types.Hash, *types.Receipt) {
+	t.Helper()
+	src := strings.Replace(strings.Replace(oracleActor, `"runners": 3`, fmt.Sprintf(`"runners": %d`, m), 1), `"mode": 3, "vote_field": "/price"`, `"mode": 2`, 1)
+	salt++
+	oracle := deployValue(c, owner, src, fmt.Sprint("n", salt), genesis.CBY(50), nil)
+	rs := c.ok(c.tx(owner, &oracle, &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(1), 0, 3})}, 0))
+	var raw []byte
+	if err := codec.Unmarshal(rs[0].Return, &raw); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := types.BytesToHash(raw)
+	return oracle, id, rs[0]
+}
