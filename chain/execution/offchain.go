@@ -127,8 +127,12 @@ func JobKey(id types.Hash) []byte { return offKey(types.JobDispatcherAddress, []
 func jobSnapKey(id types.Hash) []byte {
 	return offKey(types.JobDispatcherAddress, []byte("snap/"), id[:])
 }
-func jobActiveKey(id types.Hash) []byte {
-	return offKey(types.JobDispatcherAddress, []byte("active/"), id[:])
+
+// jobDueKey indexes a live job by its deadline: the end-of-block sweep at
+// height h reads only the bucket h−1 (a phase ends when At > Deadline, and
+// every deadline is at or after the height that sets it).
+func jobDueKey(deadline uint64, id types.Hash) []byte {
+	return offKey(types.JobDispatcherAddress, []byte("due/"), be8(deadline), id[:])
 }
 func jobRevealKey(id types.Hash, runner types.Address) []byte {
 	return offKey(types.ResultVerifierAddress, []byte("reveal/"), id[:], runner[:])
@@ -136,7 +140,9 @@ func jobRevealKey(id types.Hash, runner types.Address) []byte {
 func jobRevealPrefix(id types.Hash) []byte {
 	return offKey(types.ResultVerifierAddress, []byte("reveal/"), id[:])
 }
-func jobActivePrefix() []byte { return offKey(types.JobDispatcherAddress, []byte("active/")) }
+func jobDuePrefix(deadline uint64) []byte {
+	return offKey(types.JobDispatcherAddress, []byte("due/"), be8(deadline))
+}
 func jobNonceKey(a types.Address) []byte {
 	return offKey(types.JobDispatcherAddress, []byte("nonce/"), a[:])
 }
@@ -492,7 +498,6 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	x.o.Set(jobSnapKey(id), codec.MustMarshal(&rec))
 	seed := selection.Seed(x.env.Seed, id, spec.SubmittedAt)
 	j := job.New(*spec, seed, root)
-	x.o.Set(jobActiveKey(id), []byte{1})
 	x.emit(types.JobDispatcherAddress, "JobSubmitted", map[string]any{
 		"job_id": id, "submitter": submitter, "escrow": escrow, "candidates": uint64(len(snap)), "candidate_root": root,
 	})
@@ -586,13 +591,21 @@ func working(s job.State) bool {
 }
 
 func (x *txExec) saveJob(j *job.Job) error {
+	id := j.Spec.JobID
+	old, err := ReadJob(x.o, id)
+	if err != nil {
+		return err
+	}
+	if old != nil && !old.State.Terminal() {
+		x.o.Delete(jobDueKey(old.Deadline, id))
+	}
 	b, err := j.Encode()
 	if err != nil {
 		return err
 	}
-	x.o.Set(JobKey(j.Spec.JobID), b)
-	if j.State.Terminal() {
-		x.o.Delete(jobActiveKey(j.Spec.JobID))
+	x.o.Set(JobKey(id), b)
+	if !j.State.Terminal() {
+		x.o.Set(jobDueKey(j.Deadline, id), []byte{1})
 	}
 	return nil
 }
@@ -770,13 +783,16 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 	return x.deliver()
 }
 
-// advanceJobs is the end-of-block sweep: every active job is stepped with
-// Tick{height} (timeouts, re-selection, refunds, finalisation and
-// settlement). Failure callbacks run with OffchainParams.CallbackCycles,
+// advanceJobs is the end-of-block sweep: every job whose deadline is the
+// previous height is stepped with Tick{height} (timeouts, re-selection,
+// refunds, finalisation and settlement). Failure callbacks run with OffchainParams.CallbackCycles,
 // unpaid; the sweep leaves no receipt (job state and the API show it).
 func (e *Executor) advanceJobs(x0 *txExec) error {
+	if x0.env.Height == 0 {
+		return nil
+	}
 	var ids []types.Hash
-	prefix := jobActivePrefix()
+	prefix := jobDuePrefix(x0.env.Height - 1)
 	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
 		id, err := types.BytesToHash(k[len(prefix):])
 		if err != nil {
