@@ -244,6 +244,33 @@ func Candidates(r state.Reader) ([]selection.Candidate, error) {
 	return out, nil
 }
 
+// MaxJobValueOrStake is the largest escrow (max_price + tip) a runner takes: its
+// declared max job value, or, if it declared none, floor(2 × stake / 3) (the
+// value its stake covers at the 1.5× bond ratio).
+func (r *Runner) MaxJobValueOrStake() *big.Int {
+	if r.MaxJobValue != nil && r.MaxJobValue.Sign() > 0 {
+		return r.MaxJobValue
+	}
+	v := new(big.Int).Mul(r.Stake, big.NewInt(2))
+	return v.Div(v, big.NewInt(3))
+}
+
+// jobCandidates are the active runners whose max job value covers escrow,
+// as selection candidates in address order.
+func jobCandidates(r state.Reader, escrow *big.Int) ([]selection.Candidate, error) {
+	rs, err := ListRunners(r)
+	if err != nil {
+		return nil, err
+	}
+	var out []selection.Candidate
+	for _, rn := range rs {
+		if rn.Status == RunnerActive && rn.MaxJobValueOrStake().Cmp(escrow) >= 0 {
+			out = append(out, rn.Candidate())
+		}
+	}
+	return out, nil
+}
+
 // ReadJob decodes a job record (nil if absent).
 func ReadJob(r state.Reader, id types.Hash) (*job.Job, error) {
 	b, ok, err := r.Get(JobKey(id))
@@ -478,7 +505,7 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	if err := x.moveValue(submitter, types.JobDispatcherAddress, escrow); err != nil {
 		return types.Hash{}, failf("InsufficientBalance: escrow %s: %v", escrow, err)
 	}
-	all, err := Candidates(x.o)
+	all, err := jobCandidates(x.o, escrow)
 	if err != nil {
 		return types.Hash{}, err
 	}

@@ -624,3 +624,19 @@ func submitOracleJobN(t *testing.T, c *chain, owner *ecdsa.PrivateKey, m int) (t
 	id, _ := types.BytesToHash(raw)
 	return oracle, id, rs[0]
 }
+
+func TestJobAboveMaxJobValueFindsNoRunner(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, _ := newJobChain(t, 3, alice) // each declares a max job value of 20 CBY
+	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(21), big.NewInt(0), 5)
+	if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailNoCandidates {
+		t.Fatalf("job %s fail %d", j.State, j.Fail)
+	}
+	if got := c.query(oracle, "get", []any{"results"}).([]any); len(got) != 1 || got[0].([]any)[0] != "failed" {
+		t.Fatalf("callback %v", got)
+	}
+	if got := balanceOf(t, c, oracle); got.Cmp(genesis.CBY(50)) != 0 {
+		t.Fatalf("actor balance %s, want the full 50 CBY back", got)
+	}
+	auditSupply(t, c)
+}
