@@ -328,17 +328,17 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 	if len(in.JobTypes) == 0 || len(in.JobTypes) > 4 {
 		return failf("InvalidCapabilities: declare 1..4 job types")
 	}
-	types_ := make([]job.JobType, 0, len(in.JobTypes))
+	jobTypes := make([]job.JobType, 0, len(in.JobTypes))
 	for _, t := range in.JobTypes {
 		jt := job.JobType(t)
 		if t > 255 || !jt.Valid() {
 			return failf("InvalidCapabilities: job type %d", t)
 		}
-		if !slices.Contains(types_, jt) {
-			types_ = append(types_, jt)
+		if !slices.Contains(jobTypes, jt) {
+			jobTypes = append(jobTypes, jt)
 		}
 	}
-	slices.Sort(types_)
+	slices.Sort(jobTypes)
 	if len(in.Models) > 64 || len(in.Domains) > 64 {
 		return failf("InvalidCapabilities: at most 64 models and 64 domains")
 	}
@@ -388,7 +388,7 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 		}
 	}
 	rn.ResultKey = append(types.Bytes(nil), in.ResultKey...)
-	rn.JobTypes, rn.Models, rn.Domains, rn.TEE = types_, sortedUnique(in.Models), sortedUnique(in.Domains), in.TEE
+	rn.JobTypes, rn.Models, rn.Domains, rn.TEE = jobTypes, sortedUnique(in.Models), sortedUnique(in.Domains), in.TEE
 	rn.Rates, rn.MaxConcurrentJobs, rn.MaxJobValue = rates, uint32(in.MaxConcurrentJobs), maxVal
 	rn.LastHeartbeat, rn.Status = x.env.Height, RunnerActive
 	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
