@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"crypto/ecdsa"
 	"crypto/hkdf"
 	"crypto/sha256"
 	"fmt"
@@ -16,8 +14,6 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/fuse"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
-	"github.com/cowboy-foundation/cowboy/relay/cbfs"
-	"github.com/cowboy-foundation/cowboy/relay/onchain"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
@@ -116,40 +112,6 @@ func newVolumeUnmountCmd(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach even if files are open (the mount goes away when they are closed)")
 	return cmd
-}
-
-// openVolumeWithKey is openVolume for an already unlocked key (mount needs
-// the key itself too, to derive the cache key).
-func (f *Factory) openVolumeWithKey(ctx context.Context, o *volumeOpts, key *ecdsa.PrivateKey, vol string) (*cbfs.Volume, func(), error) {
-	c, err := cbfs.New(cbfs.Config{Key: key, Directory: onchain.Directory{Client: f.Client()},
-		Anchor: &onchain.Anchor{Client: f.Client(), Key: key, K: o.k, M: o.m}})
-	if err != nil {
-		return nil, nil, err
-	}
-	var v *cbfs.Volume
-	if o.token != "" {
-		tok, err := captoken.ParseHex(strings.TrimSpace(o.token))
-		if err != nil {
-			c.Close()
-			return nil, nil, fmt.Errorf("--token: %w", err)
-		}
-		v, err = c.OpenShared(ctx, tok)
-		if err != nil {
-			c.Close()
-			return nil, nil, err
-		}
-	} else {
-		id, err := f.resolveVolume(vol)
-		if err != nil {
-			c.Close()
-			return nil, nil, err
-		}
-		if v, err = c.OpenVolume(ctx, id); err != nil {
-			c.Close()
-			return nil, nil, err
-		}
-	}
-	return v, func() { c.Close() }, nil
 }
 
 // parseSize parses a byte count with an optional K, M, G or T suffix.

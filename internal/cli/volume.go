@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,12 @@ func (f *Factory) cbfsClient(o *volumeOpts) (*cbfs.Client, *onchain.Anchor, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	return f.cbfsClientWithKey(o, key)
+}
+
+// cbfsClientWithKey builds a CBFS client that finds relays in the Relay
+// Registry and anchors manifests at the Storage Manager, acting as key.
+func (f *Factory) cbfsClientWithKey(o *volumeOpts, key *ecdsa.PrivateKey) (*cbfs.Client, *onchain.Anchor, error) {
 	anchor := &onchain.Anchor{Client: f.Client(), Key: key, K: o.k, M: o.m}
 	c, err := cbfs.New(cbfs.Config{Key: key, Directory: onchain.Directory{Client: f.Client()}, Anchor: anchor})
 	return c, anchor, err
@@ -92,34 +99,41 @@ func (f *Factory) cbfsClient(o *volumeOpts) (*cbfs.Client, *onchain.Anchor, erro
 
 // openVolume opens VOL as its owner, or through --token.
 func (f *Factory) openVolume(ctx context.Context, o *volumeOpts, vol string) (*cbfs.Volume, func(), error) {
-	c, _, err := f.cbfsClient(o)
+	key, err := f.signer(o.from)
 	if err != nil {
 		return nil, nil, err
 	}
-	var v *cbfs.Volume
+	return f.openVolumeWithKey(ctx, o, key, vol)
+}
+
+// openVolumeWithKey is openVolume for an already unlocked key (the mount
+// needs the key itself too, to derive its cache key).
+func (f *Factory) openVolumeWithKey(ctx context.Context, o *volumeOpts, key *ecdsa.PrivateKey, vol string) (*cbfs.Volume, func(), error) {
+	c, _, err := f.cbfsClientWithKey(o, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := f.openWith(ctx, c, o, vol)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return v, func() { c.Close() }, nil
+}
+
+func (f *Factory) openWith(ctx context.Context, c *cbfs.Client, o *volumeOpts, vol string) (*cbfs.Volume, error) {
 	if o.token != "" {
 		tok, err := captoken.ParseHex(strings.TrimSpace(o.token))
 		if err != nil {
-			c.Close()
-			return nil, nil, fmt.Errorf("--token: %w", err)
+			return nil, fmt.Errorf("--token: %w", err)
 		}
-		v, err = c.OpenShared(ctx, tok)
-		if err != nil {
-			c.Close()
-			return nil, nil, err
-		}
-	} else {
-		id, err := f.resolveVolume(vol)
-		if err != nil {
-			c.Close()
-			return nil, nil, err
-		}
-		if v, err = c.OpenVolume(ctx, id); err != nil {
-			c.Close()
-			return nil, nil, err
-		}
+		return c.OpenShared(ctx, tok)
 	}
-	return v, func() { c.Close() }, nil
+	id, err := f.resolveVolume(vol)
+	if err != nil {
+		return nil, err
+	}
+	return c.OpenVolume(ctx, id)
 }
 
 func newVolumeCmd(f *Factory) *cobra.Command {
