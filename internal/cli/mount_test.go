@@ -84,8 +84,11 @@ func TestVolumeMountCommands(t *testing.T) {
 	if b, _ := os.ReadFile(back); string(b) != "hello from fuse" {
 		t.Fatalf("file written through the mount: %q", b)
 	}
-	if ls := h.must("volume", "ls", "docs"); !strings.Contains(ls, "sub") {
-		t.Fatalf("ls: %s", ls)
+	if ls := h.must("volume", "ls", "docs"); !strings.Contains(ls, "/sub/") {
+		t.Fatalf("ls should mark the directory made through the mount: %s", ls)
+	}
+	if _, err := h.run("", "volume", "get", "docs", "sub", filepath.Join(t.TempDir(), "x")); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("get of a directory: %v", err)
 	}
 
 	// --read-only, ended by cancellation (what SIGINT does).

@@ -180,6 +180,10 @@ func newVolumeCreateCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// isDir reports whether a volume entry is a directory created through the
+// FUSE mount (S_IFDIR in its recorded mode).
+func isDir(fi cbfs.FileInfo) bool { return fi.Mode&0o170000 == 0o040000 }
+
 // vpath makes a volume path absolute, as the volume layer requires.
 func vpath(p string) string {
 	if p == "" || strings.HasPrefix(p, "/") {
@@ -324,6 +328,9 @@ func newVolumeGetCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if isDir(st) {
+				return fmt.Errorf("%s is a directory", a[1])
+			}
 			// Write to a temporary file and rename: a failed download never
 			// leaves a truncated file under the requested name.
 			tmp, err := os.CreateTemp(filepath.Dir(a[2]), "."+filepath.Base(a[2])+".part-*")
@@ -385,7 +392,14 @@ func newVolumeLsCmd(f *Factory) *cobra.Command {
 				return printJSON(f.Out, files)
 			}
 			for _, fi := range files {
-				fmt.Fprintf(f.Out, "%10s  %s  %s\n", bytesText(uint64(fi.Size)), fi.ModTime.UTC().Format(time.RFC3339), fi.Path)
+				name := fi.Path
+				switch {
+				case isDir(fi):
+					name += "/"
+				case fi.Target != "":
+					name += " -> " + fi.Target
+				}
+				fmt.Fprintf(f.Out, "%10s  %s  %s\n", bytesText(uint64(fi.Size)), fi.ModTime.UTC().Format(time.RFC3339), name)
 			}
 			return nil
 		},

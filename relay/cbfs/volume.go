@@ -44,6 +44,10 @@ type FileInfo struct {
 	Size     int64
 	ModTime  time.Time
 	Segments int
+	// Mode is the POSIX st_mode recorded by the FUSE mount (0: a regular
+	// file written by Put); Target is a symlink's target.
+	Mode   uint32
+	Target string
 	// Pending is set by Commit for a path-prefix-restricted writer: the
 	// file is stored but becomes visible only after a whole-volume writer
 	// calls MergePending.
@@ -76,7 +80,7 @@ func (v *Volume) Root() [32]byte {
 }
 
 func fileInfo(f *FileEntry) FileInfo {
-	return FileInfo{Path: f.Path, Size: f.Size, ModTime: time.Unix(0, f.ModTime), Segments: len(f.Segments)}
+	return FileInfo{Path: f.Path, Size: f.Size, ModTime: time.Unix(0, f.ModTime), Segments: len(f.Segments), Mode: f.Mode, Target: f.Target}
 }
 
 func (v *Volume) need(perm captoken.Perm, path string) error {
