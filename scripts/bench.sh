@@ -9,4 +9,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go test -run XXX -bench . -benchtime "${BENCHTIME:-3x}" -timeout 60m ./... 2>&1 |
-  grep -E '^(Benchmark|goos|goarch|cpu|pkg|ok|PASS|FAIL|---)' || true
+  grep -E "^(Benchmark|goos|goarch|cpu|pkg|ok|PASS|FAIL|---)"
