@@ -82,6 +82,17 @@
 // costs what the construct it replaced costs), so the cycle count of a call
 // depends only on the source, the inputs and the table.
 //
+// The names str, int, list, tuple, dict, bytes, bytearray and type are
+// bound to stand-ins (_pvm_rt.BType): calling one is the metered
+// constructor, type() of a builtin value returns the stand-in (so
+// `type(x) is str`, `type(x) == str` and `type(x) in (str, bytes)` hold,
+// and type(str) is type), isinstance/issubclass, class bases and match
+// patterns see the real type, and attribute access yields the type's
+// methods unbound and metered like the bound calls (str.upper(s),
+// str.join(sep, xs), list.append(l, x), dict.fromkeys(ks)). Private,
+// dunder and forbidden names (mro) are refused, so the real type and its
+// unmetered constructor stay unreachable.
+//
 // Memory is a deterministic meter, not a heap measurement: it counts list
 // and dict growth (8 bytes per list element, 24 per dict or set entry), the
 // growth of str/bytes/list results of +, *, %, join, replace, padding and

@@ -513,22 +513,22 @@ _PLAIN = (
 )
 
 
-def _real_types():
-    # The metered constructors stand in for the builtin types of the same
-    # name; isinstance/issubclass must still see the real types.
-    return {rt.int_: int, rt.list_: list, rt.tuple_: tuple, rt.dict_: dict, rt.bytes_: bytes,
-            rt.bytearray_: bytearray, rt.str_: str}
-
-
 def _make_type_checks():
-    real = _real_types()
+    # rt.BType instances stand in for the builtin types of the same name;
+    # isinstance/issubclass see the real types.
+    BType = rt.BType
 
     def unwrap(cls):
-        if type(cls) is tuple:
+        t = type(cls)
+        if t is BType:
+            return cls._pvm_real
+        if t is tuple:
             return tuple(unwrap(c) for c in cls)
-        return real.get(cls, cls)
+        return cls
 
     def isinstance_(obj, cls):
+        if type(obj) is BType:
+            obj = obj._pvm_real  # isinstance(str, type)
         return _b.isinstance(obj, unwrap(cls))
 
     def issubclass_(sub, cls):
@@ -562,9 +562,9 @@ def runtime_globals():
         "_pvm_oset": OSET, "_pvm_slice": rt.op_slice, "_pvm_in": rt.op_in, "_pvm_star": rt.op_star,
         "_pvm_dstar": rt.op_dstar, "_pvm_meth": rt.meth, "_pvm_meth0": rt.meth0, "_pvm_meth1": rt.meth1, "_pvm_append": rt.append,
         "_pvm_eq": rt.op_eq, "_pvm_ne": rt.op_ne, "_pvm_lt": rt.op_lt, "_pvm_le": rt.op_le,
-        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_B_list": rt.list_, "_pvm_B_dict": rt.dict_, "_pvm_B_tuple": rt.tuple_, "_pvm_B_str": rt.str_,
-        "_pvm_B_int": rt.int_, "_pvm_B_bytes": rt.bytes_, "_pvm_B_bytearray": rt.bytearray_,
-        "_pvm_B_type": rt.type_, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
+        "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_B_list": rt.LIST, "_pvm_B_dict": rt.DICT, "_pvm_B_tuple": rt.TUPLE, "_pvm_B_str": rt.STR,
+        "_pvm_B_int": rt.INT, "_pvm_B_bytes": rt.BYTES, "_pvm_B_bytearray": rt.BYTEARRAY,
+        "_pvm_B_type": rt.TYPE, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
         "_pvm_list": list, "_pvm_dict": dict, "_pvm_sliceval": rt.sliceval, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
     }
 

@@ -475,10 +475,6 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_Compare(self, node):
-        if all(isinstance(o, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for o in node.ops):
-            _keep_types(node.left)
-            for c in node.comparators:
-                _keep_types(c)
         self.generic_visit(node)
         if len(node.ops) == 1 and type(node.ops[0]) in _CMP_OPS:
             # Comparing two non-constant operands may walk two large strings,

@@ -148,6 +148,8 @@ def fstr(r):
 
 def bind(o, name):
     f = getattr(o, name)
+    if type(o) is BType:
+        return f  # already metered
     if name in _METH or name == "append" or name in _METERED_NAMES:
         def bound(*args, **kw):
             return meth(o, name, *args, **kw)
@@ -584,6 +586,8 @@ _NOKW = {}  # shared empty kwargs: handlers never mutate kw
 
 def meth0(o, name):
     f = getattr(o, name)
+    if type(o) is BType:
+        return f()
     h = _METH.get(name)
     if h is not None:
         return h(o, f, (), _NOKW)
@@ -598,6 +602,8 @@ def meth0(o, name):
 
 def meth1(o, name, a):
     f = getattr(o, name)
+    if type(o) is BType:
+        return f(a)
     h = _METH.get(name)
     if h is not None:
         return h(o, f, (a,), _NOKW)
@@ -619,6 +625,8 @@ def meth(o, name, *args, **kw):
         if MEM[0] > MEM[1]:
             mem(0)
         return f(*args)
+    if t is BType:
+        return f(*args, **kw)
     h = _METH.get(name)
     if h is not None:
         return h(o, f, args, kw)
@@ -1002,7 +1010,124 @@ def hash_(x):
 def type_(*args):
     if len(args) != 1:
         raise TypeError("type() takes exactly one argument")
-    return _type(args[0])
+    t = _type(args[0])
+    w = WRAPPED.get(t)
+    if w is not None:
+        return w
+    if t is BType:
+        return TYPE
+    return t
+
+
+# ---------------------------------------------------------------------------
+# builtin types as actor code sees them
+
+_MDESC = _type(_b.str.upper)  # method_descriptor: an instance method of a builtin type
+
+
+class BType:
+    """What the names str, int, list, tuple, dict, bytes, bytearray and type
+    are bound to in actor code. Calling it is the metered constructor;
+    type() of a builtin value returns it (so `type(x) is str`,
+    `type(x) == str` and `type(x) in (str, bytes)` hold); it equals and
+    hashes like the real type; isinstance/issubclass/class bases/match
+    patterns see the real type; attribute access gives the type's methods
+    unbound and metered (str.upper("a"), list.append(l, 1),
+    dict.fromkeys(k)). Nothing reachable from it hands out the real type or
+    an unmetered constructor."""
+
+    __slots__ = ("_pvm_real", "_pvm_ctor", "_pvm_attrs")
+
+    def __init__(self, real, ctor):
+        self._pvm_real = real
+        self._pvm_ctor = ctor
+        self._pvm_attrs = {}
+
+    def __call__(self, *args, **kw):
+        return self._pvm_ctor(*args, **kw)
+
+    def __eq__(self, o):
+        return o is self or o is self._pvm_real
+
+    def __ne__(self, o):
+        return not (o is self or o is self._pvm_real)
+
+    def __hash__(self):
+        return _hash(self._pvm_real)
+
+    def __repr__(self):
+        return "<class '%s'>" % self._pvm_real.__name__
+
+    def __instancecheck__(self, obj):
+        return _b.isinstance(obj, self._pvm_real)
+
+    def __subclasscheck__(self, sub):
+        if _type(sub) is BType:
+            sub = sub._pvm_real
+        return _b.issubclass(sub, self._pvm_real)
+
+    def __mro_entries__(self, bases):
+        return (self._pvm_real,)
+
+    def __getitem__(self, item):
+        # list[int] in annotations; the alias's origin stays the wrapper
+        return _GenericAlias(self, item)
+
+    def __getattr__(self, name):
+        cache = self._pvm_attrs
+        v = cache.get(name)
+        if v is not None:
+            return v
+        real = self._pvm_real
+        if _type(name) is not str or name[:1] == "_" or name in _FORBIDDEN_ATTRS:
+            raise AttributeError("type object '%s' has no attribute '%s'" % (real.__name__, name))
+        for c in real.__mro__:
+            if c is object:
+                c = None
+                break
+            if name in c.__dict__:
+                d = c.__dict__[name]
+                break
+        if c is None:
+            raise AttributeError("type object '%s' has no attribute '%s'" % (real.__name__, name))
+        if name not in _METERED_NAMES and name not in _METH:
+            v = _getattr(real, name)
+        elif _type(d) is _MDESC:
+            v = _unbound(real, name)
+        else:
+            v = _classmeth(real, name)  # dict.fromkeys, bytes.fromhex, str.maketrans
+        cache[name] = v
+        return v
+
+
+def _unbound(real, name):
+    def unbound(self, *args, **kw):
+        if not _b.isinstance(self, real):
+            raise TypeError("descriptor '%s' for '%s' objects doesn't apply to a '%s' object"
+                            % (name, real.__name__, _type(self).__name__))
+        return meth(self, name, *args, **kw)
+    unbound.__name__ = unbound.__qualname__ = name
+    return unbound
+
+
+def _classmeth(real, name):
+    def cm(*args, **kw):
+        return meth(real, name, *args, **kw)
+    cm.__name__ = cm.__qualname__ = name
+    return cm
+
+
+from types import GenericAlias as _GenericAlias  # noqa: E402
+
+TYPE = BType(_type, type_)
+STR = BType(_str, str_)
+INT = BType(_int, int_)
+LIST = BType(_list, list_)
+TUPLE = BType(_tuple, tuple_)
+DICT = BType(_dict, dict_)
+BYTES = BType(_bytes, bytes_)
+BYTEARRAY = BType(_bytearray, bytearray_)
+WRAPPED = {w._pvm_real: w for w in (TYPE, STR, INT, LIST, TUPLE, DICT, BYTES, BYTEARRAY)}
 
 
 def _attr_ok(name):
