@@ -60,8 +60,16 @@
 // # Actors
 //
 // Two styles are supported. A plain `class Actor:` keeps its instance
-// attributes in the reserved storage key __STATE__ (one CBOR map, written
-// back only if it changed; sets and tuples come back as lists). A class
+// attributes in the reserved storage key __STATE__ (one deterministic CBOR
+// map, written back only if its encoding changed). Tuples, sets and
+// frozensets survive the round trip: a tuple is written as tag 0x43420001
+// (Cowboy private), a set as tag 258 (IANA "finite set") and a frozenset as
+// tag 0x43420002, each around the array of its elements (sets in insertion
+// order); map keys are sorted by their encoded bytes as before. States
+// written before these tags still load: their sets and tuples come back as
+// lists and array map keys as tuples, and such a state is not rewritten
+// just because it would now encode differently. Return values, payloads
+// and @actor storage values stay untagged. A class
 // decorated with cowboy_sdk's @actor uses self.storage (dict-like, CBOR
 // values, backed by Host storage); if any method is marked @public only
 // those are callable. Handlers never start with "_". Init runs __init__ with

@@ -4,7 +4,26 @@ Supported: None, bool, int (bignums via tags 2/3), float (shortest exact
 form), str, bytes/bytearray, list/tuple, dict (keys sorted by their encoded
 bytes). Decoding accepts the same subset. Nesting is capped so hostile
 values fail with a deterministic error instead of exhausting the C stack.
+
+Tagged mode (plain actor state, __STATE__): dumps(..., tag_tuples=True)
+writes a tuple as tag TAG_TUPLE around its array, and an encode hook may
+return Tagged(tag, value) (ordered sets: TAG_SET / TAG_FROZENSET around the
+array of elements in insertion order). loads(..., tags={tag: ctor}) rebuilds
+those; without tags a tag is ignored and its content returned (old states
+and payloads keep decoding as before).
 """
+
+TAG_SET = 258  # IANA "mathematical finite set"; here insertion ordered
+TAG_TUPLE = 0x43420001  # Cowboy private: tuple
+TAG_FROZENSET = 0x43420002  # Cowboy private: frozen (ordered) set
+
+
+class Tagged:
+    __slots__ = ("tag", "value")
+
+    def __init__(self, tag, value):
+        self.tag = tag
+        self.value = value
 
 import struct
 
@@ -40,13 +59,13 @@ def _float(v):
     return b"\xfb" + struct.pack(">d", v)
 
 
-def dumps(obj, _depth=0, _enc_hook=None):
+def dumps(obj, _depth=0, _enc_hook=None, tag_tuples=False):
     out = []
-    _enc(obj, out, 0, _enc_hook)
+    _enc(obj, out, 0, _enc_hook, tag_tuples)
     return b"".join(out)
 
 
-def _enc(v, out, depth, hook):
+def _enc(v, out, depth, hook, tt=False):
     if depth > MAX_DEPTH:
         raise CBORError("value nested too deeply")
     t = type(v)
@@ -78,16 +97,21 @@ def _enc(v, out, depth, hook):
         out.append(_head(2, len(v)))
         out.append(bytes(v))
     elif t is list or t is tuple:
+        if tt and t is tuple:
+            out.append(_head(6, TAG_TUPLE))
         out.append(_head(4, len(v)))
         for x in v:
-            _enc(x, out, depth + 1, hook)
+            _enc(x, out, depth + 1, hook, tt)
+    elif t is Tagged:
+        out.append(_head(6, v.tag))
+        _enc(v.value, out, depth + 1, hook, tt)
     elif t is dict:
         items = []
         for k, x in v.items():
             kb = []
-            _enc(k, kb, depth + 1, hook)
+            _enc(k, kb, depth + 1, hook, tt)
             vb = []
-            _enc(x, vb, depth + 1, hook)
+            _enc(x, vb, depth + 1, hook, tt)
             items.append((b"".join(kb), b"".join(vb)))
         items.sort(key=lambda kv: kv[0])
         for i in range(1, len(items)):
@@ -101,23 +125,26 @@ def _enc(v, out, depth, hook):
         if hook is not None:
             r = hook(v)
             if r is not v:
-                _enc(r, out, depth, None)
+                _enc(r, out, depth, hook if type(r) is Tagged else None, tt)
                 return
         if isinstance(v, int) and not isinstance(v, bool):
-            _enc(int(v), out, depth, hook)
+            _enc(int(v), out, depth, hook, tt)
         elif isinstance(v, str):
-            _enc(str(v), out, depth, hook)
+            _enc(str(v), out, depth, hook, tt)
         elif isinstance(v, dict):
-            _enc(dict(v), out, depth, hook)
+            _enc(dict(v), out, depth, hook, tt)
         elif isinstance(v, (list, tuple)):
-            _enc(list(v), out, depth, hook)
+            _enc(list(v), out, depth, hook, tt)
         else:
             raise CBORError("cannot encode value of type " + t.__name__)
 
 
-def loads(data):
+def loads(data, tags=None, info=None):
+    """tags: {tag: constructor} applied to tagged content (tagged mode).
+    info: if a dict, info["array_keys"] is set when an untagged array was
+    decoded as a map key (turned into a tuple, as before tagging existed)."""
     data = bytes(data)
-    v, i = _dec(data, 0, 0)
+    v, i = _dec(data, 0, 0, tags, info)
     if i != len(data):
         raise CBORError("trailing bytes")
     return v
@@ -137,7 +164,7 @@ def _arg(data, i, ai):
     raise CBORError("indefinite or reserved length not supported")
 
 
-def _dec(data, i, depth):
+def _dec(data, i, depth, tags=None, info=None):
     if depth > MAX_DEPTH:
         raise CBORError("value nested too deeply")
     if i >= len(data):
@@ -178,7 +205,7 @@ def _dec(data, i, depth):
             raise CBORError("truncated")
         out = []
         for _ in range(n):
-            v, i = _dec(data, i, depth + 1)
+            v, i = _dec(data, i, depth + 1, tags, info)
             out.append(v)
         return out, i
     if major == 5:
@@ -186,17 +213,23 @@ def _dec(data, i, depth):
             raise CBORError("truncated")
         out = {}
         for _ in range(n):
-            k, i = _dec(data, i, depth + 1)
+            k, i = _dec(data, i, depth + 1, tags, info)
             if type(k) is list:
                 k = tuple(k)
-            v, i = _dec(data, i, depth + 1)
+                if info is not None:
+                    info["array_keys"] = True
+            v, i = _dec(data, i, depth + 1, tags, info)
             out[k] = v
         return out, i
     if major == 6:
-        v, i = _dec(data, i, depth + 1)
+        v, i = _dec(data, i, depth + 1, tags, info)
         if n == 2 and type(v) is bytes:
             return int.from_bytes(v, "big"), i
         if n == 3 and type(v) is bytes:
             return -1 - int.from_bytes(v, "big"), i
+        if tags is not None and type(v) is list:
+            ctor = tags.get(n)
+            if ctor is not None:
+                return ctor(v), i
         return v, i
     raise CBORError("bad major type")

@@ -112,6 +112,28 @@ def _enc_hook(v):
     return v
 
 
+def _state_hook(v):
+    # __STATE__ keeps sets and tuples (see _pvm_cbor tagged mode)
+    from cowboy_sdk.collections import ordered_set, frozen_ordered_set
+    if isinstance(v, frozen_ordered_set):
+        return cbor.Tagged(cbor.TAG_FROZENSET, list(v))
+    if isinstance(v, ordered_set):
+        return cbor.Tagged(cbor.TAG_SET, list(v))
+    return v
+
+
+def _state_tags():
+    from cowboy_sdk.collections import mutable_ordered_set, frozen_ordered_set
+    # rebuilt without charging, like the lists of an untagged state
+    return {cbor.TAG_TUPLE: tuple,
+            cbor.TAG_SET: lambda v: mutable_ordered_set._pvm_from(dict.fromkeys(v)),
+            cbor.TAG_FROZENSET: lambda v: frozen_ordered_set._pvm_from(dict.fromkeys(v))}
+
+
+def _dump_state(d):
+    return cbor.dumps(d, _enc_hook=_state_hook, tag_tuples=True)
+
+
 def _find_actor(g):
     cand = None
     for k, v in g.items():
@@ -176,14 +198,20 @@ def execute(chan, call):
                     raw = pvm_host.storage_get(b"__STATE__")
                     plain_state = raw
                     if raw is not None:
-                        for k, v in cbor.loads(raw).items():
+                        info = {}
+                        st = cbor.loads(raw, tags=_state_tags(), info=info)
+                        if info.get("array_keys"):
+                            # a state written before tagging, with tuple map
+                            # keys: it re-encodes differently though unchanged
+                            plain_state = _dump_state(st)
+                        for k, v in st.items():
                             inst.__dict__[k] = v
                 ret = getattr(inst, hname)(*args, **kw)
             if rt.ABORT[0] is not None:  # an abort swallowed by a user __exit__
                 rt.abort(*rt.ABORT[0])
             if not sdk:
                 d = {k: v for k, v in inst.__dict__.items()}
-                raw = cbor.dumps(d, _enc_hook=_enc_hook)
+                raw = _dump_state(d)
                 if raw != plain_state:
                     if call.get("read_only"):
                         raise _Fail("ReadOnlyViolation", "state modified in a read-only call")
