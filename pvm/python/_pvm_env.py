@@ -516,18 +516,18 @@ _PLAIN = (
 def _make_type_checks():
     # rt.BType instances stand in for the builtin types of the same name;
     # isinstance/issubclass see the real types.
-    BType = rt.BType
+    BT = rt.BTYPES
 
     def unwrap(cls):
         t = type(cls)
-        if t is BType:
+        if t in BT:
             return cls._pvm_real
         if t is tuple:
             return tuple(unwrap(c) for c in cls)
         return cls
 
     def isinstance_(obj, cls):
-        if type(obj) is BType:
+        if type(obj) in BT:
             obj = obj._pvm_real  # isinstance(str, type)
         return _b.isinstance(obj, unwrap(cls))
 
@@ -564,7 +564,10 @@ def runtime_globals():
         "_pvm_eq": rt.op_eq, "_pvm_ne": rt.op_ne, "_pvm_lt": rt.op_lt, "_pvm_le": rt.op_le,
         "_pvm_gt": rt.op_gt, "_pvm_ge": rt.op_ge, "_pvm_B_list": rt.LIST, "_pvm_B_dict": rt.DICT, "_pvm_B_tuple": rt.TUPLE, "_pvm_B_str": rt.STR,
         "_pvm_B_int": rt.INT, "_pvm_B_bytes": rt.BYTES, "_pvm_B_bytearray": rt.BYTEARRAY,
-        "_pvm_B_type": rt.TYPE, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
+        "_pvm_B_type": rt.TYPE,
+        "_pvm_C_list": rt.list_, "_pvm_C_dict": rt.dict_, "_pvm_C_tuple": rt.tuple_, "_pvm_C_str": rt.str_,
+        "_pvm_C_int": rt.int_, "_pvm_C_bytes": rt.bytes_, "_pvm_C_bytearray": rt.bytearray_,
+        "_pvm_C_type": rt.type_, "_pvm_ckm": rt.ckm, "_pvm_type": type, "_pvm_int": int, "_pvm_float": float,
         "_pvm_list": list, "_pvm_dict": dict, "_pvm_sliceval": rt.sliceval, "_pvm_mem": rt.MEM, "_pvm_memfail": rt.memfail, "_pvm_setitem": rt.setitem, "_pvm_fstr": rt.fstr, "_pvm_bind": rt.bind, "_pvm_format": rt.op_format,
     }
 

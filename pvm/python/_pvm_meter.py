@@ -101,7 +101,7 @@ def _instr_cost(name, node, c):
         return c["subscript"]
     if name == "_pvm_in" or name in _CMP_OPS.values():
         return c["compare"]
-    if name.startswith("_pvm_B_"):
+    if name.startswith("_pvm_B_") or name.startswith("_pvm_C_"):
         return c["call"]  # list(...), str(...): a builtin call
     if name in ("_pvm_meth", "_pvm_meth0", "_pvm_meth1", "_pvm_append"):
         return c["call"] + c["attribute"]
@@ -572,6 +572,11 @@ class _Rewrite(ast.NodeTransformer):
         node.keywords = [ast.keyword(arg=None, value=_call("_pvm_dstar", [k.value])) if k.arg is None else k
                          for k in node.keywords]
         f = node.func
+        if isinstance(f, ast.Name) and f.id.startswith("_pvm_B_"):
+            # str(x), list(x), type(x) called directly: the metered
+            # constructor itself, without the stand-in's __call__
+            f.id = "_pvm_C_" + f.id[7:]
+            return node
         if isinstance(f, ast.Attribute) and f.attr == "append" and len(node.args) == 1 and not node.keywords \
                 and not isinstance(node.args[0], ast.Starred):
             return ast.copy_location(_call("_pvm_append", [f.value, node.args[0]]), node)

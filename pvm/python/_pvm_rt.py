@@ -148,7 +148,7 @@ def fstr(r):
 
 def bind(o, name):
     f = getattr(o, name)
-    if type(o) is BType:
+    if type(o) in BTYPES:
         return f  # already metered
     if name in _METH or name == "append" or name in _METERED_NAMES:
         def bound(*args, **kw):
@@ -586,7 +586,7 @@ _NOKW = {}  # shared empty kwargs: handlers never mutate kw
 
 def meth0(o, name):
     f = getattr(o, name)
-    if type(o) is BType:
+    if type(o) in BTYPES:
         return f()
     h = _METH.get(name)
     if h is not None:
@@ -602,7 +602,7 @@ def meth0(o, name):
 
 def meth1(o, name, a):
     f = getattr(o, name)
-    if type(o) is BType:
+    if type(o) in BTYPES:
         return f(a)
     h = _METH.get(name)
     if h is not None:
@@ -625,7 +625,7 @@ def meth(o, name, *args, **kw):
         if MEM[0] > MEM[1]:
             mem(0)
         return f(*args)
-    if t is BType:
+    if t in BTYPES:
         return f(*args, **kw)
     h = _METH.get(name)
     if h is not None:
@@ -1014,7 +1014,7 @@ def type_(*args):
     w = WRAPPED.get(t)
     if w is not None:
         return w
-    if t is BType:
+    if t in BTYPES:
         return TYPE
     return t
 
@@ -1043,9 +1043,6 @@ class BType:
         self._pvm_ctor = ctor
         self._pvm_attrs = {}
 
-    def __call__(self, *args, **kw):
-        return self._pvm_ctor(*args, **kw)
-
     def __eq__(self, o):
         return o is self or o is self._pvm_real
 
@@ -1062,7 +1059,7 @@ class BType:
         return _b.isinstance(obj, self._pvm_real)
 
     def __subclasscheck__(self, sub):
-        if _type(sub) is BType:
+        if _type(sub) in BTYPES:
             sub = sub._pvm_real
         return _b.issubclass(sub, self._pvm_real)
 
@@ -1119,15 +1116,23 @@ def _classmeth(real, name):
 
 from types import GenericAlias as _GenericAlias  # noqa: E402
 
-TYPE = BType(_type, type_)
-STR = BType(_str, str_)
-INT = BType(_int, int_)
-LIST = BType(_list, list_)
-TUPLE = BType(_tuple, tuple_)
-DICT = BType(_dict, dict_)
-BYTES = BType(_bytes, bytes_)
-BYTEARRAY = BType(_bytearray, bytearray_)
+def _btype(real, ctor):
+    # one subclass per type whose __call__ is the constructor itself (a
+    # staticmethod: no extra Python frame per str(x)/list(x) call)
+    cls = _type("BType", (BType,), {"__slots__": (), "__call__": staticmethod(ctor)})
+    return cls(real, ctor)
+
+
+TYPE = _btype(_type, type_)
+STR = _btype(_str, str_)
+INT = _btype(_int, int_)
+LIST = _btype(_list, list_)
+TUPLE = _btype(_tuple, tuple_)
+DICT = _btype(_dict, dict_)
+BYTES = _btype(_bytes, bytes_)
+BYTEARRAY = _btype(_bytearray, bytearray_)
 WRAPPED = {w._pvm_real: w for w in (TYPE, STR, INT, LIST, TUPLE, DICT, BYTES, BYTEARRAY)}
+BTYPES = frozenset(_type(w) for w in WRAPPED.values())
 
 
 def _attr_ok(name):
