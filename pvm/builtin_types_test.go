@@ -46,6 +46,11 @@ func TestBuiltinTypeIdentity(t *testing.T) {
 		{"wrong receiver", "try:\n    str.upper(1)\nexcept TypeError:\n    return 'TypeError'", "TypeError"},
 		{"generic alias", "x = list[int]\nreturn x((1, 2))", "[1 2]"},
 		{"no mro", "return hasattr(str, 'upper')", "true"},
+		{"annotations", "def g(x: list[int], y: dict[str, tuple[int, ...]] = None) -> str:\n    return str(len(x))\nreturn g([1, 2])", "2"},
+		{"map and key", "return [list(map(str, [1, 2])), sorted(['b', 'A'], key=str.lower), list(map(str.upper, ['x']))]", "[[1 2] [A b] [X]]"},
+		{"defaultdict", "import collections\nd = collections.defaultdict(list)\nd['a'].append(1)\nreturn dict(d)", "map[a:[1]]"},
+		{"type(x)(y)", "return [type('')(5), type(3)('7'), type(str)(1) is int]", "[5 7 true]"},
+		{"match", "match 'a':\n    case str():\n        return 'str'\n    case _:\n        return 'other'", "str"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,5 +95,27 @@ func TestBuiltinTypeNoEscape(t *testing.T) {
 				t.Fatalf("got %v (%v), want %v %q", out.Err.Kind, out.Err, c.kind, c.msg)
 			}
 		})
+	}
+}
+
+// An unbound call charges what the bound call charges, up to the extra
+// call overhead.
+func TestBuiltinTypeUnboundMetered(t *testing.T) {
+	e := engine(t)
+	pairs := [][2]string{
+		{"s = 'ab' * 20000\nreturn len(s.upper())", "s = 'ab' * 20000\nreturn len(str.upper(s))"},
+		{"xs = ['ab'] * 20000\nreturn len(','.join(xs))", "xs = ['ab'] * 20000\nreturn len(str.join(',', xs))"},
+		{"l = []\nl.extend(range(20000))\nreturn len(l)", "l = []\nlist.extend(l, range(20000))\nreturn len(l)"},
+		{"return len({}.fromkeys(range(20000)))", "return len(dict.fromkeys(range(20000)))"},
+	}
+	for _, p := range pairs {
+		a := runHostile(t, e, actorSrc(p[0]), 10_000_000)
+		b := runHostile(t, e, actorSrc(p[1]), 10_000_000)
+		if a.Err != nil || b.Err != nil {
+			t.Fatalf("%v / %v", a.Err, b.Err)
+		}
+		if a.CyclesUsed < 20000 || b.CyclesUsed < a.CyclesUsed || b.CyclesUsed > a.CyclesUsed+200 {
+			t.Fatalf("%q: bound %d cycles, unbound %d", p[1], a.CyclesUsed, b.CyclesUsed)
+		}
 	}
 }
