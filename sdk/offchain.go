@@ -96,3 +96,13 @@ func (c *Client) SubmitVerifiedResult(ctx context.Context, key *ecdsa.PrivateKey
 	}
 	return c.sendSystem(ctx, key, types.ResultVerifierAddress, nil, &types.SubmitResult{JobID: sub.Claim.JobID, Submission: b}, o)
 }
+
+// RevealResult sends a committee member's individual reveal, accepted once
+// the aggregator has timed out.
+func (c *Client) RevealResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, r *verify.Reveal, o TxOptions) (*types.Tx, error) {
+	b, err := r.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return c.sendSystem(ctx, key, types.ResultVerifierAddress, nil, &types.RevealResult{JobID: id, Reveal: b}, o)
+}

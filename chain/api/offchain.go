@@ -63,7 +63,11 @@ func (s *Server) runners(c *gin.Context) {
 			if c.Query("all") != "true" && r.Status != execution.RunnerActive {
 				continue
 			}
-			out = append(out, runnerJSON(r, v.Head().Height, timeout))
+			rj := runnerJSON(r, v.Head().Height, timeout)
+			if rj.Endpoint, err = execution.ReadRunnerEndpoint(v, r.Address); err != nil {
+				return err
+			}
+			out = append(out, rj)
 		}
 		return nil
 	})
@@ -90,7 +94,8 @@ func (s *Server) runner(c *gin.Context) {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no runner %s", addr))
 		}
 		out = runnerJSON(r, v.Head().Height, timeout)
-		return nil
+		out.Endpoint, err = execution.ReadRunnerEndpoint(v, addr)
+		return err
 	})
 	if err != nil {
 		failErr(c, err)
@@ -123,6 +128,9 @@ func JobJSON(j *job.Job, res *execution.JobResult, pay *execution.JobPayments, h
 		ResultHash: j.ResultHash, Agreed: addrs(j.Agreed), Dissented: addrs(j.Dissented), Height: height}
 	if out.Input == nil {
 		out.Input = types.Bytes{}
+	}
+	if b, err := sp.Encode(); err == nil {
+		out.Spec = b
 	}
 	for _, cm := range j.Commitments {
 		out.Commitments = append(out.Commitments, apitypes.JobCommitment{Runner: cm.Runner, Hash: cm.Hash, Block: cm.Block})

@@ -31,6 +31,7 @@ type Runner struct {
 	LastHeartbeat     uint64        `json:"last_heartbeat"`
 	Status            string        `json:"status"` // active, exited
 	Healthy           bool          `json:"healthy"`
+	Endpoint          string        `json:"endpoint,omitempty"` // aggregator URL, if registered
 	Height            uint64        `json:"height"`
 }
 
@@ -92,5 +93,6 @@ type Job struct {
 	Agreed        []types.Address `json:"agreed"`
 	Dissented     []types.Address `json:"dissented"`
 	Payments      *JobPayments    `json:"payments,omitempty"`
+	Spec          types.Bytes     `json:"spec"` // canonical CBOR JobSpec (job.DecodeJobSpec)
 	Height        uint64          `json:"height"`
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
@@ -116,6 +117,21 @@ func offKey(addr types.Address, parts ...[]byte) []byte {
 // RunnerKey is the state key of a runner record.
 func RunnerKey(a types.Address) []byte {
 	return offKey(types.RunnerRegistryAddress, []byte("runner/"), a[:])
+}
+
+// RunnerEndpointKey holds a runner's optional aggregator URL (kept apart
+// from the record so the record's encoding is unchanged).
+func RunnerEndpointKey(a types.Address) []byte {
+	return offKey(types.RunnerRegistryAddress, []byte("endpoint/"), a[:])
+}
+
+// ReadRunnerEndpoint returns a runner's registered aggregator URL ("" if none).
+func ReadRunnerEndpoint(r state.Reader, a types.Address) (string, error) {
+	b, ok, err := r.Get(RunnerEndpointKey(a))
+	if err != nil || !ok {
+		return "", err
+	}
+	return string(b), nil
 }
 
 // RunnerPrefix prefixes every runner record.
@@ -362,6 +378,9 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 	if in.MaxJobValue != nil && in.MaxJobValue.Sign() < 0 {
 		return failf("InvalidCapabilities: negative max job value")
 	}
+	if ep := in.Endpoint; ep != "" && (len(ep) > 256 || !(strings.HasPrefix(ep, "http://") || strings.HasPrefix(ep, "https://"))) {
+		return failf("InvalidEndpoint: an http:// or https:// URL of at most 256 bytes")
+	}
 	rn, err := ReadRunner(x.o, from)
 	if err != nil {
 		return err
@@ -392,6 +411,11 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 	rn.Rates, rn.MaxConcurrentJobs, rn.MaxJobValue = rates, uint32(in.MaxConcurrentJobs), maxVal
 	rn.LastHeartbeat, rn.Status = x.env.Height, RunnerActive
 	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
+	if in.Endpoint != "" {
+		x.o.Set(RunnerEndpointKey(from), []byte(in.Endpoint))
+	} else {
+		x.o.Delete(RunnerEndpointKey(from))
+	}
 	x.emit(types.RunnerRegistryAddress, "RunnerRegistered", map[string]any{"runner": from, "stake": rn.Stake})
 	return nil
 }

@@ -187,6 +187,92 @@ type RunnerRegister struct {
 	RatePerMemoryMiB  *big.Int
 	MaxConcurrentJobs uint64
 	MaxJobValue       *big.Int // declared max job value; stake ≥ 1.5 × this
+	// Endpoint is the runner's public aggregator URL where committee
+	// members push results. Optional trailing element: it is encoded only
+	// when set, so registrations without it keep their 12-element form.
+	Endpoint string
+}
+
+// runnerRegisterV1 is RunnerRegister without the optional endpoint.
+type runnerRegisterV1 struct {
+	_                 struct{} `cbor:",toarray"`
+	Kind              InstructionKind
+	ResultKey         Bytes
+	JobTypes          []uint64
+	Models            []string
+	Domains           []string
+	TEE               bool
+	RateBase          *big.Int
+	RatePerToken      *big.Int
+	RatePerWallMs     *big.Int
+	RatePerMemoryMiB  *big.Int
+	MaxConcurrentJobs uint64
+	MaxJobValue       *big.Int
+}
+
+// runnerRegisterV2 is RunnerRegister with the endpoint.
+type runnerRegisterV2 struct {
+	_                 struct{} `cbor:",toarray"`
+	Kind              InstructionKind
+	ResultKey         Bytes
+	JobTypes          []uint64
+	Models            []string
+	Domains           []string
+	TEE               bool
+	RateBase          *big.Int
+	RatePerToken      *big.Int
+	RatePerWallMs     *big.Int
+	RatePerMemoryMiB  *big.Int
+	MaxConcurrentJobs uint64
+	MaxJobValue       *big.Int
+	Endpoint          string
+}
+
+// MarshalCBOR writes the 12-element form when Endpoint is empty and the
+// 13-element form otherwise.
+func (r RunnerRegister) MarshalCBOR() ([]byte, error) {
+	v1 := runnerRegisterV1{Kind: r.Kind, ResultKey: r.ResultKey, JobTypes: r.JobTypes, Models: r.Models, Domains: r.Domains,
+		TEE: r.TEE, RateBase: r.RateBase, RatePerToken: r.RatePerToken, RatePerWallMs: r.RatePerWallMs,
+		RatePerMemoryMiB: r.RatePerMemoryMiB, MaxConcurrentJobs: r.MaxConcurrentJobs, MaxJobValue: r.MaxJobValue}
+	if r.Endpoint == "" {
+		return codec.Marshal(v1)
+	}
+	return codec.Marshal(runnerRegisterV2{Kind: v1.Kind, ResultKey: v1.ResultKey, JobTypes: v1.JobTypes, Models: v1.Models,
+		Domains: v1.Domains, TEE: v1.TEE, RateBase: v1.RateBase, RatePerToken: v1.RatePerToken, RatePerWallMs: v1.RatePerWallMs,
+		RatePerMemoryMiB: v1.RatePerMemoryMiB, MaxConcurrentJobs: v1.MaxConcurrentJobs, MaxJobValue: v1.MaxJobValue, Endpoint: r.Endpoint})
+}
+
+// UnmarshalCBOR accepts both forms; an explicitly empty endpoint is not
+// canonical (the encoder omits it) and is refused.
+func (r *RunnerRegister) UnmarshalCBOR(b []byte) error {
+	var head []cbor.RawMessage
+	if err := codec.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	switch len(head) {
+	case 12:
+		var v runnerRegisterV1
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*r = RunnerRegister{Kind: v.Kind, ResultKey: v.ResultKey, JobTypes: v.JobTypes, Models: v.Models, Domains: v.Domains,
+			TEE: v.TEE, RateBase: v.RateBase, RatePerToken: v.RatePerToken, RatePerWallMs: v.RatePerWallMs,
+			RatePerMemoryMiB: v.RatePerMemoryMiB, MaxConcurrentJobs: v.MaxConcurrentJobs, MaxJobValue: v.MaxJobValue}
+	case 13:
+		var v runnerRegisterV2
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if v.Endpoint == "" {
+			return fmt.Errorf("%w: runner_register: empty endpoint must be omitted", codec.ErrNonCanonical)
+		}
+		*r = RunnerRegister{Kind: v.Kind, ResultKey: v.ResultKey, JobTypes: v.JobTypes, Models: v.Models, Domains: v.Domains,
+			TEE: v.TEE, RateBase: v.RateBase, RatePerToken: v.RatePerToken, RatePerWallMs: v.RatePerWallMs,
+			RatePerMemoryMiB: v.RatePerMemoryMiB, MaxConcurrentJobs: v.MaxConcurrentJobs, MaxJobValue: v.MaxJobValue, Endpoint: v.Endpoint}
+	default:
+		return fmt.Errorf("runner_register: %d elements, want 12 or 13", len(head))
+	}
+	return nil
 }
 
 // RunnerHeartbeat reports the sending runner alive.
