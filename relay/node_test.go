@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/relay"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/transport"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	"github.com/ethereum/go-ethereum/crypto"

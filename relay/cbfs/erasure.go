@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/klauspost/reedsolomon"
 )
 

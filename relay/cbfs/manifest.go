@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	"github.com/ethereum/go-ethereum/crypto"
 )

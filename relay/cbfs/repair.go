@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 )
 

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/fxamacker/cbor/v2"
 )

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	bolt "go.etcd.io/bbolt"
 )

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/cowboy-foundation/cowboy/relay/internal/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 )
 
