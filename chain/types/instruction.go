@@ -78,6 +78,9 @@ func (k InstructionKind) String() string {
 	case KindRevealResult:
 		return "reveal_result"
 	}
+	if name, ok := offchainKindName(k); ok {
+		return name
+	}
 	return fmt.Sprintf("kind(%d)", uint64(k))
 }
 
@@ -381,6 +384,9 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 	case *RevealResult:
 		v.Kind = KindRevealResult
 	default:
+		if setOffchainKind(in) {
+			break
+		}
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
 	}
 	return codec.Marshal(in)
@@ -440,6 +446,9 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 	case KindRevealResult:
 		in = &RevealResult{}
 	default:
+		if in = newOffchainInstruction(kind); in != nil {
+			break
+		}
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))
 	}
 	if err := codec.Unmarshal(payload, in); err != nil {
