@@ -29,6 +29,13 @@ func (c *Client) Runner(ctx context.Context, addr types.Address) (*apitypes.Runn
 	return &r, c.do(ctx, http.MethodGet, "/v1/runners/"+addr.String(), nil, &r)
 }
 
+// OffchainParams returns the off-chain compute parameters (GET
+// /v1/offchain/params).
+func (c *Client) OffchainParams(ctx context.Context) (*apitypes.OffchainParams, error) {
+	var p apitypes.OffchainParams
+	return &p, c.do(ctx, http.MethodGet, "/v1/offchain/params", nil, &p)
+}
+
 // Job returns a job with its committee, commitments, reveals, result and
 // payments (GET /v1/jobs/{id}).
 func (c *Client) Job(ctx context.Context, id types.Hash) (*apitypes.Job, error) {

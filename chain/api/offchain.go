@@ -19,6 +19,14 @@ func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/runners", s.runners)
 	v1.GET("/runners/:addr", s.runner)
 	v1.GET("/jobs/:id", s.job)
+	v1.GET("/offchain/params", s.offchainParams)
+}
+
+func (s *Server) offchainParams(c *gin.Context) {
+	p := s.node.Executor().OffchainParams()
+	c.JSON(http.StatusOK, apitypes.OffchainParams{MinRunnerStake: decStr(p.MinRunnerStake), HeartbeatTimeoutBlocks: p.HeartbeatTimeout,
+		AggregatorTimeoutBlocks: p.Job.AggregatorTimeoutBlocks, RevealTimeoutBlocks: p.Job.RevealTimeoutBlocks,
+		ChallengeWindowBlocks: p.Job.ChallengeWindowBlocks, MaxRetries: p.Job.MaxRetries})
 }
 
 func decStr(v *big.Int) string {

@@ -35,6 +35,17 @@ type Runner struct {
 	Height            uint64        `json:"height"`
 }
 
+// OffchainParams is GET /v1/offchain/params: the parameters runners
+// schedule by (amounts in base units, windows in blocks).
+type OffchainParams struct {
+	MinRunnerStake          string `json:"min_runner_stake"`
+	HeartbeatTimeoutBlocks  uint64 `json:"heartbeat_timeout_blocks"`
+	AggregatorTimeoutBlocks uint64 `json:"aggregator_timeout_blocks"`
+	RevealTimeoutBlocks     uint64 `json:"reveal_timeout_blocks"`
+	ChallengeWindowBlocks   uint64 `json:"challenge_window_blocks"`
+	MaxRetries              uint32 `json:"max_retries"`
+}
+
 // JobCommitment is one committee member's commitment.
 type JobCommitment struct {
 	Runner types.Address `json:"runner"`

@@ -12,8 +12,10 @@ import (
 	"sort"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -37,9 +39,35 @@ type Allocation struct {
 	Label   string        `json:"label,omitempty"`
 }
 
-// Validator is a member of the genesis validator set.
+// Validator is a member of the genesis validator set. A devnet validator
+// (cowboyd --dev) has only an address; a validator of a consensus network
+// has a stake (its voting weight, whole CBY), a BLS12-381 public key and
+// the key's proof of possession (docs/CONSENSUS.md §7). The BLS key also
+// proves the proposer's VRF output (the VRF is the BLS-signature VRF).
 type Validator struct {
 	Address types.Address `json:"address"`
+	Stake   uint64        `json:"stake,omitempty"`
+	BLSKey  types.Bytes   `json:"bls_key,omitempty"`
+	BLSPoP  types.Bytes   `json:"bls_pop,omitempty"`
+}
+
+// Consensus holds the network's consensus timing. Zero values take the
+// defaults (1 s blocks, 2 s view timeout, 100 ms ticks); tests shorten them.
+type Consensus struct {
+	BlockIntervalMs uint64 `json:"block_interval_ms,omitempty"`
+	ViewTimeoutMs   uint64 `json:"view_timeout_ms,omitempty"`
+	TickMs          uint64 `json:"tick_ms,omitempty"`
+}
+
+// Multi reports whether the genesis describes a consensus network (every
+// validator has a BLS key) rather than a single-validator devnet.
+func (g *Genesis) Multi() bool { return len(g.Validators) > 0 && len(g.Validators[0].BLSKey) > 0 }
+
+// Seed is the epoch seed of the first epoch: it drives the proposer
+// schedule and is the VRF input, derived from the genesis block hash so
+// that nobody picks it.
+func (g *Genesis) Seed(genesisHash types.Hash) types.Hash {
+	return types.Keccak256([]byte("cowboy/genesis-seed/v1"), genesisHash[:])
 }
 
 // Genesis is the genesis document.
@@ -49,7 +77,45 @@ type Genesis struct {
 	Fees        fees.Schedule  `json:"fees"`
 	Allocations []Allocation   `json:"allocations"`
 	Validators  []Validator    `json:"validators"`
+	Consensus   Consensus      `json:"consensus,omitempty"`
 	Faucet      *types.Address `json:"faucet,omitempty"` // devnet faucet account, if any
+	// Offchain overrides off-chain compute parameters; absent = defaults.
+	Offchain *Offchain `json:"offchain,omitempty"`
+}
+
+// Offchain overrides parameters of the off-chain compute system actors
+// (docs/OFFCHAIN.md §9); zero fields keep the protocol defaults. Devnets use
+// it for a small minimum stake and short windows so jobs settle in seconds.
+type Offchain struct {
+	MinRunnerStake          *big.Int `json:"min_runner_stake,omitempty"` // base units
+	HeartbeatTimeoutBlocks  uint64   `json:"heartbeat_timeout_blocks,omitempty"`
+	AggregatorTimeoutBlocks uint64   `json:"aggregator_timeout_blocks,omitempty"`
+	RevealTimeoutBlocks     uint64   `json:"reveal_timeout_blocks,omitempty"`
+	ChallengeWindowBlocks   uint64   `json:"challenge_window_blocks,omitempty"`
+}
+
+// OffchainParams returns the execution parameters of the off-chain compute
+// system actors: the defaults with the genesis overrides applied.
+func (g *Genesis) OffchainParams() execution.OffchainParams {
+	p := execution.OffchainParams{Job: job.DefaultParams()}
+	o := g.Offchain
+	if o == nil {
+		return p
+	}
+	if o.MinRunnerStake != nil && o.MinRunnerStake.Sign() > 0 {
+		p.MinRunnerStake = new(big.Int).Set(o.MinRunnerStake)
+	}
+	p.HeartbeatTimeout = o.HeartbeatTimeoutBlocks
+	if o.AggregatorTimeoutBlocks > 0 {
+		p.Job.AggregatorTimeoutBlocks = o.AggregatorTimeoutBlocks
+	}
+	if o.RevealTimeoutBlocks > 0 {
+		p.Job.RevealTimeoutBlocks = o.RevealTimeoutBlocks
+	}
+	if o.ChallengeWindowBlocks > 0 {
+		p.Job.ChallengeWindowBlocks = o.ChallengeWindowBlocks
+	}
+	return p
 }
 
 // Load reads and validates a genesis file.
@@ -94,6 +160,9 @@ func (g *Genesis) Validate() error {
 	if len(g.Validators) == 0 {
 		return errors.New("at least one validator is required")
 	}
+	if err := g.validateValidators(); err != nil {
+		return err
+	}
 	seen := map[types.Address]bool{}
 	total := new(big.Int)
 	for _, a := range g.Allocations {
@@ -111,6 +180,48 @@ func (g *Genesis) Validate() error {
 	}
 	if total.Cmp(Supply()) != 0 {
 		return fmt.Errorf("allocations sum to %s base units, genesis supply is %s", total, Supply())
+	}
+	return nil
+}
+
+// validateValidators checks a consensus network's set: distinct addresses,
+// positive stakes and BLS keys with a valid proof of possession (which
+// stops rogue-key attacks on aggregated signatures).
+func (g *Genesis) validateValidators() error {
+	multi := g.Multi()
+	if !multi && len(g.Validators) > 1 {
+		return errors.New("validators of a multi-validator genesis need bls_key and bls_pop")
+	}
+	seen := map[types.Address]bool{}
+	keys := map[string]bool{}
+	var total uint64
+	for _, v := range g.Validators {
+		if seen[v.Address] {
+			return fmt.Errorf("validator %s listed twice", v.Address)
+		}
+		seen[v.Address] = true
+		if !multi {
+			continue
+		}
+		if v.Stake == 0 {
+			return fmt.Errorf("validator %s: stake must be positive", v.Address)
+		}
+		if total+v.Stake < total {
+			return errors.New("total validator stake overflows")
+		}
+		total += v.Stake
+		pk, err := bls.PublicKeyFromBytes(v.BLSKey)
+		if err != nil {
+			return fmt.Errorf("validator %s: bls_key: %w", v.Address, err)
+		}
+		if keys[string(v.BLSKey)] {
+			return fmt.Errorf("validator %s: bls_key used twice", v.Address)
+		}
+		keys[string(v.BLSKey)] = true
+		pop, err := bls.SignatureFromBytes(v.BLSPoP)
+		if err != nil || !pk.VerifyPossession(pop) {
+			return fmt.Errorf("validator %s: bls_pop is not a proof of possession of bls_key", v.Address)
+		}
 	}
 	return nil
 }
@@ -168,5 +279,8 @@ func Dev(timestampMs uint64, validator, faucet types.Address) *Genesis {
 		},
 		Validators: []Validator{{Address: validator}},
 		Faucet:     &f,
+		// A devnet runner stakes 10 CBY, and a job settles a few blocks
+		// after verification instead of 15 minutes.
+		Offchain: &Offchain{MinRunnerStake: CBY(10), AggregatorTimeoutBlocks: 10, RevealTimeoutBlocks: 10, ChallengeWindowBlocks: 5},
 	}
 }

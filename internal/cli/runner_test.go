@@ -49,10 +49,11 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	if out := h.must("runner", "list"); strings.Count(out, "healthy") != 3 || !strings.Contains(out, "rep 100") {
 		t.Fatalf("runner list: %s", out)
 	}
-	// Too little stake is refused by the chain (minimum 10,000 CBY).
+	// Too little stake is refused by the chain (the devnet genesis sets the
+	// minimum to 10 CBY).
 	h.must("keys", "new", "poor", "--light-kdf")
 	h.must("faucet", "poor", "--value", "200")
-	if out, err := h.run("", "runner", "register", "--from", "poor", "--result-key", "0x"+strings.Repeat("11", 32), "--stake", "100"); err == nil || !strings.Contains(out+err.Error(), "InsufficientStake") {
+	if out, err := h.run("", "runner", "register", "--from", "poor", "--result-key", "0x"+strings.Repeat("11", 32), "--stake", "5"); err == nil || !strings.Contains(out+err.Error(), "InsufficientStake") {
 		t.Fatalf("small stake: %v %s", err, out)
 	}
 
