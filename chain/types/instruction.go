@@ -81,6 +81,9 @@ func (k InstructionKind) String() string {
 	if name, ok := offchainKindName(k); ok {
 		return name
 	}
+	if name, ok := teeKindName(k); ok {
+		return name
+	}
 	return fmt.Sprintf("kind(%d)", uint64(k))
 }
 
@@ -384,7 +387,7 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 	case *RevealResult:
 		v.Kind = KindRevealResult
 	default:
-		if setOffchainKind(in) {
+		if setOffchainKind(in) || setTEEKind(in) {
 			break
 		}
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
@@ -447,6 +450,9 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 		in = &RevealResult{}
 	default:
 		if in = newOffchainInstruction(kind); in != nil {
+			break
+		}
+		if in = newTEEInstruction(kind); in != nil {
 			break
 		}
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))

@@ -1,0 +1,138 @@
+package types
+
+// TEE Verifier (0x…05) and Secrets Manager (0x…04) instructions
+// (docs/TEE.md). None carries value; `to` is the system actor.
+const (
+	KindTEEAttest       InstructionKind = 60 // TEE Verifier: attestation evidence for the sending runner
+	KindTEEAttestResult InstructionKind = 61 // TEE Verifier: per-job evidence binding a job's result hash
+	KindSecretPut       InstructionKind = 62 // Secrets Manager: create or replace an encrypted secret
+	KindSecretGrant     InstructionKind = 63 // Secrets Manager: a sealed data key for an attested runner
+	KindSecretRevoke    InstructionKind = 64 // Secrets Manager: remove a runner's grant
+	KindSecretDelete    InstructionKind = 65 // Secrets Manager: delete a secret and all its grants
+)
+
+// TEEAttest submits attestation evidence (canonical CBOR attest.Evidence)
+// for the sender, which must be a registered runner. The evidence binds
+// attest.ReportDataForKey(sender, registered result key, SealKey).
+type TEEAttest struct {
+	_        struct{} `cbor:",toarray"`
+	Kind     InstructionKind
+	Evidence Bytes
+	SealKey  Bytes // X25519 public key generated in the enclave (32 bytes)
+}
+
+// TEEAttestResult records per-job evidence: the sender's enclave binds
+// attest.ReportDataForResult(sender, JobID, ResultHash).
+type TEEAttestResult struct {
+	_          struct{} `cbor:",toarray"`
+	Kind       InstructionKind
+	JobID      Hash
+	ResultHash Hash
+	Evidence   Bytes
+}
+
+// SecretPut creates the sender's secret Name or replaces it with a new
+// version (which drops every grant). Policy is a canonical attest.Policy the
+// reading enclave must satisfy; Ciphertext is the secret under a fresh data
+// key; OwnerKey is that data key sealed to the owner's own X25519 key, so
+// the owner can grant later.
+type SecretPut struct {
+	_          struct{} `cbor:",toarray"`
+	Kind       InstructionKind
+	Name       string
+	Policy     Bytes
+	Ciphertext Bytes
+	OwnerKey   Bytes
+}
+
+// SecretGrant stores the secret's data key sealed to Runner's attested
+// X25519 key SealKey.
+type SecretGrant struct {
+	_         struct{} `cbor:",toarray"`
+	Kind      InstructionKind
+	Name      string
+	Runner    Address
+	SealKey   Bytes
+	SealedKey Bytes
+}
+
+// SecretRevoke removes Runner's grant of the sender's secret Name.
+type SecretRevoke struct {
+	_      struct{} `cbor:",toarray"`
+	Kind   InstructionKind
+	Name   string
+	Runner Address
+}
+
+// SecretDelete deletes the sender's secret Name with all its grants.
+type SecretDelete struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+	Name string
+}
+
+func (TEEAttest) InstructionKind() InstructionKind       { return KindTEEAttest }
+func (TEEAttestResult) InstructionKind() InstructionKind { return KindTEEAttestResult }
+func (SecretPut) InstructionKind() InstructionKind       { return KindSecretPut }
+func (SecretGrant) InstructionKind() InstructionKind     { return KindSecretGrant }
+func (SecretRevoke) InstructionKind() InstructionKind    { return KindSecretRevoke }
+func (SecretDelete) InstructionKind() InstructionKind    { return KindSecretDelete }
+
+func teeKindName(k InstructionKind) (string, bool) {
+	switch k {
+	case KindTEEAttest:
+		return "tee_attest", true
+	case KindTEEAttestResult:
+		return "tee_attest_result", true
+	case KindSecretPut:
+		return "secret_put", true
+	case KindSecretGrant:
+		return "secret_grant", true
+	case KindSecretRevoke:
+		return "secret_revoke", true
+	case KindSecretDelete:
+		return "secret_delete", true
+	}
+	return "", false
+}
+
+// setTEEKind sets the kind field of a TEE/secrets instruction; false if in
+// is not one.
+func setTEEKind(in Instruction) bool {
+	switch v := in.(type) {
+	case *TEEAttest:
+		v.Kind = KindTEEAttest
+	case *TEEAttestResult:
+		v.Kind = KindTEEAttestResult
+	case *SecretPut:
+		v.Kind = KindSecretPut
+	case *SecretGrant:
+		v.Kind = KindSecretGrant
+	case *SecretRevoke:
+		v.Kind = KindSecretRevoke
+	case *SecretDelete:
+		v.Kind = KindSecretDelete
+	default:
+		return false
+	}
+	return true
+}
+
+// newTEEInstruction returns an empty instruction of kind k, or nil.
+func newTEEInstruction(k InstructionKind) Instruction {
+	switch k {
+	case KindTEEAttest:
+		return &TEEAttest{}
+	case KindTEEAttestResult:
+		return &TEEAttestResult{}
+	case KindSecretPut:
+		return &SecretPut{}
+	case KindSecretGrant:
+		return &SecretGrant{}
+	case KindSecretRevoke:
+		return &SecretRevoke{}
+	case KindSecretDelete:
+		return &SecretDelete{}
+	}
+	return nil
+}
