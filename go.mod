@@ -16,7 +16,16 @@ require (
 	golang.org/x/text v0.43.0
 )
 
-require golang.org/x/term v0.47.0 // indirect
+require (
+	github.com/PuerkitoBio/goquery v1.13.0 // indirect
+	github.com/andybalholm/cascadia v1.3.4 // indirect
+	github.com/antchfx/htmlquery v1.3.7 // indirect
+	github.com/antchfx/xpath v1.3.9 // indirect
+	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/ohler55/ojg v1.28.5 // indirect
+	golang.org/x/term v0.47.0 // indirect
+)
 
 require (
 	github.com/ProjectZKM/Ziren/crates/go-runtime/zkvm_runtime v0.0.0-20251001021608-1fe7b43fc4d6 // indirect
