@@ -34,6 +34,8 @@ type Config struct {
 	// Offchain are the off-chain compute parameters (Runner Registry, Job
 	// Dispatcher, Result Verifier).
 	Offchain OffchainParams
+	// TEE are the TEE Verifier and Secrets Manager parameters (tee.go).
+	TEE TEEParams
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -101,6 +103,7 @@ func New(cfg Config) (*Executor, error) {
 	cfg.Limits.fill()
 	cfg.Storage.fill()
 	cfg.Offchain.fill()
+	cfg.TEE.fill(cfg.ChainID)
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
 	}
@@ -132,6 +135,12 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	}
 	if err := e.cfg.Fees.CheckLimits(tx, in); err != nil {
 		return nil, err
+	}
+	if isTEEInstruction(in) {
+		if err := checkTEETx(tx, in); err != nil {
+			return nil, err
+		}
+		return in, nil
 	}
 	to, hasTo := tx.To()
 	switch in.(type) {
@@ -403,6 +412,9 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 }
 
 func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from types.Address) (*types.Address, []byte, error) {
+	if isTEEInstruction(in) {
+		return nil, nil, x.dispatchTEE(from, in)
+	}
 	switch v := in.(type) {
 	case nil:
 		to, _ := tx.To()

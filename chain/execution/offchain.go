@@ -533,6 +533,11 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	if err != nil {
 		return types.Hash{}, err
 	}
+	if spec.TEERequired { // declared TEE support counts only with an attestation in force (tee.go)
+		if all, err = x.teeFilter(all); err != nil {
+			return types.Hash{}, err
+		}
+	}
 	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.ex.cfg.Offchain.HeartbeatTimeout), poolNone{})
 	if err != nil {
 		return types.Hash{}, fmt.Errorf("filter candidates: %w", err)

@@ -1,0 +1,356 @@
+package execution
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/cowboy-foundation/cowboy/attest"
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// DevChainID is the chain id of `cowboyd --dev` genesis files. A chain with
+// this id and no configured TEE policy uses attest.DevPolicy (simulation
+// admitted); any other chain without a policy refuses all evidence.
+const DevChainID = 7357
+
+// TEEParams are the TEE Verifier (0x…05) and Secrets Manager (0x…04)
+// parameters. Zero fields take the defaults.
+type TEEParams struct {
+	// Policy is the chain's TEE policy: evidence that does not satisfy it is
+	// refused. The zero policy means "none configured": every attestation
+	// fails, except on the dev chain id, which gets attest.DevPolicy.
+	Policy attest.Policy
+	// AttestationTTL is how many blocks a verified attestation stays valid
+	// (the runner re-attests before): 86,400 (a day of 1-second blocks).
+	AttestationTTL uint64
+	// MaxSecretBytes bounds a secret's ciphertext: 16 KiB.
+	MaxSecretBytes uint64
+	// MaxGrants bounds the runners one secret is granted to: 64.
+	MaxGrants uint64
+	// MaxSecrets bounds the secrets of one owner: 256.
+	MaxSecrets uint64
+}
+
+func (p *TEEParams) fill(chainID uint64) {
+	if p.Policy.IsZero() && chainID == DevChainID {
+		p.Policy = attest.DevPolicy()
+	}
+	if p.AttestationTTL == 0 {
+		p.AttestationTTL = 86_400
+	}
+	if p.MaxSecretBytes == 0 {
+		p.MaxSecretBytes = 16 * 1024
+	}
+	if p.MaxGrants == 0 {
+		p.MaxGrants = 64
+	}
+	if p.MaxSecrets == 0 {
+		p.MaxSecrets = 256
+	}
+}
+
+// TEEParams returns the TEE Verifier and Secrets Manager parameters.
+func (e *Executor) TEEParams() TEEParams { return e.cfg.TEE }
+
+// Execution costs of the TEE instructions beyond their intrinsic cost. Each
+// also pays one cell per byte it stores.
+const (
+	// AttestSimCycles verifies simulated evidence (CBOR decoding and one
+	// Ed25519 verification, ~60 µs).
+	AttestSimCycles = 50_000
+	// AttestSGXCycles verifies an SGX quote (certificate chain, ECDSA
+	// signatures and collateral, a few milliseconds).
+	AttestSGXCycles = 2_000_000
+)
+
+// Attestation is the TEE Verifier's record of a runner's verified evidence.
+type Attestation struct {
+	_               struct{}      `cbor:",toarray"`
+	Runner          types.Address `json:"runner"`
+	Backend         uint8         `json:"backend"` // attest.Backend
+	UniqueID        types.Bytes   `json:"unique_id"`
+	SignerID        types.Bytes   `json:"signer_id"`
+	ProductID       uint64        `json:"product_id"`
+	SecurityVersion uint64        `json:"security_version"`
+	Debug           bool          `json:"debug"`
+	TCB             uint8         `json:"tcb"` // attest.TCBStatus
+	ResultKey       types.Bytes   `json:"result_key"`
+	SealKey         types.Bytes   `json:"seal_key"`
+	EvidenceHash    types.Hash    `json:"evidence_hash"`
+	PolicyID        types.Hash    `json:"policy_id"`
+	VerifiedAt      uint64        `json:"verified_at"`
+	ExpiresAt       uint64        `json:"expires_at"`
+}
+
+// Claims are the recorded claims, for policy checks.
+func (a *Attestation) Claims() *attest.Claims {
+	return &attest.Claims{Backend: attest.Backend(a.Backend), UniqueID: a.UniqueID, SignerID: a.SignerID, ProductID: a.ProductID,
+		SecurityVersion: a.SecurityVersion, Debug: a.Debug, TCB: attest.TCBStatus(a.TCB)}
+}
+
+// Current reports whether the attestation is in force at height for a
+// runner whose registered result key is resultKey under the chain policy
+// policyID: not expired, made under that policy, binding that key.
+func (a *Attestation) Current(height uint64, resultKey []byte, policyID types.Hash) bool {
+	return a != nil && height <= a.ExpiresAt && a.PolicyID == policyID && bytes.Equal(a.ResultKey, resultKey)
+}
+
+// ResultAttestation is a recorded per-job evidence: the runner's enclave
+// bound ResultHash as its result of JobID.
+type ResultAttestation struct {
+	_            struct{}      `cbor:",toarray"`
+	JobID        types.Hash    `json:"job_id"`
+	Runner       types.Address `json:"runner"`
+	ResultHash   types.Hash    `json:"result_hash"`
+	UniqueID     types.Bytes   `json:"unique_id"`
+	EvidenceHash types.Hash    `json:"evidence_hash"`
+	Height       uint64        `json:"height"`
+}
+
+func teeKey(parts ...[]byte) []byte { return offKey(types.TEEVerifierAddress, parts...) }
+
+// AttestationKey is the state key of a runner's attestation.
+func AttestationKey(runner types.Address) []byte { return teeKey([]byte("att/"), runner[:]) }
+
+// AttestationPrefix prefixes every attestation record.
+func AttestationPrefix() []byte { return teeKey([]byte("att/")) }
+
+// ResultAttestationKey is the state key of a runner's per-job evidence.
+func ResultAttestationKey(jobID types.Hash, runner types.Address) []byte {
+	return teeKey([]byte("job/"), jobID[:], runner[:])
+}
+
+// ResultAttestationPrefix prefixes a job's per-job evidence records.
+func ResultAttestationPrefix(jobID types.Hash) []byte { return teeKey([]byte("job/"), jobID[:]) }
+
+// ReadAttestation decodes a runner's attestation (nil if absent).
+func ReadAttestation(r state.Reader, runner types.Address) (*Attestation, error) {
+	b, ok, err := r.Get(AttestationKey(runner))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var a Attestation
+	if err := codec.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("decode attestation %s: %w", runner, err)
+	}
+	return &a, nil
+}
+
+// ReadResultAttestations returns a job's per-job evidence records in
+// runner order.
+func ReadResultAttestations(r state.Reader, jobID types.Hash) ([]ResultAttestation, error) {
+	var out []ResultAttestation
+	err := r.Scan(ResultAttestationPrefix(jobID), func(_, v []byte) error {
+		var ra ResultAttestation
+		if err := codec.Unmarshal(v, &ra); err != nil {
+			return fmt.Errorf("decode result attestation: %w", err)
+		}
+		out = append(out, ra)
+		return nil
+	})
+	return out, err
+}
+
+// TEEAttested reports whether runner rn has an attestation in force at
+// height under the chain policy p that binds its registered result key:
+// what the Job Dispatcher's tee_required filter demands beyond the
+// runner's declared TEE support.
+func TEEAttested(r state.Reader, rn *Runner, height uint64, p *attest.Policy) (bool, error) {
+	a, err := ReadAttestation(r, rn.Address)
+	if err != nil {
+		return false, err
+	}
+	return a.Current(height, rn.ResultKey, p.ID()), nil
+}
+
+// ResultAttested reports whether runner recorded per-job evidence that its
+// enclave produced resultHash for job jobID. The Result Verifier can require
+// it of every agreeing runner of a Deterministic (TEE) job.
+func ResultAttested(r state.Reader, jobID types.Hash, runner types.Address, resultHash types.Hash) (bool, error) {
+	b, ok, err := r.Get(ResultAttestationKey(jobID, runner))
+	if err != nil || !ok {
+		return false, err
+	}
+	var ra ResultAttestation
+	if err := codec.Unmarshal(b, &ra); err != nil {
+		return false, fmt.Errorf("decode result attestation: %w", err)
+	}
+	return ra.ResultHash == resultHash, nil
+}
+
+// CheckResultEvidence verifies per-job evidence of runner under policy p:
+// authentic, binding attest.ReportDataForResult(runner, jobID, resultHash),
+// satisfying p, and produced by the same enclave build (unique id) as the
+// runner's attestation a. It returns the evidence's claims.
+func CheckResultEvidence(p *attest.Policy, a *Attestation, runner types.Address, jobID, resultHash types.Hash, evidence []byte) (*attest.Claims, error) {
+	c, err := attest.Check(p, evidence, attest.ReportDataForResult(runner, jobID, resultHash))
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(c.UniqueID, a.UniqueID) || attest.Backend(a.Backend) != c.Backend {
+		return nil, fmt.Errorf("%w: per-job evidence from enclave %x, the runner attested %x", attest.ErrPolicy, []byte(c.UniqueID), []byte(a.UniqueID))
+	}
+	return c, nil
+}
+
+// teeFilter narrows the candidates' declared TEE support to runners with an
+// attestation in force (the tee_required filter of CIP-2 §4: "attestation
+// verified by TEE Verifier 0x05").
+func (x *txExec) teeFilter(cands []selection.Candidate) ([]selection.Candidate, error) {
+	p := &x.ex.cfg.TEE.Policy
+	for i := range cands {
+		if !cands[i].TEE {
+			continue
+		}
+		rn, err := ReadRunner(x.o, cands[i].Address)
+		if err != nil {
+			return nil, err
+		}
+		ok := false
+		if rn != nil {
+			if ok, err = TEEAttested(x.o, rn, x.env.Height, p); err != nil {
+				return nil, err
+			}
+		}
+		cands[i].TEE = ok
+	}
+	return cands, nil
+}
+
+// evidenceCycles is the verification charge of encoded evidence, judged
+// from its backend byte before decoding (malformed evidence pays the
+// simulation rate and fails).
+func evidenceCycles(evidence []byte) uint64 {
+	if e, err := attest.DecodeEvidence(evidence); err == nil && e.Backend == attest.BackendSGX {
+		return AttestSGXCycles
+	}
+	return AttestSimCycles
+}
+
+func (x *txExec) teeAttest(from types.Address, in *types.TEEAttest) error {
+	p := &x.ex.cfg.TEE
+	if err := x.charge(evidenceCycles(in.Evidence), 0); err != nil {
+		return err
+	}
+	if len(in.SealKey) != attest.SealKeySize {
+		return failf("InvalidSealKey: an X25519 public key is %d bytes", attest.SealKeySize)
+	}
+	rn, err := x.activeRunner(from)
+	if err != nil {
+		return err
+	}
+	if !rn.TEE {
+		return failf("NoTEESupport: %s did not declare TEE support at registration", from)
+	}
+	ev, err := attest.DecodeEvidence(in.Evidence)
+	if err != nil {
+		return failf("InvalidEvidence: %v", err)
+	}
+	c, err := attest.CheckEvidence(&p.Policy, ev, attest.ReportDataForKey(from, rn.ResultKey, in.SealKey))
+	if err != nil {
+		return failf("AttestationRefused: %v", err)
+	}
+	a := &Attestation{Runner: from, Backend: uint8(c.Backend), UniqueID: c.UniqueID, SignerID: c.SignerID, ProductID: c.ProductID,
+		SecurityVersion: c.SecurityVersion, Debug: c.Debug, TCB: uint8(c.TCB), ResultKey: slices.Clone(rn.ResultKey),
+		SealKey: slices.Clone(in.SealKey), EvidenceHash: types.Keccak256(in.Evidence), PolicyID: p.Policy.ID(),
+		VerifiedAt: x.env.Height, ExpiresAt: x.env.Height + p.AttestationTTL}
+	b := codec.MustMarshal(a)
+	if err := x.charge(0, uint64(len(b))); err != nil {
+		return err
+	}
+	x.o.Set(AttestationKey(from), b)
+	x.emit(types.TEEVerifierAddress, "AttestationVerified", map[string]any{"runner": from, "backend": c.Backend.String(),
+		"unique_id": c.UniqueID, "signer_id": c.SignerID, "security_version": c.SecurityVersion, "expires_at": a.ExpiresAt})
+	return nil
+}
+
+func (x *txExec) teeAttestResult(from types.Address, in *types.TEEAttestResult) error {
+	if err := x.charge(evidenceCycles(in.Evidence), 0); err != nil {
+		return err
+	}
+	rn, err := x.activeRunner(from)
+	if err != nil {
+		return err
+	}
+	p := &x.ex.cfg.TEE.Policy
+	a, err := ReadAttestation(x.o, from)
+	if err != nil {
+		return err
+	}
+	if !a.Current(x.env.Height, rn.ResultKey, p.ID()) {
+		return failf("NotAttested: %s has no attestation in force", from)
+	}
+	j, err := ReadJob(x.o, in.JobID)
+	if err != nil {
+		return err
+	}
+	if j == nil {
+		return failf("NoSuchJob: job %s does not exist", in.JobID)
+	}
+	if !slices.Contains(j.Runners, from) {
+		return failf("NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
+	}
+	if _, err := CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence); err != nil {
+		return failf("AttestationRefused: %v", err)
+	}
+	ra := &ResultAttestation{JobID: in.JobID, Runner: from, ResultHash: in.ResultHash, UniqueID: a.UniqueID,
+		EvidenceHash: types.Keccak256(in.Evidence), Height: x.env.Height}
+	b := codec.MustMarshal(ra)
+	if err := x.charge(0, uint64(len(b))); err != nil {
+		return err
+	}
+	x.o.Set(ResultAttestationKey(in.JobID, from), b)
+	x.emit(types.TEEVerifierAddress, "ResultAttested", map[string]any{"job_id": in.JobID, "runner": from, "result_hash": in.ResultHash})
+	return nil
+}
+
+// checkTEETx is CheckTx for the TEE Verifier and Secrets Manager
+// instructions: each goes to its system actor and carries no value.
+func checkTEETx(tx *types.Tx, in types.Instruction) error {
+	to, hasTo := tx.To()
+	want := types.SecretsManagerAddress
+	switch in.(type) {
+	case *types.TEEAttest, *types.TEEAttestResult:
+		want = types.TEEVerifierAddress
+	}
+	if !hasTo || to != want {
+		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
+	}
+	if tx.Value().Sign() != 0 {
+		return fmt.Errorf("%w: %s carries no value", types.ErrMalformedTx, in.InstructionKind())
+	}
+	return nil
+}
+
+// dispatchTEE executes a TEE Verifier or Secrets Manager instruction.
+func (x *txExec) dispatchTEE(from types.Address, in types.Instruction) error {
+	switch v := in.(type) {
+	case *types.TEEAttest:
+		return x.teeAttest(from, v)
+	case *types.TEEAttestResult:
+		return x.teeAttestResult(from, v)
+	case *types.SecretPut:
+		return x.secretPut(from, v)
+	case *types.SecretGrant:
+		return x.secretGrant(from, v)
+	case *types.SecretRevoke:
+		return x.secretRevoke(from, v)
+	case *types.SecretDelete:
+		return x.secretDelete(from, v)
+	}
+	return fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
+}
+
+// isTEEInstruction reports whether in belongs to the TEE Verifier or the
+// Secrets Manager.
+func isTEEInstruction(in types.Instruction) bool {
+	switch in.(type) {
+	case *types.TEEAttest, *types.TEEAttestResult, *types.SecretPut, *types.SecretGrant, *types.SecretRevoke, *types.SecretDelete:
+		return true
+	}
+	return false
+}
