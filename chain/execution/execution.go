@@ -160,7 +160,9 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 			return nil, fmt.Errorf("%w: storage manager instructions carry no value", types.ErrMalformedTx)
 		}
 		return in, nil
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult:
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
+		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
+		*types.RunnerSetCommission, *types.ChallengeResult:
 		if err := checkOffchainTx(tx, in); err != nil {
 			return nil, err
 		}
@@ -447,7 +449,9 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, nil, x.commitManifest(from, v)
 	case *types.RevokeToken:
 		return nil, nil, x.revokeToken(from, v)
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult:
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
+		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
+		*types.RunnerSetCommission, *types.ChallengeResult:
 		ret, err := x.dispatchOffchain(from, in)
 		return nil, ret, err
 	}

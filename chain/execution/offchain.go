@@ -37,6 +37,27 @@ type OffchainParams struct {
 	// CallbackCycles bounds a callback delivered outside a transaction (a
 	// failure found by the end-of-block timeout sweep): 1,000,000.
 	CallbackCycles uint64
+	// UnbondingBlocks is how long undelegated or unstaked stake (and the
+	// self-bond of a deregistered runner) stays slashable before it can be
+	// withdrawn: 7,200 (~24 h).
+	UnbondingBlocks uint64
+	// MinSelfBondBps is the minimum self-bond as a share of the effective
+	// stake: 1,000 (10%).
+	MinSelfBondBps uint64
+	// MaxDelegators per runner: 200.
+	MaxDelegators uint32
+	// MaxTranches is the number of unbonding tranches an address may have
+	// at once: 8.
+	MaxTranches int
+	// ChallengeBond is the bond a challenger posts: 100 CBY.
+	ChallengeBond *big.Int
+	// SlashBps is the share of a culprit's stake slashed for a proven
+	// fault: 3,000 (30%); ChallengerBps of it goes to the challenger:
+	// 7,000 (70%), the rest is burned.
+	SlashBps, ChallengerBps uint64
+	// MaxConsecutiveSlashes ejects a runner slashed this many times without
+	// a paid job in between: 3.
+	MaxConsecutiveSlashes uint32
 }
 
 func (p *OffchainParams) fill() {
@@ -57,6 +78,30 @@ func (p *OffchainParams) fill() {
 	}
 	if p.CallbackCycles == 0 {
 		p.CallbackCycles = 1_000_000
+	}
+	if p.UnbondingBlocks == 0 {
+		p.UnbondingBlocks = 7_200
+	}
+	if p.MinSelfBondBps == 0 {
+		p.MinSelfBondBps = 1_000
+	}
+	if p.MaxDelegators == 0 {
+		p.MaxDelegators = 200
+	}
+	if p.MaxTranches == 0 {
+		p.MaxTranches = 8
+	}
+	if p.ChallengeBond == nil {
+		p.ChallengeBond = new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18))
+	}
+	if p.SlashBps == 0 {
+		p.SlashBps = 3_000
+	}
+	if p.ChallengerBps == 0 {
+		p.ChallengerBps = 7_000
+	}
+	if p.MaxConsecutiveSlashes == 0 {
+		p.MaxConsecutiveSlashes = 3
 	}
 }
 
@@ -94,6 +139,27 @@ type Runner struct {
 	RegisteredAt      uint64        `json:"registered_at"`
 	LastHeartbeat     uint64        `json:"last_heartbeat"`
 	Status            uint8         `json:"status"`
+	// Delegated is the sum of the active delegations (CIP-13), held by the
+	// registry account; Delegators counts them.
+	Delegated     *big.Int `json:"delegated"`
+	Delegators    uint32   `json:"delegators"`
+	CommissionBps uint16   `json:"commission_bps"`
+	// ConsecutiveSlashes counts upheld challenges since the runner was last
+	// paid for a job; MaxConsecutiveSlashes of them eject it.
+	ConsecutiveSlashes uint32 `json:"consecutive_slashes"`
+}
+
+// EffectiveStake is self-bond + delegated stake: what selection weighs and
+// what the stake floor and max job value are judged against.
+func (r *Runner) EffectiveStake() *big.Int {
+	return new(big.Int).Add(bigOr0(r.Stake), bigOr0(r.Delegated))
+}
+
+func bigOr0(v *big.Int) *big.Int {
+	if v == nil {
+		return new(big.Int)
+	}
+	return v
 }
 
 // Healthy reports whether the runner is active and heard from recently.
@@ -104,7 +170,7 @@ func (r *Runner) Healthy(height, timeout uint64) bool {
 // Candidate is the runner as the Job Dispatcher's selection sees it.
 func (r *Runner) Candidate() selection.Candidate {
 	return selection.Candidate{
-		Address: r.Address, Stake: new(big.Int).Set(r.Stake), Capabilities: slices.Clone(r.JobTypes),
+		Address: r.Address, Stake: r.EffectiveStake(), Capabilities: slices.Clone(r.JobTypes),
 		LastHeartbeat: r.LastHeartbeat, Reputation: r.Reputation, TEE: r.TEE, Domains: slices.Clone(r.Domains),
 		Rates: r.Rates, ActiveJobs: r.ActiveJobs, MaxConcurrentJobs: r.MaxConcurrentJobs,
 	}
@@ -267,20 +333,38 @@ func (r *Runner) MaxJobValueOrStake() *big.Int {
 	if r.MaxJobValue != nil && r.MaxJobValue.Sign() > 0 {
 		return r.MaxJobValue
 	}
-	v := new(big.Int).Mul(r.Stake, big.NewInt(2))
+	v := new(big.Int).Mul(r.EffectiveStake(), big.NewInt(2))
 	return v.Div(v, big.NewInt(3))
 }
 
-// jobCandidates are the active runners whose max job value covers escrow,
-// as selection candidates in address order.
-func jobCandidates(r state.Reader, escrow *big.Int) ([]selection.Candidate, error) {
+// StakeEligible reports whether a runner's stake still meets the
+// registration rules — effective stake ≥ max(MinRunnerStake, 1.5 × max job
+// value) and self-bond ≥ MinSelfBondBps of the effective stake — which
+// undelegation and slashing can break after registration.
+func (p *OffchainParams) StakeEligible(r *Runner) bool {
+	eff := r.EffectiveStake()
+	if eff.Cmp(p.MinRunnerStakeFor(r.MaxJobValue)) < 0 {
+		return false
+	}
+	return selfBondOK(bigOr0(r.Stake), eff, p.MinSelfBondBps)
+}
+
+// selfBondOK is self·10^4 ≥ minBps·effective.
+func selfBondOK(self, effective *big.Int, minBps uint64) bool {
+	l := new(big.Int).Mul(self, big.NewInt(10_000))
+	return l.Cmp(new(big.Int).Mul(effective, new(big.Int).SetUint64(minBps))) >= 0
+}
+
+// jobCandidates are the active, stake-eligible runners whose max job value
+// covers escrow, as selection candidates in address order.
+func jobCandidates(r state.Reader, p *OffchainParams, escrow *big.Int) ([]selection.Candidate, error) {
 	rs, err := ListRunners(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []selection.Candidate
 	for _, rn := range rs {
-		if rn.Status == RunnerActive && rn.MaxJobValueOrStake().Cmp(escrow) >= 0 {
+		if rn.Status == RunnerActive && p.StakeEligible(rn) && rn.MaxJobValueOrStake().Cmp(escrow) >= 0 {
 			out = append(out, rn.Candidate())
 		}
 	}
@@ -391,15 +475,27 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 		if rn != nil {
 			rep = rn.Reputation // reputation survives re-registration
 		}
-		rn = &Runner{Address: from, Stake: new(big.Int), Reputation: rep, RegisteredAt: x.env.Height}
+		nr := &Runner{Address: from, Stake: new(big.Int), Reputation: rep, RegisteredAt: x.env.Height, Delegated: new(big.Int)}
+		if rn != nil {
+			// Delegations left on an exited runner count again once it
+			// re-registers (they stayed bonded unless undelegated); its
+			// self-bond went to unbonding when it left.
+			nr.Delegated, nr.Delegators, nr.CommissionBps = bigOr0(rn.Delegated), rn.Delegators, rn.CommissionBps
+			nr.ConsecutiveSlashes = rn.ConsecutiveSlashes
+		}
+		rn = nr
 	}
-	rn.Stake.Add(rn.Stake, stake)
+	rn.Stake = new(big.Int).Add(bigOr0(rn.Stake), stake)
 	maxVal := new(big.Int)
 	if in.MaxJobValue != nil {
 		maxVal.Set(in.MaxJobValue)
 	}
-	if need := p.MinRunnerStakeFor(maxVal); rn.Stake.Cmp(need) < 0 {
-		return failf("InsufficientStake: runner stake %s below the minimum %s (max(min stake, 1.5 × max job value))", rn.Stake, need)
+	if need := p.MinRunnerStakeFor(maxVal); rn.EffectiveStake().Cmp(need) < 0 {
+		return failf("InsufficientStake: effective stake %s (self %s + delegated %s) below the minimum %s (max(min stake, 1.5 × max job value))",
+			rn.EffectiveStake(), rn.Stake, bigOr0(rn.Delegated), need)
+	}
+	if !selfBondOK(rn.Stake, rn.EffectiveStake(), p.MinSelfBondBps) {
+		return failf("InsufficientSelfBond: self-bond %s below %d bps of the effective stake %s", rn.Stake, p.MinSelfBondBps, rn.EffectiveStake())
 	}
 	if stake.Sign() > 0 {
 		if err := x.moveValue(from, types.RunnerRegistryAddress, stake); err != nil {
@@ -458,14 +554,16 @@ func (x *txExec) runnerDeregister(from types.Address) error {
 	if rn.ActiveJobs > 0 {
 		return failf("RunnerBusy: %s still has %d active jobs", from, rn.ActiveJobs)
 	}
-	if rn.Stake.Sign() > 0 {
-		if err := x.moveValue(types.RunnerRegistryAddress, from, rn.Stake); err != nil {
-			return err
-		}
+	// The self-bond stays slashable through the unbonding period (a fault
+	// may still be proven within a job's challenge window).
+	release, err := x.addTranche(from, from, rn.Stake, false)
+	if err != nil {
+		return err
 	}
+	unbonding := rn.Stake
 	rn.Stake, rn.Status = new(big.Int), RunnerExited
 	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
-	x.emit(types.RunnerRegistryAddress, "RunnerDeregistered", map[string]any{"runner": from})
+	x.emit(types.RunnerRegistryAddress, "RunnerDeregistered", map[string]any{"runner": from, "unbonding": unbonding, "release": release})
 	return nil
 }
 
@@ -529,7 +627,7 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	if err := x.moveValue(submitter, types.JobDispatcherAddress, escrow); err != nil {
 		return types.Hash{}, failf("InsufficientBalance: escrow %s: %v", escrow, err)
 	}
-	all, err := jobCandidates(x.o, escrow)
+	all, err := jobCandidates(x.o, &x.ex.cfg.Offchain, escrow)
 	if err != nil {
 		return types.Hash{}, err
 	}
@@ -681,8 +779,8 @@ func (x *txExec) effect(j *job.Job, f job.Effect) error {
 	case job.EffectVerify:
 		return x.verifyReveals(j)
 	case job.EffectSlash:
-		// Slashing needs an upheld challenge; there is no challenge
-		// instruction yet, so this effect cannot occur.
+		// Carried out by challengeResult, which knows the challenger the
+		// slashed stake is paid to.
 	}
 	return nil
 }
@@ -692,17 +790,29 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 	s := &j.Spec
 	in := payment.Input{Outcome: outcome, MaxPrice: s.MaxPrice, Tip: s.Tip, Bounds: s.Bounds,
 		Submitter: s.Submitter, Treasury: types.TreasuryAddress, Aggregator: j.Aggregator}
-	if outcome == payment.Success {
+	reports, err := x.reports(j)
+	if err != nil {
+		return err
+	}
+	switch outcome {
+	case payment.Success:
 		for _, a := range j.Agreed {
-			rn, err := ReadRunner(x.o, a)
+			py, err := x.payee(a)
 			if err != nil {
 				return err
 			}
-			py := payment.Payee{Runner: a, SelfStake: new(big.Int), Usage: s.Bounds.AsUsage()}
-			if rn != nil {
-				py.SelfStake, py.Rates = rn.Stake, rn.Rates
+			py.Usage = s.Bounds.AsUsage() // no report: the bounds are priced
+			if r, ok := reports[a]; ok {
+				py.Usage = r.Usage
 			}
 			in.Payees = append(in.Payees, py)
+		}
+	case payment.RunnerFault:
+		if j.Fail == job.FailVerification {
+			if err := x.faultRow(j, reports, &in); err != nil {
+				return err
+			}
+			outcome = in.Outcome
 		}
 	}
 	st, err := payment.Settle(in, x.ex.cfg.Offchain.Payment)
@@ -736,8 +846,82 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 		}
 		rec.Transfers = append(rec.Transfers, JobPayment{Kind: kind, To: t.To, Amount: t.Amount})
 	}
+	if outcome == payment.Success {
+		// A paid job ends a runner's run of consecutive slashes.
+		for _, a := range j.Agreed {
+			if rn, err := ReadRunner(x.o, a); err != nil {
+				return err
+			} else if rn != nil && rn.ConsecutiveSlashes > 0 {
+				rn.ConsecutiveSlashes = 0
+				x.saveRunner(rn)
+			}
+		}
+	}
 	x.o.Set(JobPaymentsKey(s.JobID), codec.MustMarshal(&rec))
 	x.emit(types.JobDispatcherAddress, "JobSettled", map[string]any{"job_id": s.JobID, "outcome": uint64(outcome), "payment": st.Payment, "refund": st.Refund})
+	return nil
+}
+
+// reports are the usage reports signed into a job's stored reveals, by runner.
+func (x *txExec) reports(j *job.Job) (map[types.Address]*verify.Report, error) {
+	jr, err := ReadJobResult(x.o, j.Spec.JobID)
+	if err != nil || jr == nil {
+		return nil, err
+	}
+	out := map[types.Address]*verify.Report{}
+	for i := range jr.Reveals {
+		if r := jr.Reveals[i].Report; r != nil {
+			out[jr.Reveals[i].Runner] = r
+		}
+	}
+	return out, nil
+}
+
+// faultRow picks the payment row of a job that produced no accepted result
+// from its committee's signed reports: if at least the job's quorum of
+// runners reported the same fault (ImpossibleJob, ActorFault or
+// ExternalFault; the most reported wins, ties to the lower code), they are
+// paid that row — usage from their reports, progress the lowest they
+// reported, and for ActorFault the minimum fee Σ of their base rates.
+// Otherwise the row stays RunnerFault (full refund).
+func (x *txExec) faultRow(j *job.Job, reports map[types.Address]*verify.Report, in *payment.Input) error {
+	count := map[uint8]int{}
+	for _, r := range reports {
+		if r.Fault != verify.FaultNone {
+			count[r.Fault]++
+		}
+	}
+	best, n := uint8(0), 0
+	for _, f := range []uint8{verify.FaultImpossibleJob, verify.FaultActorFault, verify.FaultExternalFault} {
+		if count[f] > n {
+			best, n = f, count[f]
+		}
+	}
+	if best == 0 || n < j.Spec.Verification.Quorum() {
+		return nil
+	}
+	var runners []types.Address
+	for a, r := range reports {
+		if r.Fault == best {
+			runners = append(runners, a)
+		}
+	}
+	slices.SortFunc(runners, func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
+	progress := uint16(10_000)
+	minFee := new(big.Int)
+	for _, a := range runners {
+		py, err := x.payee(a)
+		if err != nil {
+			return err
+		}
+		py.Usage = reports[a].Usage
+		progress = min(progress, reports[a].ProgressBps)
+		minFee.Add(minFee, bigOr0(py.Rates.Base))
+		in.Payees = append(in.Payees, py)
+	}
+	in.Outcome = map[uint8]payment.Outcome{verify.FaultImpossibleJob: payment.ImpossibleJob,
+		verify.FaultActorFault: payment.ActorFault, verify.FaultExternalFault: payment.ExternalFault}[best]
+	in.ProgressBps, in.MinFee = progress, minFee
 	return nil
 }
 
@@ -888,16 +1072,21 @@ func checkOffchainTx(tx *types.Tx, in types.Instruction) error {
 	to, hasTo := tx.To()
 	want := types.JobDispatcherAddress
 	switch in.(type) {
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister:
+	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.RunnerDelegateStake,
+		*types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake, *types.RunnerSetCommission:
 		want = types.RunnerRegistryAddress
-	case *types.SubmitResult, *types.RevealResult:
+	case *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
 		want = types.ResultVerifierAddress
 	}
 	if !hasTo || to != want {
 		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
 	}
-	if _, reg := in.(*types.RunnerRegister); !reg && tx.Value().Sign() != 0 {
-		return fmt.Errorf("%w: only runner_register carries value (the self-bond); submit_job escrows from the balance", types.ErrMalformedTx)
+	switch in.(type) {
+	case *types.RunnerRegister, *types.RunnerDelegateStake, *types.RunnerStake, *types.ChallengeResult:
+	default:
+		if tx.Value().Sign() != 0 {
+			return fmt.Errorf("%w: %s carries no value (only runner_register, runner_stake, runner_delegate_stake and challenge_result do; submit_job escrows from the balance)", types.ErrMalformedTx, in.InstructionKind())
+		}
 	}
 	return nil
 }
@@ -932,6 +1121,20 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		return nil, x.submitResult(from, v)
 	case *types.RevealResult:
 		return nil, x.revealResult(from, v)
+	case *types.RunnerDelegateStake:
+		return nil, x.runnerDelegate(from, v)
+	case *types.RunnerUndelegateStake:
+		return nil, x.runnerUndelegate(from, v)
+	case *types.RunnerWithdraw:
+		return nil, x.runnerWithdraw(from)
+	case *types.RunnerStake:
+		return nil, x.runnerStake(from)
+	case *types.RunnerUnstake:
+		return nil, x.runnerUnstake(from, v)
+	case *types.RunnerSetCommission:
+		return nil, x.runnerSetCommission(from, v)
+	case *types.ChallengeResult:
+		return nil, x.challengeResult(from, v)
 	}
 	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }
@@ -989,10 +1192,8 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 	return x.deliver()
 }
 
-// verifyReveals runs verification over a job's stored individual reveals
-// and steps Verified or Rejected.
-func (x *txExec) verifyReveals(j *job.Job) error {
-	id := j.Spec.JobID
+// storedReveals are a job's individual reveals in runner order.
+func (x *txExec) storedReveals(id types.Hash) ([]verify.Reveal, error) {
 	var reveals []verify.Reveal
 	if err := x.o.Scan(jobRevealPrefix(id), func(_, v []byte) error {
 		r, err := verify.DecodeReveal(v)
@@ -1002,7 +1203,18 @@ func (x *txExec) verifyReveals(j *job.Job) error {
 		reveals = append(reveals, *r)
 		return nil
 	}); err != nil {
-		return fmt.Errorf("job %s: reveals: %w", id, err)
+		return nil, fmt.Errorf("job %s: reveals: %w", id, err)
+	}
+	return reveals, nil
+}
+
+// verifyReveals runs verification over a job's stored individual reveals
+// and steps Verified or Rejected.
+func (x *txExec) verifyReveals(j *job.Job) error {
+	id := j.Spec.JobID
+	reveals, err := x.storedReveals(id)
+	if err != nil {
+		return err
 	}
 	keys, err := x.resultKeys(j)
 	if err != nil {

@@ -58,6 +58,8 @@ type testRunner struct {
 var (
 	runnerBase = big.NewInt(10_000_000_000_000_000) // 0.01 CBY per job
 	jobWindow  = uint64(2)                          // challenge window of the tests
+	// unbondingBlocks is the unbonding period of the tests.
+	unbondingBlocks = uint64(4)
 )
 
 // newJobChain is newChain with small off-chain parameters (min stake 10 CBY,
@@ -88,7 +90,8 @@ func newJobChain(t *testing.T, n int, funded ...*ecdsa.PrivateKey) (*chain, []te
 	jp := job.DefaultParams()
 	jp.ChallengeWindowBlocks = jobWindow
 	ex, err := execution.New(execution.Config{ChainID: g.ChainID, Fees: g.Fees, VM: sharedEngine(t),
-		Offchain: execution.OffchainParams{MinRunnerStake: genesis.CBY(10), HeartbeatTimeout: 1000, Job: jp}})
+		Offchain: execution.OffchainParams{MinRunnerStake: genesis.CBY(10), HeartbeatTimeout: 1000, Job: jp,
+			UnbondingBlocks: unbondingBlocks, ChallengeBond: genesis.CBY(100)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,14 +579,36 @@ func TestRunnerRegistryRules(t *testing.T) {
 	if rep := readRunner(t, c, aliceAddr).Reputation; rep >= 100 {
 		t.Fatalf("timed-out runner kept reputation %d", rep)
 	}
+	// Leaving starts unbonding: the self-bond stays in the registry (still
+	// slashable) until the unbonding period has passed, then is withdrawn.
 	before = balanceOf(t, c, aliceAddr)
 	rs = c.ok(c.tx(alice, &reg, &types.RunnerDeregister{}, 0))
-	want := new(big.Int).Sub(new(big.Int).Add(before, genesis.CBY(30)), rs[0].FeePaid)
+	leftAt := c.head().Height
+	want := new(big.Int).Sub(before, rs[0].FeePaid)
 	if got := balanceOf(t, c, aliceAddr); got.Cmp(want) != 0 {
 		t.Fatalf("after deregister %s, want %s", got, want)
 	}
 	if rec := readRunner(t, c, aliceAddr); rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 {
 		t.Fatalf("exited record %+v", rec)
+	}
+	var tr []execution.Tranche
+	c.st.View(func(v *store.View) (err error) { tr, err = execution.ReadTranches(v, aliceAddr); return err })
+	if len(tr) != 1 || tr[0].Amount.Cmp(genesis.CBY(30)) != 0 || tr[0].Release != leftAt+unbondingBlocks {
+		t.Fatalf("tranches %+v", tr)
+	}
+	auditSupply(t, c)
+	rs = c.block(c.tx(alice, &reg, &types.RunnerWithdraw{}, 0))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "NothingToWithdraw") {
+		t.Fatalf("early withdraw: %+v", rs[0])
+	}
+	for c.head().Height < leftAt+unbondingBlocks-1 {
+		c.ok()
+	}
+	before = balanceOf(t, c, aliceAddr)
+	rs = c.ok(c.tx(alice, &reg, &types.RunnerWithdraw{}, 0))
+	want = new(big.Int).Sub(new(big.Int).Add(before, genesis.CBY(30)), rs[0].FeePaid)
+	if got := balanceOf(t, c, aliceAddr); got.Cmp(want) != 0 {
+		t.Fatalf("after withdraw %s, want %s", got, want)
 	}
 	auditSupply(t, c)
 

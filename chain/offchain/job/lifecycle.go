@@ -170,10 +170,15 @@ type Rejected struct {
 	Dissented []types.Address
 }
 
-// Challenged: a challenge against the verified result was decided.
+// Challenged: a challenge against the verified result was decided. When
+// upheld, Culprits are the committee members proven at fault (nil: every
+// agreeing runner). The job fails only if a culprit agreed with the
+// accepted result; a proven fault of a dissenter slashes it and leaves the
+// result standing.
 type Challenged struct {
-	At     uint64
-	Upheld bool
+	At       uint64
+	Upheld   bool
+	Culprits []types.Address
 }
 
 func (Assigned) isEvent()     {}
@@ -261,7 +266,14 @@ func Step(j Job, ev Event, p Params) (Job, []Effect, error) {
 			return j, nil, reject(&j, ev, "not within the challenge window")
 		}
 		if e.Upheld {
-			fx = append([]Effect{{Kind: EffectSlash, Runners: n.Agreed}}, n.fail(FailChallenged)...)
+			culprits := n.Agreed
+			if e.Culprits != nil {
+				culprits = sortedCopy(e.Culprits)
+			}
+			fx = []Effect{{Kind: EffectSlash, Runners: culprits}}
+			if slices.ContainsFunc(culprits, func(a types.Address) bool { return contains(n.Agreed, a) }) {
+				fx = append(fx, n.fail(FailChallenged)...)
+			}
 		}
 	default:
 		return j, nil, reject(&j, ev, "unknown event")

@@ -75,9 +75,81 @@ func SigningMessage(jobID types.Hash, runner types.Address, result []byte, embed
 	return append(m, eh[:]...)
 }
 
-// Sign is the runner daemon's side: it signs SigningMessage with key.
+// Sign is the runner daemon's side: it signs SigningMessage with key. The
+// reveal carries no usage report; settlement then prices the job's bounds.
 func Sign(key ed25519.PrivateKey, jobID types.Hash, runner types.Address, result []byte, embedding []int32) []byte {
 	return ed25519.Sign(key, SigningMessage(jobID, runner, result, embedding))
+}
+
+// ReportDomain prefixes the signing message of a reveal with a usage report.
+const ReportDomain = "cowboy-result-v2:"
+
+// Faults a runner may report instead of a result (spec 002 "Payment and
+// Failure Handling"); they select the payment row when the job produces no
+// accepted result and a quorum of the committee reports the same fault.
+const (
+	FaultNone          uint8 = 0
+	FaultImpossibleJob uint8 = 3 // bounds too tight: paid pro rata by progress
+	FaultActorFault    uint8 = 4 // malformed input: minimum fee
+	FaultExternalFault uint8 = 5 // API down, model unavailable: pro rata by progress
+)
+
+// Report is a runner's usage report, signed with its result (spec 002
+// "Runner Resource Accounting"): actual_payment = min(usage × rates,
+// max_price). Fault and ProgressBps describe a run that could not complete.
+type Report struct {
+	_           struct{}  `cbor:",toarray"`
+	Usage       job.Usage `json:"usage"`
+	Fault       uint8     `json:"fault,omitempty"`
+	ProgressBps uint16    `json:"progress_bps,omitempty"`
+}
+
+// Valid reports whether the fault code and progress are in range.
+func (r *Report) Valid() bool {
+	switch r.Fault {
+	case FaultNone:
+		return r.ProgressBps == 0
+	case FaultImpossibleJob, FaultActorFault, FaultExternalFault:
+		return r.ProgressBps <= 10_000
+	}
+	return false
+}
+
+// SigningMessageReport is the signing message of a reveal with a report:
+//
+//	"cowboy-result-v2:" || job_id(32) || runner(20) || Keccak256(result)(32) || Keccak256(EmbeddingBytes(embedding))(32)
+//	  || le8(tokens) || le8(wall_time_ms) || le8(memory_bytes) || fault(1) || le2(progress_bps)
+//
+// The distinct domain keeps it apart from the report-less v1 message.
+func SigningMessageReport(jobID types.Hash, runner types.Address, result []byte, embedding []int32, rep *Report) []byte {
+	rh := types.Keccak256(result)
+	eh := types.Keccak256(EmbeddingBytes(embedding))
+	m := make([]byte, 0, len(ReportDomain)+32+20+32+32+27)
+	m = append(m, ReportDomain...)
+	m = append(m, jobID[:]...)
+	m = append(m, runner[:]...)
+	m = append(m, rh[:]...)
+	m = append(m, eh[:]...)
+	m = binary.LittleEndian.AppendUint64(m, rep.Usage.Tokens)
+	m = binary.LittleEndian.AppendUint64(m, rep.Usage.WallTimeMs)
+	m = binary.LittleEndian.AppendUint64(m, rep.Usage.MemoryBytes)
+	m = append(m, rep.Fault)
+	return binary.LittleEndian.AppendUint16(m, rep.ProgressBps)
+}
+
+// SignReport signs a result together with the runner's usage report; put
+// the same report in Reveal.Report.
+func SignReport(key ed25519.PrivateKey, jobID types.Hash, runner types.Address, result []byte, embedding []int32, rep *Report) []byte {
+	return ed25519.Sign(key, SigningMessageReport(jobID, runner, result, embedding, rep))
+}
+
+// SigningMessageFor is the message r's signature must cover: v2 with its
+// report, v1 without.
+func SigningMessageFor(jobID types.Hash, r *Reveal) []byte {
+	if r.Report != nil {
+		return SigningMessageReport(jobID, r.Runner, r.Result, r.Embedding, r.Report)
+	}
+	return SigningMessage(jobID, r.Runner, r.Result, r.Embedding)
 }
 
 // Reveal is one runner's revealed result (§8 step 3).
@@ -87,6 +159,7 @@ type Reveal struct {
 	Result    []byte        `json:"result"`
 	Signature []byte        `json:"signature"`
 	Embedding []int32       `json:"embedding,omitempty"` // SemanticSimilarity only
+	Report    *Report       `json:"report,omitempty"`    // usage report (null: none; bounds are priced)
 }
 
 // VerifiedResult is the aggregator's claim (§8 step 3); the Result Verifier
@@ -152,7 +225,10 @@ func CheckReveal(jobID types.Hash, r *Reveal, commitment types.Hash, key ed25519
 	if Commitment(r.Result, r.Signature) != commitment {
 		return fmt.Errorf("%w: runner %s: commitment mismatch", ErrBadReveal, r.Runner)
 	}
-	if len(key) != ed25519.PublicKeySize || !ed25519.Verify(key, SigningMessage(jobID, r.Runner, r.Result, r.Embedding), r.Signature) {
+	if r.Report != nil && !r.Report.Valid() {
+		return fmt.Errorf("%w: runner %s: invalid usage report", ErrBadReveal, r.Runner)
+	}
+	if len(key) != ed25519.PublicKeySize || !ed25519.Verify(key, SigningMessageFor(jobID, r), r.Signature) {
 		return fmt.Errorf("%w: runner %s: bad signature", ErrBadReveal, r.Runner)
 	}
 	return nil
