@@ -1,0 +1,252 @@
+// Package jsoncanon owns the canonical JSON form runners commit for JSON
+// results, so that committee members whose services returned the same JSON
+// value sign the same bytes even when the services formatted it differently
+// (key order, whitespace, escapes, "1.0" vs "1").
+//
+// The canonical form is valid JSON: object members sorted by the UTF-8 bytes
+// of their keys, no insignificant whitespace, strings escaped minimally
+// (only '"', '\\' and control characters; "\b\f\n\r\t" short forms, other
+// controls as \u00XX lower-case hex; no HTML escaping), and numbers written
+// from their exact decimal value — never through a float — in the shortest
+// form: integers without exponent up to 21 digits, "0.000001"-style
+// fractions down to 10^-6, otherwise d.ddde±N. Documents deeper than
+// MaxDepth, numbers longer than MaxNumberBytes or with an exponent beyond
+// ±MaxExponent, invalid UTF-8, duplicate keys and trailing data are refused.
+package jsoncanon
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits, the same as the chain's verifier applies to results
+// (chain/offchain/verify), so that a canonicalised result is never one the
+// verifier refuses for its shape.
+const (
+	MaxDepth       = 64
+	MaxNumberBytes = 100
+	MaxExponent    = 400
+)
+
+// ErrNotJSON wraps every rejection.
+var ErrNotJSON = errors.New("not canonicalisable JSON")
+
+// Canonicalize parses one JSON document and returns its canonical form.
+func Canonicalize(doc []byte) ([]byte, error) {
+	if !utf8.Valid(doc) {
+		return nil, fmt.Errorf("%w: invalid UTF-8", ErrNotJSON)
+	}
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var b bytes.Buffer
+	if err := writeValue(&b, dec, 0); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: trailing data after the document", ErrNotJSON)
+	}
+	return b.Bytes(), nil
+}
+
+// Marshal encodes v with encoding/json and canonicalises the result.
+func Marshal(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotJSON, err)
+	}
+	return Canonicalize(raw)
+}
+
+// writeValue reads one value from dec through the token stream (so duplicate
+// keys are seen, which decoding into a map would hide) and writes it.
+func writeValue(b *bytes.Buffer, dec *json.Decoder, depth int) error {
+	if depth > MaxDepth {
+		return fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, MaxDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotJSON, err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '[':
+			b.WriteByte('[')
+			for i := 0; dec.More(); i++ {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				if err := writeValue(b, dec, depth+1); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("%w: %w", ErrNotJSON, err)
+			}
+			b.WriteByte(']')
+		case '{':
+			type member struct {
+				key string
+				val []byte
+			}
+			var ms []member
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return fmt.Errorf("%w: %w", ErrNotJSON, err)
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return fmt.Errorf("%w: object key is not a string", ErrNotJSON)
+				}
+				var vb bytes.Buffer
+				if err := writeValue(&vb, dec, depth+1); err != nil {
+					return err
+				}
+				ms = append(ms, member{k, vb.Bytes()})
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("%w: %w", ErrNotJSON, err)
+			}
+			slices.SortFunc(ms, func(x, y member) int { return strings.Compare(x.key, y.key) })
+			b.WriteByte('{')
+			for i, m := range ms {
+				if i > 0 {
+					if ms[i-1].key == m.key {
+						return fmt.Errorf("%w: duplicate key %q", ErrNotJSON, m.key)
+					}
+					b.WriteByte(',')
+				}
+				writeString(b, m.key)
+				b.WriteByte(':')
+				b.Write(m.val)
+			}
+			b.WriteByte('}')
+		default:
+			return fmt.Errorf("%w: unexpected %v", ErrNotJSON, t)
+		}
+	case string:
+		writeString(b, t)
+	case json.Number:
+		s, err := Number(string(t))
+		if err != nil {
+			return err
+		}
+		b.WriteString(s)
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case nil:
+		b.WriteString("null")
+	default:
+		return fmt.Errorf("%w: unexpected token %T", ErrNotJSON, tok)
+	}
+	return nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\b':
+			b.WriteString(`\b`)
+		case c == '\f':
+			b.WriteString(`\f`)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&0xf])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// Number returns the canonical text of a JSON number literal: its exact
+// decimal value with trailing zeros removed, "-0" as "0", plain notation when
+// the decimal point falls within 21 digits of the first digit and at most 6
+// zeros after the point, otherwise one digit, '.', the rest and e±N.
+func Number(lit string) (string, error) {
+	if len(lit) == 0 || len(lit) > MaxNumberBytes {
+		return "", fmt.Errorf("%w: number literal of %d bytes (limit %d)", ErrNotJSON, len(lit), MaxNumberBytes)
+	}
+	s := lit
+	neg := false
+	if s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(strings.TrimPrefix(expPart, "+"))
+		if err != nil || e > MaxExponent || e < -MaxExponent {
+			return "", fmt.Errorf("%w: number %q: exponent beyond ±%d", ErrNotJSON, lit, MaxExponent)
+		}
+		exp = e
+	}
+	intPart, frac, hasDot := strings.Cut(mant, ".")
+	digits := intPart + frac
+	if intPart == "" || (hasDot && frac == "") || strings.Trim(digits, "0123456789") != "" {
+		return "", fmt.Errorf("%w: number %q", ErrNotJSON, lit)
+	}
+	exp -= len(frac)
+	// value = digits × 10^exp; normalise digits to no leading/trailing zeros.
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return "0", nil
+	}
+	for digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+		exp++
+	}
+	n := len(digits)
+	p := n + exp // position of the decimal point counted from the first digit
+	var out strings.Builder
+	if neg {
+		out.WriteByte('-')
+	}
+	switch {
+	case exp >= 0 && p <= 21:
+		out.WriteString(digits)
+		out.WriteString(strings.Repeat("0", exp))
+	case p > 0 && p <= 21:
+		out.WriteString(digits[:p])
+		out.WriteByte('.')
+		out.WriteString(digits[p:])
+	case p <= 0 && p > -6:
+		out.WriteString("0.")
+		out.WriteString(strings.Repeat("0", -p))
+		out.WriteString(digits)
+	default:
+		out.WriteByte(digits[0])
+		if n > 1 {
+			out.WriteByte('.')
+			out.WriteString(digits[1:])
+		}
+		e := p - 1
+		out.WriteByte('e')
+		if e >= 0 {
+			out.WriteByte('+')
+		}
+		out.WriteString(strconv.Itoa(e))
+	}
+	return out.String(), nil
+}
