@@ -65,6 +65,11 @@ var (
 // newJobChain is newChain with small off-chain parameters (min stake 10 CBY,
 // challenge window 2 blocks) and n runners registered.
 func newJobChain(t *testing.T, n int, funded ...*ecdsa.PrivateKey) (*chain, []testRunner) {
+	return newJobChainWith(t, n, nil, funded...)
+}
+
+// newJobChainWith is newJobChain with tune applied to the off-chain parameters.
+func newJobChainWith(t *testing.T, n int, tune func(*execution.OffchainParams), funded ...*ecdsa.PrivateKey) (*chain, []testRunner) {
 	var rs []testRunner
 	keys := append([]*ecdsa.PrivateKey(nil), funded...)
 	for i := 0; i < n; i++ {
@@ -89,9 +94,12 @@ func newJobChain(t *testing.T, n int, funded ...*ecdsa.PrivateKey) (*chain, []te
 	}
 	jp := job.DefaultParams()
 	jp.ChallengeWindowBlocks = jobWindow
-	ex, err := execution.New(execution.Config{ChainID: g.ChainID, Fees: g.Fees, VM: sharedEngine(t),
-		Offchain: execution.OffchainParams{MinRunnerStake: genesis.CBY(10), HeartbeatTimeout: 1000, Job: jp,
-			UnbondingBlocks: unbondingBlocks, ChallengeBond: genesis.CBY(100)}})
+	op := execution.OffchainParams{MinRunnerStake: genesis.CBY(10), HeartbeatTimeout: 1000, Job: jp,
+		UnbondingBlocks: unbondingBlocks, ChallengeBond: genesis.CBY(100)}
+	if tune != nil {
+		tune(&op)
+	}
+	ex, err := execution.New(execution.Config{ChainID: g.ChainID, Fees: g.Fees, VM: sharedEngine(t), Offchain: op})
 	if err != nil {
 		t.Fatal(err)
 	}
