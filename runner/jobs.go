@@ -1,0 +1,348 @@
+package runner
+
+import (
+	"context"
+	"crypto/ed25519"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/sdk"
+)
+
+// Chain job statuses (apitypes.Job.Status).
+const (
+	chainAssigned  = "assigned"
+	chainCommitted = "committed"
+	chainRevealed  = "revealed"
+	chainVerified  = "verified"
+	chainFinalized = "finalized"
+	chainFailed    = "failed"
+)
+
+// runJob drives one job through its states until it is terminal, the
+// daemon stops, or ctx ends. Each step reads the persisted record, so the
+// same code resumes a job after a restart.
+func (d *Daemon) runJob(ctx context.Context, id types.Hash) {
+	for {
+		rec, err := d.store.Job(id)
+		if err != nil {
+			d.log.Error("job record unreadable", "job", id, "err", err)
+			return
+		}
+		if rec.State.Terminal() {
+			return
+		}
+		err = d.step(ctx, rec)
+		if errors.Is(err, errStopping) || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			d.log.Warn("job step failed; retrying next block", "job", id, "state", rec.State, "err", err)
+			if d.waitBlock(ctx) != nil {
+				return
+			}
+		}
+	}
+}
+
+func (d *Daemon) step(ctx context.Context, rec *JobRecord) error {
+	switch rec.State {
+	case StateAssigned, StateExecuting:
+		return d.execute(ctx, rec)
+	case StateExecuted:
+		return d.commit(ctx, rec)
+	case StateCommitting:
+		return d.awaitCommit(ctx, rec)
+	case StateCommitted:
+		if rec.Aggregator == d.self {
+			return d.aggregate(ctx, rec)
+		}
+		return d.push(ctx, rec)
+	case StatePushed, StateRevealed:
+		return d.watch(ctx, rec)
+	case StateRevealing:
+		return d.awaitReveal(ctx, rec)
+	}
+	return fmt.Errorf("unknown state %q", rec.State)
+}
+
+// finish marks the job terminal with the chain's outcome.
+func (d *Daemon) finish(rec *JobRecord, state JobState, outcome, why string) error {
+	rec.State, rec.Outcome, rec.DoneAt = state, outcome, max(d.Height(), 1)
+	if why != "" {
+		rec.Error = why
+	}
+	rec.Tx = nil
+	d.m.jobs.WithLabelValues(rec.Type, outcome).Inc()
+	d.log.Info("job finished", "job", rec.ID, "type", rec.Type, "outcome", outcome, "why", why)
+	return d.put(rec)
+}
+
+// execute runs the executor, checks the result and stores result,
+// signature and commitment.
+func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
+	spec, err := rec.DecodedSpec()
+	if err != nil {
+		return d.finish(rec, StateFailed, "failed", err.Error())
+	}
+	if h := d.Height(); h > rec.Deadline {
+		return d.finish(rec, StateFailed, "missed", fmt.Sprintf("commit deadline %d passed before execution (height %d)", rec.Deadline, h))
+	}
+	rec.State = StateExecuting
+	if err := d.put(rec); err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := d.o.Executors.Execute(ctx, executor.Request{JobID: rec.ID, Spec: spec, Height: rec.AssignedAt})
+	elapsed := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // shutting down: executing resumes on restart
+		}
+		d.m.executorErrors.WithLabelValues(rec.Type, errorKind(err)).Inc()
+		return d.finish(rec, StateFailed, "failed", "execute: "+err.Error())
+	}
+	d.m.execSeconds.WithLabelValues(rec.Type).Observe(elapsed.Seconds())
+	if d.o.Check != nil {
+		if err := d.o.Check(spec, &res); err != nil {
+			d.m.executorErrors.WithLabelValues(rec.Type, "result_check").Inc()
+			return d.finish(rec, StateFailed, "rejected_locally", "result check: "+err.Error())
+		}
+	}
+	sig := verify.Sign(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding)
+	rec.Result, rec.Embedding, rec.Signature = res.Output, res.Embedding, sig
+	rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(res.Output, sig), res.Usage, elapsed.Milliseconds()
+	rec.State = StateExecuted
+	d.log.Info("executed", "job", rec.ID, "type", rec.Type, "bytes", len(res.Output), "ms", rec.ExecMs)
+	return d.put(rec)
+}
+
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, executor.ErrBadInput):
+		return "bad_input"
+	case errors.Is(err, executor.ErrBoundExceeded):
+		return "bound_exceeded"
+	case errors.Is(err, executor.ErrUpstream):
+		return "upstream"
+	case errors.Is(err, executor.ErrRefused):
+		return "refused"
+	}
+	return "other"
+}
+
+// chainJob fetches the job and reports whether this assignment still
+// stands (same retry, we are in the committee).
+func (d *Daemon) chainJob(ctx context.Context, rec *JobRecord) (*apitypes.Job, bool, error) {
+	cj, err := d.client.Job(ctx, rec.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return cj, cj.Retry == rec.Retry && slices.Contains(cj.Committee, d.self), nil
+}
+
+func commitmentOf(cj *apitypes.Job, a types.Address) (types.Hash, bool) {
+	for _, c := range cj.Commitments {
+		if c.Runner == a {
+			return c.Hash, true
+		}
+	}
+	return types.Hash{}, false
+}
+
+// commit sends the commitment unless the chain already has it.
+func (d *Daemon) commit(ctx context.Context, rec *JobRecord) error {
+	cj, ours, err := d.chainJob(ctx, rec)
+	if err != nil {
+		return err
+	}
+	if h, ok := commitmentOf(cj, d.self); ok && ours {
+		return d.committed(rec, h)
+	}
+	if !ours || cj.Status != chainAssigned {
+		return d.finish(rec, StateDone, "dropped", "assignment ended before commit (job "+cj.Status+")")
+	}
+	if cj.Height+d.o.CommitMarginBlocks > rec.Deadline {
+		return d.finish(rec, StateDone, "missed", fmt.Sprintf("result ready at height %d, too close to the commit deadline %d", cj.Height, rec.Deadline))
+	}
+	return d.sendPersisted(ctx, rec, "commit", StateCommitting, types.JobDispatcherAddress,
+		&types.CommitResult{JobID: rec.ID, Commitment: rec.Commitment})
+}
+
+func (d *Daemon) committed(rec *JobRecord, onChain types.Hash) error {
+	if onChain != rec.Commitment {
+		// Only possible if the data dir was replaced under a running key.
+		return d.finish(rec, StateFailed, "failed", "the chain holds a different commitment from this runner: refusing to reveal")
+	}
+	rec.State, rec.Tx = StateCommitted, nil
+	d.m.commitSeconds.WithLabelValues(rec.Type).Observe(time.Since(rec.StartedAt).Seconds())
+	d.log.Info("committed", "job", rec.ID, "commitment", rec.Commitment)
+	return d.put(rec)
+}
+
+// awaitCommit waits for the stored commit transaction to land.
+func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
+	for {
+		cj, ours, err := d.chainJob(ctx, rec)
+		if err != nil {
+			return err
+		}
+		if h, ok := commitmentOf(cj, d.self); ok && ours {
+			return d.committed(rec, h)
+		}
+		if !ours || cj.Status != chainAssigned || cj.Height > rec.Deadline {
+			return d.finish(rec, StateDone, "missed", "commitment did not land before the deadline (job "+cj.Status+")")
+		}
+		st, why, err := d.persistedTx(ctx, rec, "commit")
+		if err != nil {
+			return err
+		}
+		switch st {
+		case txFailed:
+			return d.finish(rec, StateDone, "missed", "commit transaction failed: "+why)
+		case txUnknown:
+			rec.State, rec.Tx = StateExecuted, nil
+			return d.put(rec)
+		}
+		if err := d.waitBlock(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// push delivers the result to the aggregator's API.
+func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
+	endpoint := ""
+	if r, err := d.client.Runner(ctx, rec.Aggregator); err == nil {
+		endpoint = r.Endpoint
+	}
+	if endpoint == "" {
+		d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
+		rec.State = StatePushed
+		return d.put(rec)
+	}
+	rev := rec.Reveal(d.self)
+	for attempt := 0; ; attempt++ {
+		err := pushResult(ctx, endpoint, rec.ID, &rev, d.o.PushTimeout)
+		if err == nil {
+			d.log.Info("pushed result to aggregator", "job", rec.ID, "aggregator", rec.Aggregator)
+			break
+		}
+		var perm *permanentError
+		if errors.As(err, &perm) {
+			d.log.Warn("aggregator refused our result; will reveal after its timeout", "job", rec.ID, "err", err)
+			break
+		}
+		cj, _, jerr := d.chainJob(ctx, rec)
+		if jerr == nil && cj.Status != chainAssigned && cj.Status != chainCommitted {
+			break // the aggregator phase is over
+		}
+		if attempt%5 == 0 {
+			d.log.Info("aggregator not reachable yet; retrying", "job", rec.ID, "endpoint", endpoint, "err", err)
+		}
+		if err := d.waitBlock(ctx); err != nil {
+			return err
+		}
+	}
+	rec.State = StatePushed
+	return d.put(rec)
+}
+
+// watch follows the job after our part: it reveals individually if the
+// aggregator timed out, and finishes when the job is settled or failed.
+func (d *Daemon) watch(ctx context.Context, rec *JobRecord) error {
+	for {
+		cj, ours, err := d.chainJob(ctx, rec)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cj.Status == chainFinalized || cj.Status == chainFailed:
+			return d.settled(rec, cj)
+		case !ours:
+			return d.finish(rec, StateDone, "dropped", "no longer in the committee")
+		case cj.Status == chainRevealed && !rec.SelfRevealed:
+			d.log.Info("aggregator timed out; revealing individually", "job", rec.ID)
+			rev := rec.Reveal(d.self)
+			b, err := rev.Encode()
+			if err != nil {
+				return err
+			}
+			return d.sendPersisted(ctx, rec, "reveal", StateRevealing, types.ResultVerifierAddress, &types.RevealResult{JobID: rec.ID, Reveal: b})
+		}
+		if err := d.waitBlock(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// awaitReveal waits for the stored reveal or submission to land.
+func (d *Daemon) awaitReveal(ctx context.Context, rec *JobRecord) error {
+	kind := rec.TxKind
+	for {
+		st, why, err := d.persistedTx(ctx, rec, kind)
+		if err != nil {
+			return err
+		}
+		switch st {
+		case txSuccess:
+			rec.State, rec.Tx, rec.SelfRevealed = StateRevealed, nil, rec.SelfRevealed || kind == "reveal"
+			d.log.Info(kind+" included", "job", rec.ID)
+			return d.put(rec)
+		case txFailed:
+			// The job moved on (e.g. the aggregator's submission landed
+			// first, or the window closed): watch decides what remains.
+			d.log.Warn(kind+" transaction failed", "job", rec.ID, "err", why)
+			rec.State, rec.Tx, rec.Error = StateRevealed, nil, kind+": "+why
+			rec.SelfRevealed = rec.SelfRevealed || kind == "reveal"
+			return d.put(rec)
+		case txUnknown:
+			rec.State, rec.Tx = StatePushed, nil
+			if kind == "submit" {
+				rec.State = StateCommitted
+			}
+			return d.put(rec)
+		}
+		if err := d.waitBlock(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// settled records the final outcome and what this runner earned.
+func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
+	outcome := cj.Status
+	if cj.Status == chainFinalized && !slices.Contains(cj.Agreed, d.self) {
+		outcome = "outvoted"
+	}
+	if cj.Payments != nil {
+		for _, t := range cj.Payments.Transfers {
+			if t.To == d.self && t.Kind == "runner" {
+				if v, err := sdk.ParseAmount(t.Amount); err == nil {
+					d.m.earnings.Add(cbyFloat(v))
+				}
+			}
+		}
+	}
+	why := cj.FailReason
+	return d.finish(rec, StateDone, outcome, why)
+}
+
+// keys returns the committee's registered result keys.
+func (d *Daemon) keys(ctx context.Context, committee []types.Address) (map[types.Address]ed25519.PublicKey, error) {
+	out := make(map[types.Address]ed25519.PublicKey, len(committee))
+	for _, a := range committee {
+		r, err := d.client.Runner(ctx, a)
+		if err != nil {
+			return nil, fmt.Errorf("result key of %s: %w", a, err)
+		}
+		out[a] = ed25519.PublicKey(r.ResultKey)
+	}
+	return out, nil
+}

@@ -1,0 +1,381 @@
+package runner
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/sdk"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// fixedExecutor is a test double of executor.Executor (the interface the
+// daemon consumes): it answers every HTTP job with a fixed output, or hangs
+// until its context ends.
+type fixedExecutor struct {
+	out   []byte
+	hang  bool
+	calls atomic.Int32
+}
+
+func (f *fixedExecutor) Type() job.JobType { return job.JobTypeHTTP }
+func (f *fixedExecutor) Close() error      { return nil }
+func (f *fixedExecutor) Execute(ctx context.Context, req executor.Request) (executor.Result, error) {
+	f.calls.Add(1)
+	if f.hang {
+		<-ctx.Done()
+		return executor.Result{}, ctx.Err()
+	}
+	return executor.Result{Output: f.out, Usage: job.Usage{WallTimeMs: 1}}, nil
+}
+
+type testNet struct {
+	url    string
+	client *sdk.Client
+	faucet *ecdsa.PrivateKey
+}
+
+func newTestNet(t *testing.T) *testNet {
+	d := nodetest.New(t)
+	srv := d.Serve(t, 40*time.Millisecond)
+	return &testNet{url: srv.URL, client: sdk.New(srv.URL), faucet: d.Faucet}
+}
+
+func (n *testNet) fund(t *testing.T, a types.Address, cby string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	h, err := n.client.Faucet(ctx, a, sdk.MustCBY(cby))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.client.WaitForReceipt(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type testRunner struct {
+	d      *Daemon
+	key    *ecdsa.PrivateKey
+	ed     ed25519.PrivateKey
+	dir    string
+	exec   *fixedExecutor
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (n *testNet) options(t *testing.T, key *ecdsa.PrivateKey, ed ed25519.PrivateKey, dir string, ex executor.Executor) Options {
+	return Options{Client: n.client, Key: key, ResultKey: ed, Executors: executor.NewRegistry(ex), DataDir: dir,
+		Stake: sdk.MustCBY("10"), MaxConcurrentJobs: 4, Rates: job.RateCard{Base: sdk.MustCBY("0.001")},
+		AggregatorListen: "127.0.0.1:0", MetricsListen: "127.0.0.1:0", Grace: 2 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(testWriter{t, key}, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+}
+
+type testWriter struct {
+	t   *testing.T
+	key *ecdsa.PrivateKey
+}
+
+func (w testWriter) Write(p []byte) (int, error) {
+	if os.Getenv("RUNNER_TEST_LOG") != "" {
+		w.t.Logf("%s %s", types.PubkeyToAddress(w.key.PublicKey).String()[:8], strings.TrimSpace(string(p)))
+	}
+	return len(p), nil
+}
+
+func (n *testNet) startRunner(t *testing.T, out string) *testRunner {
+	t.Helper()
+	key, _ := crypto.GenerateKey()
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	n.fund(t, types.PubkeyToAddress(key.PublicKey), "100")
+	r := &testRunner{key: key, ed: ed, dir: t.TempDir(), exec: &fixedExecutor{out: []byte(out)}}
+	r.start(t, n)
+	return r
+}
+
+func (r *testRunner) start(t *testing.T, n *testNet) {
+	t.Helper()
+	d, err := New(n.options(t, r.key, r.ed, r.dir, r.exec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.d, r.cancel, r.done = d, cancel, make(chan error, 1)
+	go func() { r.done <- d.Run(ctx) }()
+	select {
+	case <-d.Ready():
+	case err := <-r.done:
+		t.Fatalf("runner stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("runner not ready")
+	}
+	t.Cleanup(r.stop)
+}
+
+func (r *testRunner) stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+	r.cancel = nil
+}
+
+func httpSpec(runners uint8) *job.JobSpec {
+	return &job.JobSpec{
+		JobType: job.JobTypeHTTP, Bounds: job.ResourceBounds{MaxWallTimeMs: 2000, MaxMemoryBytes: 1 << 20},
+		Verification: job.VerificationConfig{Mode: job.ModeMajorityVote, Runners: runners, VoteField: "/price"},
+		MaxPrice:     sdk.MustCBY("0.1"), Tip: new(big.Int), TimeoutBlocks: 100,
+		Callback:     job.CallbackInfo{Actor: types.Address{0xca, 0x11}, Handler: "on_result"},
+		ResultSchema: job.ResultSchema{MaxReturnBytes: 1024, ExpectedExecutionMs: 1000, DataFormat: job.FormatJSON},
+		Input:        []byte("https://prices.example/btc"),
+	}
+}
+
+func (n *testNet) submit(t *testing.T, spec *job.JobSpec) types.Hash {
+	t.Helper()
+	key, _ := crypto.GenerateKey()
+	n.fund(t, types.PubkeyToAddress(key.PublicKey), "10")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tx, err := n.client.SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := n.client.WaitForReceipt(ctx, tx.Hash())
+	if err != nil || r.Receipt.Status != "success" {
+		t.Fatalf("submit job: %+v %v", r, err)
+	}
+	id, err := types.BytesToHash(r.Receipt.Return)
+	if err != nil {
+		// The return value is the CBOR byte string of the id.
+		b := r.Receipt.Return
+		if len(b) == 34 {
+			id, err = types.BytesToHash(b[2:])
+		}
+		if err != nil {
+			t.Fatalf("job id from %x: %v", r.Receipt.Return, err)
+		}
+	}
+	return id
+}
+
+func (n *testNet) waitJob(t *testing.T, id types.Hash, timeout time.Duration, ok func(*apitypes.Job) bool) *apitypes.Job {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last *apitypes.Job
+	for time.Now().Before(deadline) {
+		j, err := n.client.Job(context.Background(), id)
+		if err == nil {
+			last = j
+			if ok(j) {
+				return j
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("job %s: condition not reached; last %+v", id, last)
+	return nil
+}
+
+func waitState(t *testing.T, r *testRunner, id types.Hash, timeout time.Duration, want ...JobState) *JobRecord {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if rec, err := r.d.Store().Job(id); err == nil {
+			for _, w := range want {
+				if rec.State == w {
+					return rec
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	rec, err := r.d.Store().Job(id)
+	t.Fatalf("runner %s job %s: want %v, have %+v %v", r.d.Address(), id, want, rec, err)
+	return nil
+}
+
+func finished(j *apitypes.Job) bool { return j.Status == "finalized" || j.Status == "failed" }
+
+// TestCommitteeOfThree: three daemons take an HTTP job through commit,
+// aggregation and settlement; the odd one out is outvoted and unpaid.
+func TestCommitteeOfThree(t *testing.T) {
+	n := newTestNet(t)
+	rs := []*testRunner{n.startRunner(t, `{"price": 100}`), n.startRunner(t, `{"price": 100}`), n.startRunner(t, `{"price": 7}`)}
+	id := n.submit(t, httpSpec(3))
+	j := n.waitJob(t, id, 60*time.Second, finished)
+	if j.Status != "finalized" || len(j.Agreed) != 2 || len(j.Dissented) != 1 || string(j.Result) != `{"price": 100}` {
+		t.Fatalf("job: %+v", j)
+	}
+	if j.Dissented[0] != rs[2].d.Address() {
+		t.Fatalf("dissenter %s, want %s", j.Dissented[0], rs[2].d.Address())
+	}
+	paid := map[types.Address]bool{}
+	for _, tr := range j.Payments.Transfers {
+		if tr.Kind == "runner" {
+			paid[tr.To] = true
+		}
+	}
+	if !paid[rs[0].d.Address()] || !paid[rs[1].d.Address()] || paid[rs[2].d.Address()] {
+		t.Fatalf("payees %v", paid)
+	}
+	for i, r := range rs {
+		rec := waitState(t, r, id, 10*time.Second, StateDone)
+		want := "finalized"
+		if i == 2 {
+			want = "outvoted"
+		}
+		if rec.Outcome != want {
+			t.Fatalf("runner %d outcome %q, want %q", i, rec.Outcome, want)
+		}
+	}
+	// Metrics and health are served.
+	resp, err := http.Get("http://" + rs[0].d.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `cowboy_runner_jobs_total{outcome="finalized",type="http"} 1`) {
+		t.Fatalf("metrics lack the finished job:\n%s", body)
+	}
+	resp, err = http.Get("http://" + rs[0].d.MetricsAddr().String() + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+}
+
+// TestRestartAfterCommit stops a member right after its commitment is
+// stored and restarts it from its data dir: it never commits again, and
+// the job still verifies.
+func TestRestartAfterCommit(t *testing.T) {
+	n := newTestNet(t)
+	rs := []*testRunner{n.startRunner(t, `{"price": 5}`), n.startRunner(t, `{"price": 5}`), n.startRunner(t, `{"price": 5}`)}
+	id := n.submit(t, httpSpec(3))
+	j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 3 })
+	var victim *testRunner
+	for _, r := range rs {
+		if r.d.Address() != j.Aggregator {
+			victim = r
+			break
+		}
+	}
+	rec := waitState(t, victim, id, 20*time.Second, StateCommitting, StateCommitted, StatePushed)
+	victim.stop()
+	before := victim.exec.calls.Load()
+	victim.start(t, n)
+	j = n.waitJob(t, id, 60*time.Second, finished)
+	if j.Status != "finalized" || len(j.Agreed) != 3 {
+		t.Fatalf("job after restart: %+v", j)
+	}
+	after := waitState(t, victim, id, 10*time.Second, StateDone)
+	if after.Commitment != rec.Commitment {
+		t.Fatal("commitment changed across the restart")
+	}
+	if victim.exec.calls.Load() != before {
+		t.Fatalf("executor ran again after restart (%d → %d calls)", before, victim.exec.calls.Load())
+	}
+}
+
+// TestSilentAggregator: the aggregator stops after committing; the members
+// reveal individually after the aggregator timeout and the job verifies.
+func TestSilentAggregator(t *testing.T) {
+	n := newTestNet(t)
+	rs := []*testRunner{n.startRunner(t, `{"price": 9}`), n.startRunner(t, `{"price": 9}`), n.startRunner(t, `{"price": 9}`)}
+	id := n.submit(t, httpSpec(3))
+	j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 3 })
+	var agg *testRunner
+	for _, r := range rs {
+		if r.d.Address() == j.Aggregator {
+			agg = r
+		}
+	}
+	waitState(t, agg, id, 20*time.Second, StateCommitted, StateCommitting)
+	agg.stop()
+	j = n.waitJob(t, id, 90*time.Second, func(j *apitypes.Job) bool { return j.Status != "assigned" && j.Status != "committed" })
+	j = n.waitJob(t, id, 90*time.Second, finished)
+	if j.Status != "finalized" || len(j.Agreed) != 2 {
+		t.Fatalf("job after silent aggregator: %+v", j)
+	}
+	for _, r := range rs {
+		if r != agg {
+			if rec := waitState(t, r, id, 10*time.Second, StateDone); !rec.SelfRevealed {
+				t.Fatalf("member %s did not reveal individually", r.d.Address())
+			}
+		}
+	}
+}
+
+// TestHangingExecutorBounded: an executor that never answers is cut at
+// the job's wall time and the runner does not commit.
+func TestHangingExecutorBounded(t *testing.T) {
+	n := newTestNet(t)
+	r := n.startRunner(t, "")
+	r.exec.hang = true
+	spec := httpSpec(1)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	spec.Bounds.MaxWallTimeMs = 300
+	spec.ResultSchema.ExpectedExecutionMs = 300
+	start := time.Now()
+	id := n.submit(t, spec)
+	rec := waitState(t, r, id, 20*time.Second, StateFailed)
+	if !strings.Contains(rec.Error, "wall time") || time.Since(start) > 10*time.Second {
+		t.Fatalf("hang: %+v after %v", rec, time.Since(start))
+	}
+	if rec.Commitment != (types.Hash{}) {
+		t.Fatal("a failed execution was committed")
+	}
+}
+
+func TestConfigRoundTrip(t *testing.T) {
+	home := t.TempDir()
+	if err := WriteConfig(home, DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"COWBOY_RUNNER_NODE": "http://10.0.0.1:8545", "COWBOY_RUNNER_JOB_TYPES": "http, mcp", "COWBOY_RUNNER_MAX_CONCURRENT_JOBS": "9"}
+	if err := c.ApplyEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Node != "http://10.0.0.1:8545" || len(c.Registration.JobTypes) != 2 || c.Registration.MaxConcurrentJobs != 9 {
+		t.Fatalf("env not applied: %+v", c)
+	}
+	if err := os.WriteFile(home+"/"+ConfigFile, []byte("nod = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), "nod") {
+		t.Fatalf("unknown key accepted: %v", err)
+	}
+	bad := DefaultConfig()
+	bad.Registration.Stake = "lots"
+	if _, err := bad.Validate(); err == nil {
+		t.Fatal("bad stake accepted")
+	}
+	_ = errors.New
+	_ = fmt.Sprint
+}

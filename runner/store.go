@@ -1,0 +1,260 @@
+package runner
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	bolt "go.etcd.io/bbolt"
+)
+
+// JobState is a step of a job's life on this runner. Each state is written
+// before the external effect it announces, so a restart always knows
+// whether an effect may have happened and checks the chain before repeating
+// it.
+type JobState string
+
+// Job states, in order.
+const (
+	StateAssigned   JobState = "assigned"   // seen in a JobAssigned event; spec stored
+	StateExecuting  JobState = "executing"  // executor started (repeating it is harmless)
+	StateExecuted   JobState = "executed"   // result, signature and commitment stored
+	StateCommitting JobState = "committing" // signed commit tx stored, then sent
+	StateCommitted  JobState = "committed"  // commitment seen on chain
+	StatePushed     JobState = "pushed"     // result delivered to the aggregator
+	StateRevealing  JobState = "revealing"  // signed reveal / submission tx stored, then sent
+	StateRevealed   JobState = "revealed"   // reveal / submission seen on chain
+	StateDone       JobState = "done"       // the job reached a terminal chain state
+	StateDeclined   JobState = "declined"   // over capacity or unservable: never committed
+	StateFailed     JobState = "failed"     // execution or result check failed: never committed
+)
+
+// Terminal reports whether nothing remains to do for the job.
+func (s JobState) Terminal() bool { return s == StateDone || s == StateDeclined || s == StateFailed }
+
+// JobRecord is this runner's durable view of one job assignment.
+type JobRecord struct {
+	ID         types.Hash      `json:"id"`
+	Spec       types.Bytes     `json:"spec"` // canonical CBOR JobSpec
+	Type       string          `json:"type"`
+	Retry      uint32          `json:"retry"`
+	Committee  []types.Address `json:"committee"`
+	Aggregator types.Address   `json:"aggregator"`
+	AssignedAt uint64          `json:"assigned_at"`
+	Deadline   uint64          `json:"deadline"` // commit deadline of the assignment
+	State      JobState        `json:"state"`
+
+	Result     types.Bytes `json:"result,omitempty"`
+	Embedding  []int32     `json:"embedding,omitempty"`
+	Signature  types.Bytes `json:"signature,omitempty"`
+	Commitment types.Hash  `json:"commitment"`
+	Usage      job.Usage   `json:"usage"`
+	ExecMs     int64       `json:"exec_ms"`
+
+	// Tx is the signed transaction of the pending on-chain effect
+	// (commit, reveal or submission), stored before it is sent so a restart
+	// re-sends the identical transaction instead of building a second one.
+	Tx     types.Bytes `json:"tx,omitempty"`
+	TxHash types.Hash  `json:"tx_hash"`
+	TxKind string      `json:"tx_kind,omitempty"` // commit, submit, reveal
+	// SelfRevealed: our individual reveal landed (or was refused because
+	// the job had moved on); never sent twice.
+	SelfRevealed bool `json:"self_revealed,omitempty"`
+
+	Outcome   string    `json:"outcome,omitempty"` // chain status when done (verified, finalized, failed…)
+	Error     string    `json:"error,omitempty"`
+	DoneAt    uint64    `json:"done_at,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// DecodedSpec decodes the stored spec.
+func (r *JobRecord) DecodedSpec() (*job.JobSpec, error) {
+	s, err := job.DecodeJobSpec(r.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: stored spec: %w", r.ID, err)
+	}
+	return s, nil
+}
+
+// Reveal is this runner's reveal of the job.
+func (r *JobRecord) Reveal(self types.Address) verify.Reveal {
+	return verify.Reveal{Runner: self, Result: slices.Clone(r.Result), Signature: slices.Clone(r.Signature), Embedding: slices.Clone(r.Embedding)}
+}
+
+var (
+	bucketMeta   = []byte("meta")
+	bucketJobs   = []byte("jobs")
+	bucketPushes = []byte("pushes") // job id || runner → JSON verify.Reveal (aggregator role)
+	keyHeight    = []byte("height")
+)
+
+// Store is the runner's bbolt database: the last processed chain height,
+// every job record and the results pushed to this runner as aggregator.
+type Store struct {
+	db *bolt.DB
+}
+
+// OpenStore opens (creating) the database at path.
+func OpenStore(path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("runner store: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("runner store %s: %w (is another cowboy-runner using this data dir?)", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketJobs, bucketPushes} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("runner store: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Height returns the last fully processed chain height (0 if none).
+func (s *Store) Height() (uint64, error) {
+	var h uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketMeta).Get(keyHeight); len(v) == 8 {
+			h = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	return h, err
+}
+
+// SetHeight records h as processed.
+func (s *Store) SetHeight(h uint64) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyHeight, binary.BigEndian.AppendUint64(nil, h))
+	})
+}
+
+// ErrNoJob is returned for an unknown job id.
+var ErrNoJob = errors.New("no such job")
+
+// Job returns a job record.
+func (s *Store) Job(id types.Hash) (*JobRecord, error) {
+	var r *JobRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketJobs).Get(id[:])
+		if v == nil {
+			return fmt.Errorf("%w: %s", ErrNoJob, id)
+		}
+		r = new(JobRecord)
+		return json.Unmarshal(v, r)
+	})
+	return r, err
+}
+
+// PutJob writes a job record (fsynced before it returns).
+func (s *Store) PutJob(r *JobRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode job %s: %w", r.ID, err)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Put(r.ID[:], b) })
+}
+
+// Jobs returns every job record in id order.
+func (s *Store) Jobs() ([]*JobRecord, error) {
+	var out []*JobRecord
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketJobs).ForEach(func(_, v []byte) error {
+			r := new(JobRecord)
+			if err := json.Unmarshal(v, r); err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// PutPush stores a result pushed by a committee member.
+func (s *Store) PutPush(id types.Hash, r *verify.Reveal) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPushes).Put(append(slices.Clone(id[:]), r.Runner[:]...), b)
+	})
+}
+
+// Pushes returns the results pushed for a job, by runner address.
+func (s *Store) Pushes(id types.Hash) ([]verify.Reveal, error) {
+	var out []verify.Reveal
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketPushes).Cursor()
+		for k, v := c.Seek(id[:]); k != nil && len(k) == 52 && [32]byte(k[:32]) == id; k, v = c.Next() {
+			var r verify.Reveal
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Prune deletes terminal job records (and their pushes) finished before
+// height `before`.
+func (s *Store) Prune(before uint64) (int, error) {
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		jobs, pushes := tx.Bucket(bucketJobs), tx.Bucket(bucketPushes)
+		var ids [][]byte
+		if err := jobs.ForEach(func(k, v []byte) error {
+			var r JobRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if r.State.Terminal() && r.DoneAt != 0 && r.DoneAt < before {
+				ids = append(ids, slices.Clone(k))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := jobs.Delete(id); err != nil {
+				return err
+			}
+			c := pushes.Cursor()
+			var del [][]byte
+			for k, _ := c.Seek(id); k != nil && len(k) == 52 && string(k[:32]) == string(id); k, _ = c.Next() {
+				del = append(del, slices.Clone(k))
+			}
+			for _, k := range del {
+				if err := pushes.Delete(k); err != nil {
+					return err
+				}
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
