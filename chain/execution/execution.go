@@ -84,6 +84,14 @@ type Result struct {
 	// drive the basefees).
 	TimerCyclesUsed uint64
 	TimerCellsUsed  uint64
+	// JobReceipts is how many of Receipts, at their very end (after the
+	// timer receipts), belong to the off-chain job lane: delivered job
+	// callbacks, then the job sweep's receipt. JobCallbackCycles/Cells are
+	// the callbacks' usage, for the runner lane (offchain_lane.go); like
+	// the timer lane they are not part of CyclesUsed/CellsUsed.
+	JobReceipts       int
+	JobCallbackCycles uint64
+	JobCallbackCells  uint64
 }
 
 // Executor applies blocks. It is stateless apart from its configuration.
@@ -316,13 +324,17 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, fmt.Errorf("execution: deliver timers at %d: %w", env.Height, err)
 	}
-	// Advance off-chain jobs: timeouts, re-selection, refunds, settlement.
-	if err := e.advanceJobs(tx0); err != nil {
+	// The job lane (offchain_lane.go): deferred job callbacks, then the
+	// end-of-block sweep (timeouts, re-selection, refunds, settlement).
+	jobs, err := e.advanceJobs(tx0)
+	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}
 	res.Receipts = append(res.Receipts, trs...)
 	res.TimerReceipts = len(trs)
 	res.TimerCyclesUsed, res.TimerCellsUsed = tcycles, tcells
+	res.Receipts = append(res.Receipts, jobs.Receipts...)
+	res.JobReceipts, res.JobCallbackCycles, res.JobCallbackCells = len(jobs.Receipts), jobs.CallbackCycles, jobs.CallbackCells
 	res.Next = e.cfg.Fees.Next(bf, res.CyclesUsed, res.CellsUsed)
 	SetBasefees(o, res.Next)
 	res.Writes = o.Writes()

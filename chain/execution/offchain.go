@@ -34,9 +34,12 @@ type OffchainParams struct {
 	Job job.Params
 	// Payment are the settlement constants (payment.DefaultParams).
 	Payment payment.Params
-	// CallbackCycles bounds a callback delivered outside a transaction (a
-	// failure found by the end-of-block timeout sweep): 1,000,000.
+	// CallbackCycles bounds each job callback (delivered in a later block
+	// than the one that decided the job, offchain_lane.go): 1,000,000.
 	CallbackCycles uint64
+	// CallbackBlockCycles is the job lane's callback budget per block: the
+	// runner lane's 25% of the 10,000,000-cycle target (spec 002 §6.3).
+	CallbackBlockCycles uint64
 	// UnbondingBlocks is how long undelegated or unstaked stake (and the
 	// self-bond of a deregistered runner) stays slashable before it can be
 	// withdrawn: 7,200 (~24 h).
@@ -78,6 +81,9 @@ func (p *OffchainParams) fill() {
 	}
 	if p.CallbackCycles == 0 {
 		p.CallbackCycles = 1_000_000
+	}
+	if p.CallbackBlockCycles == 0 {
+		p.CallbackBlockCycles = 2_500_000
 	}
 	if p.UnbondingBlocks == 0 {
 		p.UnbondingBlocks = 7_200
@@ -717,6 +723,9 @@ func (x *txExec) step(j *job.Job, ev job.Event) error {
 	if err := x.saveJob(j); err != nil {
 		return err
 	}
+	if n.State == job.StateFailed && prev.State != job.StateFailed {
+		x.emit(types.JobDispatcherAddress, "JobFailed", map[string]any{"job_id": n.Spec.JobID, "reason": uint64(n.Fail), "retry": uint64(n.Retry)})
+	}
 	// Runners leave a job when it stops being theirs: a re-selection frees
 	// the previous committee, verification or failure frees all of it, and
 	// runners dropped at the commit deadline leave on their own.
@@ -925,35 +934,6 @@ func (x *txExec) faultRow(j *job.Job, reports map[types.Address]*verify.Report, 
 	return nil
 }
 
-// CallbackHandlerArg is the single argument a job's callback handler
-// receives: a map with job_id (32 bytes), status ("verified" or "failed"),
-// result (bytes or None), result_hash (32 bytes) and fail_reason (int).
-type CallbackHandlerArg struct {
-	JobID      []byte `cbor:"job_id"`
-	Status     string `cbor:"status"`
-	Result     []byte `cbor:"result"`
-	ResultHash []byte `cbor:"result_hash"`
-	FailReason uint64 `cbor:"fail_reason"`
-}
-
-// queueCallback enqueues the callback message from the Result Verifier to
-// the job's callback actor; the caller delivers it (x.deliver).
-func (x *txExec) queueCallback(j *job.Job) {
-	arg := CallbackHandlerArg{JobID: j.Spec.JobID[:], Status: "failed", FailReason: uint64(j.Fail), ResultHash: j.ResultHash[:]}
-	if j.State == job.StateVerified {
-		arg.Status = "verified"
-		if jr, err := ReadJobResult(x.o, j.Spec.JobID); err == nil && jr != nil {
-			arg.Result = jr.Result
-		}
-	}
-	payload := codec.MustMarshal([]any{arg})
-	from, to, handler := types.ResultVerifierAddress, j.Spec.Callback.Actor, j.Spec.Callback.Handler
-	id := types.Keccak256([]byte("cowboy/job-callback"), j.Spec.JobID[:], []byte(arg.Status))
-	x.records = append(x.records, types.MessageRecord{ID: id, From: from, To: to, Handler: handler,
-		Value: new(big.Int), Depth: 1, Parent: -1, Status: types.ReceiptFailed, Error: "pending"})
-	x.queue = append(x.queue, &queuedMsg{rec: len(x.records) - 1, from: from, to: to, handler: handler,
-		payload: payload, value: new(big.Int), depth: 1})
-}
 
 func (x *txExec) loadJob(id types.Hash) (*job.Job, error) {
 	j, err := ReadJob(x.o, id)
@@ -1008,7 +988,7 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 			return err
 		}
 		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": in.JobID, "dissented": out.Dissented})
-		return x.deliver()
+		return nil
 	case err != nil:
 		return failf("InvalidSubmission: %v", err)
 	}
@@ -1020,49 +1000,6 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 	x.emit(types.ResultVerifierAddress, "JobVerified", map[string]any{
 		"job_id": in.JobID, "result_hash": out.ResultHash, "agreed": out.Agreed, "dissented": out.Dissented, "aggregator": from,
 	})
-	return x.deliver()
-}
-
-// advanceJobs is the end-of-block sweep: every job whose deadline is the
-// previous height is stepped with Tick{height} (timeouts, re-selection,
-// refunds, finalisation and settlement). Failure callbacks run with OffchainParams.CallbackCycles,
-// unpaid; the sweep leaves no receipt (job state and the API show it).
-func (e *Executor) advanceJobs(x0 *txExec) error {
-	if x0.env.Height == 0 {
-		return nil
-	}
-	var ids []types.Hash
-	prefix := jobDuePrefix(x0.env.Height - 1)
-	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
-		id, err := types.BytesToHash(k[len(prefix):])
-		if err != nil {
-			return err
-		}
-		ids = append(ids, id)
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		j, err := ReadJob(x0.o, id)
-		if err != nil {
-			return err
-		}
-		if j == nil || j.State.Terminal() || x0.env.Height <= j.Deadline {
-			continue
-		}
-		run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
-		x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.JobDispatcherAddress, run: run,
-			block: x0.block, mailbox: map[types.Address]int{}}
-		if err := x.step(j, job.Tick{At: x0.env.Height}); err != nil {
-			return fmt.Errorf("job %s: tick: %w", id, err)
-		}
-		if e.vm != nil {
-			if err := x.deliver(); err != nil && !isActorError(err) {
-				return err
-			}
-		}
-	}
 	return nil
 }
 
@@ -1109,9 +1046,6 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		}
 		id, err := x.submitJob(from, spec)
 		if err != nil {
-			return nil, err
-		}
-		if err := x.deliver(); err != nil {
 			return nil, err
 		}
 		return codec.MustMarshal(id[:]), nil
@@ -1189,7 +1123,7 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 	if err := x.step(j, job.Revealed{At: x.env.Height, Runner: from}); err != nil {
 		return err
 	}
-	return x.deliver()
+	return nil
 }
 
 // storedReveals are a job's individual reveals in runner order.

@@ -102,7 +102,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	}
 	x.emit(types.ResultVerifierAddress, "ChallengeUpheld", map[string]any{"job_id": in.JobID, "challenger": from, "culprits": culprits,
 		"reason": reason, "slashed": slashed, "reward": reward, "burned": burn})
-	return x.deliver()
+	return nil
 }
 
 // burnFrom destroys amount held by a system account.

@@ -282,6 +282,7 @@ func TestChallengeEquivocationSlashes(t *testing.T) {
 	if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailChallenged {
 		t.Fatalf("challenged job %s fail %d", j.State, j.Fail)
 	}
+	c.ok() // delivers the failure callback
 	got := c.query(oracle, "get", []any{"results"}).([]any)
 	if len(got) != 2 || got[1].([]any)[0] != "failed" || got[1].([]any)[2] != uint64(job.FailChallenged) {
 		t.Fatalf("callbacks %v", got)

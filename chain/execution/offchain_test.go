@@ -259,8 +259,17 @@ func TestJobLifecycleMajorityVote(t *testing.T) {
 		t.Fatalf("non-aggregator submission: %+v", rs[0])
 	}
 	rs = c.ok(c.tx(rmap[j.Aggregator].key, &verifier, &types.SubmitResult{JobID: id, Submission: enc}, 0))
-	if !hasEvent(rs[0], types.ResultVerifierAddress, "JobVerified") || len(rs[0].Messages) != 1 || rs[0].Messages[0].Status != types.ReceiptSuccess {
+	if !hasEvent(rs[0], types.ResultVerifierAddress, "JobVerified") || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallbackQueued") || len(rs[0].Messages) != 0 {
 		t.Fatalf("verification receipt %+v", rs[0])
+	}
+	// The callback is a message in a later block, with its own receipt.
+	if got := c.query(oracle, "get", []any{"results"}).([]any); len(got) != 0 {
+		t.Fatalf("callback ran in the verifying transaction: %v", got)
+	}
+	rs = c.ok()
+	if len(rs) != 1 || rs[0].TxHash != execution.JobCallbackReceiptHash(id, "verified", c.head().Height) ||
+		!hasEvent(rs[0], verifier, "JobCallback") || rs[0].CyclesUsed == 0 {
+		t.Fatalf("callback receipt %+v", rs)
 	}
 	got := c.query(oracle, "get", []any{"results"}).([]any)
 	if len(got) != 1 {
@@ -438,9 +447,16 @@ func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
 	}
 	auditSupply(t, c)
 	// The second committee times out too; six runners cannot fill a third.
+	// The sweep that fails the job records its events in a receipt.
+	var sweep []*types.Receipt
 	for !readJob(t, c, id).State.Terminal() {
-		c.ok()
+		sweep = c.ok()
 	}
+	if len(sweep) != 1 || sweep[0].TxHash != execution.JobSweepReceiptHash(c.head().Height) ||
+		!hasEvent(sweep[0], types.JobDispatcherAddress, "JobFailed") || !hasEvent(sweep[0], types.JobDispatcherAddress, "JobSettled") {
+		t.Fatalf("sweep receipts %+v", sweep)
+	}
+	c.ok() // delivers the failure callback
 	j = readJob(t, c, id)
 	if j.State != job.StateFailed || j.Fail != job.FailNoCandidates {
 		t.Fatalf("final job: %s fail %d", j.State, j.Fail)
@@ -492,9 +508,10 @@ func TestJobAggregatorTimeoutIndividualReveals(t *testing.T) {
 		txs = append(txs, c.tx(rmap[rv.Runner].key, &verifier, &types.RevealResult{JobID: id, Reveal: b}, 0))
 	}
 	rs = c.ok(txs...)
-	if !hasEvent(rs[2], types.ResultVerifierAddress, "JobVerified") || len(rs[2].Messages) != 1 {
+	if !hasEvent(rs[2], types.ResultVerifierAddress, "JobVerified") || !hasEvent(rs[2], types.ResultVerifierAddress, "JobCallbackQueued") {
 		t.Fatalf("last reveal receipt %+v", rs[2])
 	}
+	c.ok() // delivers the callback
 	if j := readJob(t, c, id); j.State != job.StateVerified || len(j.Agreed) != 3 {
 		t.Fatalf("job after reveals: %s %v", j.State, j.Agreed)
 	}
@@ -665,6 +682,7 @@ func TestJobAboveMaxJobValueFindsNoRunner(t *testing.T) {
 	if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailNoCandidates {
 		t.Fatalf("job %s fail %d", j.State, j.Fail)
 	}
+	c.ok() // delivers the failure callback
 	if got := c.query(oracle, "get", []any{"results"}).([]any); len(got) != 1 || got[0].([]any)[0] != "failed" {
 		t.Fatalf("callback %v", got)
 	}

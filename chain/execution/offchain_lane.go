@@ -1,0 +1,256 @@
+package execution
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// The off-chain job lane of a block (spec 002 "Message-Passing Continuation
+// Model", §6.3 runner lane): after the timer lane, the block at height h
+//
+//  1. delivers the job callbacks queued before h — each a message from the
+//     Result Verifier (0x…03) to callback.actor.handler(res), with its own
+//     receipt (JobCallbackReceiptHash), oldest first, while the cycles used
+//     stay within CallbackBlockCycles (the rest wait for the next block);
+//  2. runs the end-of-block sweep (timeouts, re-selection, refunds,
+//     finalisation and settlement of the jobs due at h) and records its
+//     events in one receipt (JobSweepReceiptHash) if it emitted any.
+//
+// A callback never runs in the transaction (or sweep) that decided the job:
+// it is queued in state and delivered in a later block, so the actor
+// re-reads its state in a fresh message, as the continuation model asks.
+// Callbacks are unpaid (bounded by CallbackCycles each); their cycles are
+// reported in JobLane.CallbackCycles for the runner lane's accounting.
+
+// JobLane is what the job lane of one block did.
+type JobLane struct {
+	Receipts       []*types.Receipt // callbacks in delivery order, then the sweep receipt
+	CallbackCycles uint64           // cycles used by the delivered callbacks
+	CallbackCells  uint64
+}
+
+// PendingCallback is a queued job callback.
+type PendingCallback struct {
+	_        struct{}      `cbor:",toarray"`
+	JobID    types.Hash    `json:"job_id"`
+	Status   string        `json:"status"` // verified | failed
+	Actor    types.Address `json:"actor"`
+	Handler  string        `json:"handler"`
+	Payload  types.Bytes   `json:"payload"` // CBOR [CallbackHandlerArg]
+	QueuedAt uint64        `json:"queued_at"`
+}
+
+// JobCallbackReceiptHash is the TxHash of the receipt of the callback of job
+// id with status delivered in the block at height:
+//
+//	keccak256("cowboy/job-callback" ‖ id ‖ status ‖ height_be8)
+func JobCallbackReceiptHash(id types.Hash, status string, height uint64) types.Hash {
+	return types.Keccak256([]byte("cowboy/job-callback"), id[:], []byte(status), be8(height))
+}
+
+// JobSweepReceiptHash is the TxHash of the receipt carrying the events of
+// the end-of-block job sweep at height:
+//
+//	keccak256("cowboy/job-sweep" ‖ height_be8)
+func JobSweepReceiptHash(height uint64) types.Hash {
+	return types.Keccak256([]byte("cowboy/job-sweep"), be8(height))
+}
+
+// callbackKey orders the queue by the height it was queued at, then job id
+// and status: "cbq/" ‖ be8(queued_at) ‖ id ‖ status.
+func callbackKey(queuedAt uint64, id types.Hash, status string) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("cbq/"), be8(queuedAt), id[:], []byte(status))
+}
+
+func callbackPrefix() []byte { return offKey(types.ResultVerifierAddress, []byte("cbq/")) }
+
+// CallbackHandlerArg is the single argument a job's callback handler
+// receives: a map with job_id (32 bytes), status ("verified" or "failed"),
+// result (bytes or None), result_hash (32 bytes) and fail_reason (int).
+type CallbackHandlerArg struct {
+	JobID      []byte `cbor:"job_id"`
+	Status     string `cbor:"status"`
+	Result     []byte `cbor:"result"`
+	ResultHash []byte `cbor:"result_hash"`
+	FailReason uint64 `cbor:"fail_reason"`
+}
+
+// queueCallback queues the callback of job j (its current outcome) for
+// delivery in a later block.
+func (x *txExec) queueCallback(j *job.Job) {
+	arg := CallbackHandlerArg{JobID: j.Spec.JobID[:], Status: "failed", FailReason: uint64(j.Fail), ResultHash: j.ResultHash[:]}
+	if j.State == job.StateVerified {
+		arg.Status = "verified"
+		if jr, err := ReadJobResult(x.o, j.Spec.JobID); err == nil && jr != nil {
+			arg.Result = jr.Result
+		}
+	}
+	pc := PendingCallback{JobID: j.Spec.JobID, Status: arg.Status, Actor: j.Spec.Callback.Actor, Handler: j.Spec.Callback.Handler,
+		Payload: codec.MustMarshal([]any{arg}), QueuedAt: x.env.Height}
+	x.o.Set(callbackKey(x.env.Height, pc.JobID, pc.Status), codec.MustMarshal(&pc))
+	x.emit(types.ResultVerifierAddress, "JobCallbackQueued", map[string]any{"job_id": pc.JobID, "status": pc.Status, "actor": pc.Actor})
+}
+
+// PendingCallbacks lists the queued callbacks in delivery order.
+func PendingCallbacks(r interface {
+	Scan(prefix []byte, fn func(k, v []byte) error) error
+}) ([]PendingCallback, error) {
+	var out []PendingCallback
+	err := r.Scan(callbackPrefix(), func(_, v []byte) error {
+		var pc PendingCallback
+		if err := codec.Unmarshal(v, &pc); err != nil {
+			return fmt.Errorf("decode callback: %w", err)
+		}
+		out = append(out, pc)
+		return nil
+	})
+	return out, err
+}
+
+var errStopScan = errors.New("stop scan")
+
+// advanceJobs runs the job lane of the block (see JobLane).
+func (e *Executor) advanceJobs(x0 *txExec) (*JobLane, error) {
+	lane := &JobLane{}
+	if x0.env.Height == 0 {
+		return lane, nil
+	}
+	if err := e.deliverCallbacks(x0, lane); err != nil {
+		return nil, fmt.Errorf("job callbacks: %w", err)
+	}
+	if err := e.sweepJobs(x0, lane); err != nil {
+		return nil, err
+	}
+	return lane, nil
+}
+
+// deliverCallbacks runs the callbacks queued before this block.
+func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane) error {
+	p := &e.cfg.Offchain
+	height := x0.env.Height
+	var due []PendingCallback
+	pre := callbackPrefix()
+	if err := x0.o.Scan(pre, func(k, v []byte) error {
+		if len(k) < len(pre)+8 || bytesToU64(k[len(pre):len(pre)+8]) >= height {
+			return errStopScan
+		}
+		var pc PendingCallback
+		if err := codec.Unmarshal(v, &pc); err != nil {
+			return fmt.Errorf("decode callback: %w", err)
+		}
+		due = append(due, pc)
+		return nil
+	}); err != nil && !errors.Is(err, errStopScan) {
+		return err
+	}
+	for _, pc := range due {
+		if lane.CallbackCycles+p.CallbackCycles > p.CallbackBlockCycles {
+			break // the rest wait, in order, for the next block
+		}
+		x0.o.Delete(callbackKey(pc.QueuedAt, pc.JobID, pc.Status))
+		r, err := e.runCallback(x0, pc)
+		if err != nil {
+			return fmt.Errorf("job %s: %w", pc.JobID, err)
+		}
+		lane.Receipts = append(lane.Receipts, r)
+		lane.CallbackCycles += r.CyclesUsed
+		lane.CallbackCells += r.CellsUsed
+	}
+	return nil
+}
+
+func bytesToU64(b []byte) uint64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+// runCallback delivers one callback; a failing handler reverts only itself.
+func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, error) {
+	o, env := x0.o, x0.env
+	ev := types.Event{Emitter: types.ResultVerifierAddress, Topic: "JobCallback", Data: codec.MustMarshal(map[string]any{
+		"job_id": pc.JobID, "status": pc.Status, "actor": pc.Actor, "handler": pc.Handler, "queued_at": pc.QueuedAt})}
+	rcpt := &types.Receipt{TxHash: JobCallbackReceiptHash(pc.JobID, pc.Status, env.Height), Status: types.ReceiptSuccess,
+		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Return: []byte{}}
+	if e.vm == nil {
+		rcpt.Status, rcpt.Error, rcpt.Events = types.ReceiptFailed, "Unsupported: this node runs without the PVM", []types.Event{ev}
+		return rcpt, nil
+	}
+	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
+	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.ResultVerifierAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
+	snap := o.Snapshot()
+	ret, execErr := x.invoke(pc.Actor, types.ResultVerifierAddress, new(big.Int), pc.Handler, pc.Payload, false, 0, -1)
+	if execErr == nil {
+		execErr = x.deliver()
+	}
+	if execErr != nil {
+		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+			return nil, execErr
+		}
+		o.RevertTo(snap)
+		run.events, ret = nil, nil
+		rcpt.Status, rcpt.Error = types.ReceiptFailed, execErr.Error()
+		for i := range x.records {
+			r := &x.records[i]
+			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
+				r.Error = "reverted with the callback"
+			}
+			r.Status = types.ReceiptFailed
+		}
+	}
+	if ret == nil {
+		ret = []byte{}
+	}
+	rcpt.CyclesUsed, rcpt.CellsUsed = min(run.cycles, run.cyclesLimit), min(run.cells, run.cellsLimit)
+	rcpt.Events = append([]types.Event{ev}, run.events...)
+	rcpt.Return = ret
+	rcpt.Messages = x.records
+	return rcpt, nil
+}
+
+// sweepJobs steps every job whose deadline is the previous height with
+// Tick{height} and records the sweep's events in one receipt. Live jobs are
+// indexed by deadline, so only the bucket height−1 is read.
+func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
+	var ids []types.Hash
+	prefix := jobDuePrefix(x0.env.Height - 1)
+	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
+		id, err := types.BytesToHash(k[len(prefix):])
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return err
+	}
+	var events []types.Event
+	for _, id := range ids {
+		j, err := ReadJob(x0.o, id)
+		if err != nil {
+			return err
+		}
+		if j == nil || j.State.Terminal() || x0.env.Height <= j.Deadline {
+			continue
+		}
+		run := &txRun{cyclesLimit: e.cfg.Fees.MaxTxCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
+		x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.JobDispatcherAddress, run: run,
+			block: x0.block, mailbox: map[types.Address]int{}}
+		if err := x.step(j, job.Tick{At: x0.env.Height}); err != nil {
+			return fmt.Errorf("job %s: tick: %w", id, err)
+		}
+		events = append(events, run.events...)
+	}
+	if len(events) > 0 {
+		lane.Receipts = append(lane.Receipts, &types.Receipt{TxHash: JobSweepReceiptHash(x0.env.Height), Status: types.ReceiptSuccess,
+			FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Events: events, Return: []byte{}})
+	}
+	return nil
+}
