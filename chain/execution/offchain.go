@@ -934,7 +934,6 @@ func (x *txExec) faultRow(j *job.Job, reports map[types.Address]*verify.Report, 
 	return nil
 }
 
-
 func (x *txExec) loadJob(id types.Hash) (*job.Job, error) {
 	j, err := ReadJob(x.o, id)
 	if err != nil {
