@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"math/big"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -78,26 +77,14 @@ func (r teeRunner) attestIn(t *testing.T) *types.TEEAttest {
 // newTEEChain is a dev-id chain (7357) with the given TEE parameters and
 // funded keys; min runner stake 10 CBY.
 func newTEEChain(t *testing.T, tee execution.TEEParams, keys ...*ecdsa.PrivateKey) *chain {
-	faucet := seededKey(t, "faucet")
-	g := genesis.Dev(1, types.Address{0x0a, 0x11}, types.PubkeyToAddress(faucet.PublicKey))
-	for _, k := range keys {
-		g.Allocations[0].Balance.Sub(g.Allocations[0].Balance, genesis.CBY(1000))
-		g.Allocations = append(g.Allocations, genesis.Allocation{Address: types.PubkeyToAddress(k.PublicKey), Balance: genesis.CBY(1000)})
-	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
-		t.Fatal(err)
-	}
-	ex, err := execution.New(execution.Config{ChainID: g.ChainID, Fees: g.Fees, VM: sharedEngine(t), TEE: tee,
+	c := newChainFrom(t, seededKey(t, "faucet"), keys...)
+	ex, err := execution.New(execution.Config{ChainID: c.g.ChainID, Fees: c.g.Fees, VM: sharedEngine(t), TEE: tee,
 		Offchain: execution.OffchainParams{MinRunnerStake: genesis.CBY(10), HeartbeatTimeout: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &chain{t: t, st: st, ex: ex, g: g, nonce: map[types.Address]uint64{}}
+	c.ex = ex
+	return c
 }
 
 func registerTEE(c *chain, r teeRunner, tee bool) *types.Tx {
