@@ -74,6 +74,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	s.registerStorageRoutes(v1)
 	s.registerTimerRoutes(v1)
 	s.registerOffchainRoutes(v1)
+	s.registerTEERoutes(v1)
 	return s
 }
 
