@@ -230,32 +230,31 @@ func TestSGXWithoutSupport(t *testing.T) {
 func TestSealing(t *testing.T) {
 	owner, runner := types.Address{1}, types.Address{2}
 	enc, _ := attest.GenerateSealKey(rand.Reader)
-	dek, ct, err := attest.EncryptSecret(rand.Reader, []byte("api-key-123"), attest.SecretAAD(owner, "openai", 1))
+	dek, ct, err := attest.EncryptSecret(rand.Reader, []byte("api-key-123"), attest.SecretAAD(owner, "openai"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sealed, err := attest.Seal(rand.Reader, enc.PublicKey().Bytes(), dek, attest.GrantAAD(owner, "openai", 1, runner, enc.PublicKey().Bytes()))
+	sealed, err := attest.Seal(rand.Reader, enc.PublicKey().Bytes(), dek, attest.GrantAAD(owner, "openai", runner, enc.PublicKey().Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := attest.OpenSecret(enc, owner, "openai", 1, runner, sealed, ct)
+	pt, err := attest.OpenSecret(enc, owner, "openai", runner, sealed, ct)
 	if err != nil || string(pt) != "api-key-123" {
 		t.Fatalf("open: %q %v", pt, err)
 	}
 	other, _ := attest.GenerateSealKey(rand.Reader)
 	for name, f := range map[string]func() ([]byte, error){
-		"other key": func() ([]byte, error) { return attest.OpenSecret(other, owner, "openai", 1, runner, sealed, ct) },
+		"other key": func() ([]byte, error) { return attest.OpenSecret(other, owner, "openai", runner, sealed, ct) },
 		"other runner": func() ([]byte, error) {
-			return attest.OpenSecret(enc, owner, "openai", 1, types.Address{3}, sealed, ct)
+			return attest.OpenSecret(enc, owner, "openai", types.Address{3}, sealed, ct)
 		},
-		"other version": func() ([]byte, error) { return attest.OpenSecret(enc, owner, "openai", 2, runner, sealed, ct) },
-		"other name":    func() ([]byte, error) { return attest.OpenSecret(enc, owner, "anthropic", 1, runner, sealed, ct) },
+		"other name":    func() ([]byte, error) { return attest.OpenSecret(enc, owner, "anthropic", runner, sealed, ct) },
 		"tampered ct": func() ([]byte, error) {
 			c := bytes.Clone(ct)
 			c[len(c)-1] ^= 1
-			return attest.OpenSecret(enc, owner, "openai", 1, runner, sealed, c)
+			return attest.OpenSecret(enc, owner, "openai", runner, sealed, c)
 		},
-		"truncated box": func() ([]byte, error) { return attest.OpenSecret(enc, owner, "openai", 1, runner, sealed[:10], ct) },
+		"truncated box": func() ([]byte, error) { return attest.OpenSecret(enc, owner, "openai", runner, sealed[:10], ct) },
 	} {
 		if _, err := f(); !errors.Is(err, attest.ErrSeal) {
 			t.Errorf("%s: %v", name, err)

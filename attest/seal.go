@@ -167,32 +167,31 @@ func DecryptSecret(dek, ciphertext, aad []byte) ([]byte, error) {
 	return pt, nil
 }
 
-// SecretAAD binds a secret's ciphertext to its owner, name and version:
-// "cowboy-secret-v1:" || owner(20) || le8(version) || name.
-func SecretAAD(owner types.Address, name string, version uint64) []byte {
+// SecretAAD binds a secret's ciphertext to its owner and name:
+// "cowboy-secret-v1:" || owner(20) || name. Versions need no binding:
+// every version has a fresh data key.
+func SecretAAD(owner types.Address, name string) []byte {
 	b := append([]byte("cowboy-secret-v1:"), owner[:]...)
-	b = append(b, le8(version)...)
 	return append(b, name...)
 }
 
-// GrantAAD binds a sealed data key to the secret version and its reader:
-// "cowboy-grant-v1:" || owner(20) || le8(version) || reader(20) ||
-// seal_key(32) || name. The owner's own copy uses reader = owner.
-func GrantAAD(owner types.Address, name string, version uint64, reader types.Address, sealKey []byte) []byte {
+// GrantAAD binds a sealed data key to the secret and its reader:
+// "cowboy-grant-v1:" || owner(20) || reader(20) || seal_key(32) || name.
+// The owner's own copy uses reader = owner.
+func GrantAAD(owner types.Address, name string, reader types.Address, sealKey []byte) []byte {
 	b := append([]byte("cowboy-grant-v1:"), owner[:]...)
-	b = append(b, le8(version)...)
 	b = append(b, reader[:]...)
 	b = append(b, sealKey...)
 	return append(b, name...)
 }
 
 // OpenSecret is the runner side of secret release: open the sealed data key
-// of a grant with the enclave's seal key and decrypt the secret. owner,
-// name and version identify the secret, runner is the grantee.
-func OpenSecret(priv *ecdh.PrivateKey, owner types.Address, name string, version uint64, runner types.Address, sealedDEK, ciphertext []byte) ([]byte, error) {
-	dek, err := Open(priv, sealedDEK, GrantAAD(owner, name, version, runner, priv.PublicKey().Bytes()))
+// of a grant with the enclave's seal key and decrypt the secret. owner and
+// name identify the secret, runner is the grantee.
+func OpenSecret(priv *ecdh.PrivateKey, owner types.Address, name string, runner types.Address, sealedDEK, ciphertext []byte) ([]byte, error) {
+	dek, err := Open(priv, sealedDEK, GrantAAD(owner, name, runner, priv.PublicKey().Bytes()))
 	if err != nil {
 		return nil, err
 	}
-	return DecryptSecret(dek, ciphertext, SecretAAD(owner, name, version))
+	return DecryptSecret(dek, ciphertext, SecretAAD(owner, name))
 }

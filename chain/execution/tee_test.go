@@ -242,20 +242,20 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	put := func(name string, version uint64, pol attest.Policy, plaintext string) (*types.SecretPut, []byte) {
-		dek, ct, err := attest.EncryptSecret(rand.Reader, []byte(plaintext), attest.SecretAAD(oaddr, name, version))
+	put := func(name string, pol attest.Policy, plaintext string) (*types.SecretPut, []byte) {
+		dek, ct, err := attest.EncryptSecret(rand.Reader, []byte(plaintext), attest.SecretAAD(oaddr, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, err := attest.Seal(rand.Reader, ownerSeal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, name, version, oaddr, ownerSeal.PublicKey().Bytes()))
+		ok, err := attest.Seal(rand.Reader, ownerSeal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, name, oaddr, ownerSeal.PublicKey().Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
 		pb, _ := pol.Encode()
 		return &types.SecretPut{Name: name, Policy: pb, Ciphertext: ct, OwnerKey: ok}, dek
 	}
-	grant := func(name string, version uint64, dek []byte, r teeRunner, sealKey []byte) *types.SecretGrant {
-		sealed, err := attest.Seal(rand.Reader, sealKey, dek, attest.GrantAAD(oaddr, name, version, r.addr, sealKey))
+	grant := func(name string, dek []byte, r teeRunner, sealKey []byte) *types.SecretGrant {
+		sealed, err := attest.Seal(rand.Reader, sealKey, dek, attest.GrantAAD(oaddr, name, r.addr, sealKey))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,8 +263,8 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	}
 	pinned := attest.Policy{UniqueID: bytes.Repeat([]byte{0xe1}, 32), AllowSimulation: true}
 	other := attest.Policy{UniqueID: bytes.Repeat([]byte{0xe2}, 32), AllowSimulation: true}
-	p1, dek1 := put("openai", 1, pinned, "sk-live-1")
-	p2, dek2 := put("strict", 1, other, "sk-strict")
+	p1, dek1 := put("openai", pinned, "sk-live-1")
+	p2, dek2 := put("strict", other, "sk-strict")
 	c.ok(c.tx(owner, &sm, p1, 0), c.tx(owner, &sm, p2, 0))
 	bad := *p1
 	bad.Name = "bad name!"
@@ -277,11 +277,11 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 
 	before = teeBalances(t, c, oaddr)
 	txs = []*types.Tx{
-		c.tx(owner, &sm, grant("openai", 1, dek1, a, a.seal.PublicKey().Bytes()), 0),
-		c.tx(owner, &sm, grant("openai", 1, dek1, cr, cr.seal.PublicKey().Bytes()), 0),  // c never attested
-		c.tx(owner, &sm, grant("openai", 1, dek1, b, a.seal.PublicKey().Bytes()), 0),    // not b's attested key
-		c.tx(owner, &sm, grant("strict", 1, dek2, a, a.seal.PublicKey().Bytes()), 0),    // a's measurement is not the policy's
-		c.tx(stranger, &sm, grant("openai", 1, dek1, b, b.seal.PublicKey().Bytes()), 0), // not the owner's secret
+		c.tx(owner, &sm, grant("openai", dek1, a, a.seal.PublicKey().Bytes()), 0),
+		c.tx(owner, &sm, grant("openai", dek1, cr, cr.seal.PublicKey().Bytes()), 0),  // c never attested
+		c.tx(owner, &sm, grant("openai", dek1, b, a.seal.PublicKey().Bytes()), 0),    // not b's attested key
+		c.tx(owner, &sm, grant("strict", dek2, a, a.seal.PublicKey().Bytes()), 0),    // a's measurement is not the policy's
+		c.tx(stranger, &sm, grant("openai", dek1, b, b.seal.PublicKey().Bytes()), 0), // not the owner's secret
 	}
 	rs = append(c.block(txs[:3]...), c.block(txs[3:]...)...) // four 5M-cycle transactions fill a block
 	if rs[0].Status != types.ReceiptSuccess || !hasEvent(rs[0], sm, "SecretGranted") {
@@ -300,16 +300,16 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	if sec == nil || sec.Version != 1 || sec.Grants != 1 || g == nil || g.Version != 1 {
 		t.Fatalf("secret %+v grant %+v", sec, g)
 	}
-	pt, err := attest.OpenSecret(a.seal, oaddr, "openai", 1, a.addr, g.SealedKey, sec.Ciphertext)
+	pt, err := attest.OpenSecret(a.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext)
 	if err != nil || string(pt) != "sk-live-1" {
 		t.Fatalf("runner open: %q %v", pt, err)
 	}
 	// The owner's own copy opens with its derived key; nobody else's key
 	// opens either copy.
-	if dek, err := attest.Open(ownerSeal, sec.OwnerKey, attest.GrantAAD(oaddr, "openai", 1, oaddr, ownerSeal.PublicKey().Bytes())); err != nil || !bytes.Equal(dek, dek1) {
+	if dek, err := attest.Open(ownerSeal, sec.OwnerKey, attest.GrantAAD(oaddr, "openai", oaddr, ownerSeal.PublicKey().Bytes())); err != nil || !bytes.Equal(dek, dek1) {
 		t.Fatalf("owner open: %v", err)
 	}
-	if _, err := attest.OpenSecret(b.seal, oaddr, "openai", 1, a.addr, g.SealedKey, sec.Ciphertext); err == nil {
+	if _, err := attest.OpenSecret(b.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext); err == nil {
 		t.Fatal("another enclave opened a's grant")
 	}
 	if gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) { return execution.ListRunnerGrants(v, a.addr) }); len(gs) != 1 || gs[0].Name != "openai" {
@@ -317,19 +317,19 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	}
 
 	// A new version drops the grants: the old sealed key opens nothing new.
-	p1v2, dek1v2 := put("openai", 2, pinned, "sk-live-2")
+	p1v2, dek1v2 := put("openai", pinned, "sk-live-2")
 	rs = c.ok(c.tx(owner, &sm, p1v2, 0))
 	sec = view(t, c, func(v *store.View) (*execution.Secret, error) { return execution.ReadSecret(v, oaddr, "openai") })
 	if sec.Version != 2 || sec.Grants != 0 {
 		t.Fatalf("v2 %+v", sec)
 	}
-	if _, err := attest.OpenSecret(a.seal, oaddr, "openai", 2, a.addr, g.SealedKey, sec.Ciphertext); err == nil {
+	if _, err := attest.OpenSecret(a.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext); err == nil {
 		t.Fatal("v1 grant opened v2")
 	}
 	if gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) { return execution.ListRunnerGrants(v, a.addr) }); len(gs) != 0 {
 		t.Fatalf("stale runner grants %+v", gs)
 	}
-	c.ok(c.tx(owner, &sm, grant("openai", 2, dek1v2, a, a.seal.PublicKey().Bytes()), 0), c.tx(owner, &sm, grant("openai", 2, dek1v2, b, b.seal.PublicKey().Bytes()), 0))
+	c.ok(c.tx(owner, &sm, grant("openai", dek1v2, a, a.seal.PublicKey().Bytes()), 0), c.tx(owner, &sm, grant("openai", dek1v2, b, b.seal.PublicKey().Bytes()), 0))
 	rs = c.block(c.tx(owner, &sm, &types.SecretRevoke{Name: "openai", Runner: b.addr}, 0), c.tx(owner, &sm, &types.SecretRevoke{Name: "openai", Runner: cr.addr}, 0))
 	if rs[0].Status != types.ReceiptSuccess {
 		t.Fatal(rs[0].Error)
@@ -356,9 +356,9 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	for c.head().Height <= att.ExpiresAt {
 		c.ok()
 	}
-	p3, dek3 := put("late", 1, pinned, "x")
+	p3, dek3 := put("late", pinned, "x")
 	c.ok(c.tx(owner, &sm, p3, 0))
-	rs = c.block(c.tx(owner, &sm, grant("late", 1, dek3, a, a.seal.PublicKey().Bytes()), 0))
+	rs = c.block(c.tx(owner, &sm, grant("late", dek3, a, a.seal.PublicKey().Bytes()), 0))
 	expectFail(t, rs[0], "NotAttested")
 	rs = c.ok(c.tx(owner, &jd, &types.SubmitJob{Spec: sb}, 0))
 	var id2 []byte
@@ -409,9 +409,9 @@ func TestTEEDeterminism(t *testing.T) {
 	oaddr := types.PubkeyToAddress(owner.PublicKey)
 	pol := attest.DevPolicy()
 	pb, _ := pol.Encode()
-	dek, ct, _ := attest.EncryptSecret(rand.Reader, []byte("s"), attest.SecretAAD(oaddr, "k", 1))
+	dek, ct, _ := attest.EncryptSecret(rand.Reader, []byte("s"), attest.SecretAAD(oaddr, "k"))
 	ok, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, nil)
-	sealed, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, "k", 1, a.addr, a.seal.PublicKey().Bytes()))
+	sealed, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, "k", a.addr, a.seal.PublicKey().Bytes()))
 	blocks := [][]*types.Tx{
 		{registerTEE(c1, a, true)},
 		{c1.tx(a.key, &tv, a.attestIn(t), 0), c1.tx(owner, &sm, &types.SecretPut{Name: "k", Policy: pb, Ciphertext: ct, OwnerKey: ok}, 0)},
