@@ -112,20 +112,25 @@ func (c *chain) txValue(key *ecdsa.PrivateKey, to *types.Address, in types.Instr
 }
 
 // block applies txs in one block (Verify mode: all must be valid) and
-// returns their receipts.
+// returns their receipts, in the order of txs, then the timer receipts.
+// The block carries txs in the canonical seed order, as a proposer builds it.
 func (c *chain) block(txs ...*types.Tx) []*types.Receipt {
 	c.t.Helper()
 	var res *execution.Result
 	var head *types.Header
+	var ordered []*types.Tx
 	if err := c.st.View(func(v *store.View) (err error) {
 		head = v.Head()
-		res, err = c.ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: head.Hash()}, txs, execution.Verify)
+		if ordered, err = execution.CanonicalOrder(txs, head.Hash()); err != nil {
+			return err
+		}
+		res, err = c.ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: head.Hash()}, ordered, execution.Verify)
 		return err
 	}); err != nil {
 		c.t.Fatal(err)
 	}
-	raw := make([]types.Bytes, len(txs))
-	for i, tx := range txs {
+	raw := make([]types.Bytes, len(ordered))
+	for i, tx := range ordered {
 		raw[i] = tx.Encode()
 	}
 	if _, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
@@ -134,7 +139,15 @@ func (c *chain) block(txs ...*types.Tx) []*types.Receipt {
 	}); err != nil {
 		c.t.Fatal(err)
 	}
-	return res.Receipts
+	byHash := make(map[types.Hash]*types.Receipt, len(ordered))
+	for _, r := range res.Receipts[:len(ordered)] {
+		byHash[r.TxHash] = r
+	}
+	out := make([]*types.Receipt, 0, len(res.Receipts))
+	for _, tx := range txs {
+		out = append(out, byHash[tx.Hash()])
+	}
+	return append(out, res.Receipts[len(ordered):]...)
 }
 
 func (c *chain) ok(txs ...*types.Tx) []*types.Receipt {

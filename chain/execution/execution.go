@@ -170,7 +170,8 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 		return in, nil
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult:
+		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
+		*types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
 		if err := checkOffchainTx(tx, in); err != nil {
 			return nil, err
 		}
@@ -463,7 +464,8 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, nil, x.revokeToken(from, v)
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult:
+		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
+		*types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
 		ret, err := x.dispatchOffchain(from, in)
 		return nil, ret, err
 	}

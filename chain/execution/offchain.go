@@ -596,12 +596,6 @@ func (x *txExec) adjustRunners(rs []types.Address, delta int, penalty uint64) er
 	return nil
 }
 
-// poolNone is the PoolChecker while the Entitlement Registry actor is
-// absent (§7.6): nobody is in any pool.
-type poolNone struct{}
-
-func (poolNone) InPool(types.Address, []byte, uint64) (bool, error) { return false, nil }
-
 // submitJob is the Job Dispatcher's submit_job for submitter (a
 // transaction's sender or an actor through runtime.submit_job).
 func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, error) {
@@ -642,7 +636,7 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 			return types.Hash{}, err
 		}
 	}
-	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.ex.cfg.Offchain.HeartbeatTimeout), poolNone{})
+	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.ex.cfg.Offchain.HeartbeatTimeout), poolChecker{x: x, reg: x.entitlements()})
 	if err != nil {
 		return types.Hash{}, fmt.Errorf("filter candidates: %w", err)
 	}
@@ -1013,6 +1007,8 @@ func checkOffchainTx(tx *types.Tx, in types.Instruction) error {
 		want = types.RunnerRegistryAddress
 	case *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
 		want = types.ResultVerifierAddress
+	case *types.EntitlementGrant, *types.EntitlementRevoke, *types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
+		want = types.EntitlementRegistryAddress
 	}
 	if !hasTo || to != want {
 		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
@@ -1068,6 +1064,12 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		return nil, x.runnerSetCommission(from, v)
 	case *types.ChallengeResult:
 		return nil, x.challengeResult(from, v)
+	case *types.EntitlementGrant, *types.EntitlementRevoke, *types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
+		ret, err := x.dispatchEntitlement(from, in)
+		if err != nil || ret == nil {
+			return nil, err
+		}
+		return codec.MustMarshal(ret), nil
 	}
 	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }

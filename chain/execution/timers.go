@@ -306,48 +306,87 @@ func timerEvent(topic string, ev TimerEvent) types.Event {
 // the rest stay due for later blocks.
 const MaxTimerCandidates = 256
 
-// TimerLaneBudget is the cycles the timer lane may use per block: 20% of
-// the block's target cycles (spec 002 §17.9: 2,000,000 of 10,000,000).
+// TimerLaneBudget is the cycles the timer lane may claim per block: its
+// reservation, 20% of the block's target cycles at genesis (spec 002
+// §17.9: 2,000,000 of 10,000,000; fees.LaneSchedule.TimerBps).
 func (e *Executor) TimerLaneBudget() uint64 {
-	return e.timers.Params().LaneBudget(e.cfg.Fees.TargetCycles)
+	return e.LaneCaps().Reserved[fees.LaneTimer]
 }
 
-// deliverTimers is the "Deliver Timers" step of the STF (spec 002 §3.3),
-// run after the block's transactions: it advances the queue to the block's
-// height, asks each due timer's Gas Bidding Agent for a bid, selects the
-// timers that fit in the timer lane and runs each as a message to
-// owner.handler(data), paid by the owner. Selected timers are marked fired
-// before they run (a one-shot's deposit is refunded, an interval is
-// re-enqueued), so a handler may cancel or reschedule freely; the others
-// are deferred. It returns the receipts, in execution order, followed by
-// one receipt carrying the TimerDeferred events if any timer was deferred.
-func (e *Executor) deliverTimers(x0 *txExec, bf fees.Basefees, txCycles uint64) ([]*types.Receipt, uint64, uint64, error) {
+// timerPlan is the timer lane of one block, decided before its
+// transactions run: which due timers fire, with which bids, and which are
+// deferred. Claim is the cycles it reserves (the Fire bids' cycles
+// limits); the transactions get the rest of the block, so the timer
+// lane's unused reservation spills to them.
+type timerPlan struct {
+	sel   timers.Selection
+	bf    fees.Basefees // the timer lane's basefees
+	claim uint64
+}
+
+// planTimers is the first half of the STF's "Deliver Timers" step (spec
+// 002 §3.3), run before the block's transactions: it advances the queue to
+// the block's height, asks each due timer's Gas Bidding Agent for a bid (on
+// the state before the transactions) and selects the timers that fit in
+// the timer lane. A nil plan means the chain has no timer state.
+func (e *Executor) planTimers(x0 *txExec, bf fees.Basefees) (*timerPlan, error) {
 	o, env := x0.o, x0.env
 	active, err := timers.Active(o)
 	if err != nil || !active || e.vm == nil {
-		return nil, 0, 0, err
+		return nil, err
 	}
 	q := e.timers
 	due, err := q.DueLimit(o, env.Height, MaxTimerCandidates)
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("timers: due at %d: %w", env.Height, err)
+		return nil, fmt.Errorf("timers: due at %d: %w", env.Height, err)
 	}
+	plan := &timerPlan{bf: e.LaneBasefees(bf, fees.LaneTimer)}
 	if len(due) == 0 {
-		return nil, 0, 0, nil
+		return plan, nil
+	}
+	last, err := timers.LastUsage(o)
+	if err != nil {
+		return nil, err
 	}
 	cands := make([]timers.Candidate, 0, len(due))
 	for _, t := range due {
-		bid, err := e.timerBid(x0, t, bf, txCycles)
+		bid, err := e.timerBid(x0, t, plan.bf, last)
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, err
 		}
 		cands = append(cands, timers.Candidate{Timer: t, Bid: bid})
 	}
-	sel := timers.Select(cands, bf, e.TimerLaneBudget())
+	plan.sel = timers.Select(cands, plan.bf, e.TimerLaneBudget())
+	plan.claim = plan.sel.Cycles
+	return plan, nil
+}
+
+// deliverTimers is the second half of "Deliver Timers", run after the
+// block's transactions: it runs each planned timer as a message to
+// owner.handler(data), paid by the owner at the timer lane's basefees, and
+// defers the others. Selected timers are marked fired before they run (a
+// one-shot's deposit is refunded, an interval is re-enqueued), so a
+// handler may cancel or reschedule freely; timers cancelled since the plan
+// are skipped. It returns the receipts, in execution order, followed by
+// one receipt carrying the TimerDeferred events if any timer was deferred.
+func (e *Executor) deliverTimers(x0 *txExec, plan *timerPlan) ([]*types.Receipt, uint64, uint64, error) {
+	o, env := x0.o, x0.env
+	if plan == nil {
+		// A transaction of this block may have created the timer state:
+		// bring the queue to this height, as every later block does.
+		if active, err := timers.Active(o); err != nil || !active || e.vm == nil {
+			return nil, 0, 0, err
+		}
+		if _, err := e.timers.DueLimit(o, env.Height, 1); err != nil {
+			return nil, 0, 0, fmt.Errorf("timers: advance to %d: %w", env.Height, err)
+		}
+		return nil, 0, 0, nil
+	}
+	q, sel, bf := e.timers, plan.sel, plan.bf
 	var out []*types.Receipt
 	var cycles, cells uint64
 	for _, c := range sel.Fire {
-		// An earlier timer's handler may have cancelled this one.
+		// A transaction or an earlier timer's handler may have cancelled it.
 		if gone, err := timerGone(q, o, c.Timer.ID); err != nil || gone {
 			if err != nil {
 				return nil, 0, 0, err
@@ -411,13 +450,13 @@ func deferredLeft(q *timers.Queue, o *state.Overlay, cs []timers.Candidate) bool
 // call to get_gas_bid(context); any failure (no GBA, an error, running out
 // of its GBAQueryCycles, an undecodable answer, limits above the per-tx
 // maximums) gives the network default bid.
-func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, txCycles uint64) (timers.Bid, error) {
+func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
 	acc, err := x0.o.Account(t.Owner)
 	if err != nil {
 		return timers.Bid{}, err
 	}
 	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.env.Height, BasefeeCycle: bf.Cycle,
-		BasefeeCell: bf.Cell, LastBlockCycleUsage: txCycles, OwnerBalance: acc.Balance}
+		BasefeeCell: bf.Cell, LastBlockCycleUsage: lastUsage, OwnerBalance: acc.Balance}
 	def := e.timers.Params().DefaultBid(bc)
 	if t.GBA == nil {
 		return def, nil

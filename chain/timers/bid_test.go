@@ -113,7 +113,7 @@ func TestStarvation(t *testing.T) {
 	q := mustQueue(t, p)
 	kv := newMemKV()
 	bf := fees.Basefees{Cycle: 1_000, Cell: 10}
-	budget := p.LaneBudget(10_000_000) // 2,000,000 cycles: 20 default-limit timers
+	budget := uint64(2_000_000) // the timer lane at genesis (§17.9): 20 default-limit timers
 	const perBlock = 25                // > 20 fit: saturated
 	highTip := map[types.Hash]uint64{}
 	const lowAt = 10 // the flood has built a backlog by then

@@ -56,14 +56,8 @@ func TestTimerBasefee(t *testing.T) {
 	}
 }
 
-func TestLaneBudgetAndCap(t *testing.T) {
+func TestCap(t *testing.T) {
 	p := DefaultParams()
-	if got := p.LaneBudget(10_000_000); got != 2_000_000 {
-		t.Errorf("lane budget %d", got)
-	}
-	if got := p.LaneBudget(^uint64(0)); got != ^uint64(0)/5 {
-		t.Errorf("lane budget overflow: %d", got)
-	}
 	if !p.CanAdd(p.MaxPerOwner-1) || p.CanAdd(p.MaxPerOwner) {
 		t.Error("cap")
 	}
@@ -71,9 +65,9 @@ func TestLaneBudgetAndCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := p
-	bad.LaneBps = 10_001
+	bad.MaxPerOwner = 0
 	if bad.Validate() == nil {
-		t.Error("lane share over 100% accepted")
+		t.Error("zero cap accepted")
 	}
 }
 

@@ -21,6 +21,7 @@ const (
 	tableOwner  byte = 0x06 // owner(20) → ownerRecord (CBOR)
 	tableHeight byte = 0x07 // height_be8 → pending count targeting height (be8)
 	tableMeta   byte = 0x08 // (no suffix) → meta (CBOR)
+	tableUsage  byte = 0x09 // (no suffix) → cycles used by the last block (be8)
 )
 
 // ownedMarker is the value of an owner-index entry. Index values are never
@@ -67,6 +68,7 @@ func ownedKey(owner types.Address, id types.Hash) []byte {
 func ownerKey(owner types.Address) []byte { return key(tableOwner, owner[:]) }
 func heightKey(h uint64) []byte           { return key(tableHeight, be8(h)) }
 func metaKey() []byte                     { return key(tableMeta) }
+func usageKey() []byte                    { return key(tableUsage) }
 
 // idFromKeyTail returns the trailing 32-byte id of an index key.
 func idFromKeyTail(k []byte) (types.Hash, bool) {

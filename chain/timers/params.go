@@ -48,9 +48,6 @@ type Params struct {
 	Alpha       uint64 `json:"alpha"`
 	DeltaNum    uint64 `json:"delta_num"`
 	DeltaDen    uint64 `json:"delta_den"`
-	// LaneBps is the timer lane's share of block cycles, in basis points
-	// (2000 = 20%, spec §6.3/§17.9).
-	LaneBps uint64 `json:"lane_bps"`
 	// Record size limits.
 	MaxHandlerBytes int `json:"max_handler_bytes"`
 	MaxDataBytes    int `json:"max_data_bytes"`
@@ -75,7 +72,6 @@ func DefaultParams() Params {
 		Alpha:              8,
 		DeltaNum:           1,
 		DeltaDen:           8,
-		LaneBps:            2_000,
 		MaxHandlerBytes:    64,
 		MaxDataBytes:       16 * 1024,
 		DefaultCyclesLimit: 100_000,
@@ -94,8 +90,6 @@ func (p Params) Validate() error {
 		return fmt.Errorf("timers: basefee floor must be positive and at most the initial basefee")
 	case p.TargetDepth == 0 || p.Alpha == 0 || p.DeltaDen == 0 || p.DeltaNum > p.DeltaDen:
 		return fmt.Errorf("timers: target depth and alpha must be positive and 0 <= delta <= 1")
-	case p.LaneBps == 0 || p.LaneBps > 10_000:
-		return fmt.Errorf("timers: lane share must be in (0, 10000] bps")
 	case p.MaxHandlerBytes <= 0 || p.MaxDataBytes < 0:
 		return fmt.Errorf("timers: bad record size limits")
 	case p.DefaultCyclesLimit == 0:
@@ -140,14 +134,4 @@ func (p Params) CanAdd(n uint64) bool { return n < p.MaxPerOwner }
 func (p Params) NextBasefee(cur, depth uint64) uint64 {
 	s := fees.Schedule{Alpha: p.Alpha, DeltaNum: p.DeltaNum, DeltaDen: p.DeltaDen, MinBasefee: p.MinBasefee}
 	return s.NextBasefee(cur, depth, p.TargetDepth)
-}
-
-// LaneBudget is the cycles the timer lane may spend in a block of
-// blockCycles: blockCycles × LaneBps / 10000 (20%: 2,000,000 of the
-// 10,000,000-cycle target, spec §17.9).
-func (p Params) LaneBudget(blockCycles uint64) uint64 {
-	b := new(big.Int).SetUint64(blockCycles)
-	b.Mul(b, new(big.Int).SetUint64(p.LaneBps))
-	b.Quo(b, big.NewInt(10_000))
-	return b.Uint64()
 }

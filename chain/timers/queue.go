@@ -758,3 +758,13 @@ func (q *Queue) Stats(kv KV) (Stats, error) {
 	}
 	return Stats{Height: m.Cursor, Basefee: m.Basefee, Tier1: m.Tier1, Tier2: m.Tier2, Tier3: m.Tier3, Due: m.Due}, nil
 }
+
+// LastUsage returns the cycles the previous block used, as recorded by
+// SetLastUsage (0 if never recorded): the last_block_cycle_usage a Gas
+// Bidding Agent is shown, which the state transition cannot otherwise see.
+func LastUsage(kv KV) (uint64, error) { return getU64(kv, usageKey()) }
+
+// SetLastUsage records the cycles the executing block used, for the next
+// block's bids. The block executor calls it once per block on chains with
+// timer state.
+func SetLastUsage(kv KV, cycles uint64) { setU64(kv, usageKey(), cycles) }
