@@ -56,9 +56,11 @@ type readOnlyKV struct {
 	pre []byte
 }
 
-func (k readOnlyKV) Get(key []byte) ([]byte, bool, error) { return k.r.Get(append(bytes.Clone(k.pre), key...)) }
-func (readOnlyKV) Set([]byte, []byte) error               { return nil }
-func (readOnlyKV) Delete([]byte) error                    { return nil }
+func (k readOnlyKV) Get(key []byte) ([]byte, bool, error) {
+	return k.r.Get(append(bytes.Clone(k.pre), key...))
+}
+func (readOnlyKV) Set([]byte, []byte) error { return nil }
+func (readOnlyKV) Delete([]byte) error      { return nil }
 func (k readOnlyKV) Scan(prefix []byte, fn func(key, v []byte) error) error {
 	n := len(k.pre)
 	return k.r.Scan(append(bytes.Clone(k.pre), prefix...), func(key, v []byte) error { return fn(key[n:], v) })
