@@ -114,7 +114,7 @@ func TestStarvation(t *testing.T) {
 	kv := newMemKV()
 	bf := fees.Basefees{Cycle: 1_000, Cell: 10}
 	budget := uint64(2_000_000) // the timer lane at genesis (§17.9): 20 default-limit timers
-	const perBlock = 25                // > 20 fit: saturated
+	const perBlock = 25         // > 20 fit: saturated
 	highTip := map[types.Hash]uint64{}
 	const lowAt = 10 // the flood has built a backlog by then
 	low, _, err := q.Schedule(kv, Timer{Owner: addr(1), Handler: "low", Target: lowAt, CreatedAt: 1})
