@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/runner/executor/httpx"
+	"github.com/cowboy-foundation/cowboy/runner/executor/llm"
+	"github.com/cowboy-foundation/cowboy/runner/executor/mcp"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -94,12 +97,13 @@ type JobsConfig struct {
 	KeepBlocks uint64 `toml:"keep_blocks"`
 }
 
-// ExecutorsConfig holds each executor's own section. They are decoded by
-// the executor packages; the daemon only passes them through.
+// ExecutorsConfig holds each executor's own section ([executors.http],
+// [executors.llm], [executors.mcp]); a job type listed in
+// registration.job_types needs its section (http works with an empty one).
 type ExecutorsConfig struct {
-	HTTP map[string]any `toml:"http"`
-	LLM  map[string]any `toml:"llm"`
-	MCP  map[string]any `toml:"mcp"`
+	HTTP *httpx.Config `toml:"http"`
+	LLM  *llm.Config   `toml:"llm"`
+	MCP  *mcp.Config   `toml:"mcp"`
 }
 
 // DefaultConfig returns the configuration `init` writes.
@@ -384,20 +388,37 @@ backend = {{q .TEE.Backend}}
 commit_margin_blocks = {{.Jobs.CommitMarginBlocks}}
 # Finished job records are pruned this many blocks after they end.
 keep_blocks = {{.Jobs.KeepBlocks}}
-{{.Executors}}`
+
+[executors.http]
+# Runner allowlist: exact hosts, *.wildcards and curated sets
+# (set:price_feeds, set:government_us, set:social_apis, set:blockchain_rpc).
+# Empty = any public domain a job's entitlement allows.
+allowed_domains = {{list .HTTPAllowed}}
+# Loopback and private targets are refused unless this is true (tests, demos).
+allow_private = {{.HTTPPrivate}}
+# Cap on each response body in bytes (a job's max_memory_bytes lowers it).
+max_response_bytes = 4194304
+{{.Extra}}
+# LLM executor: one table per model behind an OpenAI-compatible API
+# (OpenAI, vLLM, llama.cpp server, Ollama /v1). Add "llm" to job_types.
+# [[executors.llm.models]]
+# name = "llama3"
+# base_url = "http://127.0.0.1:8000/v1"
+# api_key_env = "OPENAI_API_KEY"   # names the variable holding the key
+# embeddings_model = ""            # set to serve semantic-similarity jobs
+#
+# MCP executor: servers jobs may call, over stdio (command) or streamable
+# HTTP (url). Add "mcp" to job_types.
+# [[executors.mcp.servers]]
+# name = "everything"
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-everything", "stdio"]
+# tools = []                       # empty = every tool the server lists
+`
 
 // WriteConfig writes the commented configuration file into home, refusing
-// to overwrite one. executors is the TOML of the [executors.*] sections.
-func WriteConfig(home string, c Config) error {
-	return writeConfig(home, c, "")
-}
-
-// WriteConfigWithExecutors is WriteConfig with the executor sections.
-func WriteConfigWithExecutors(home string, c Config, executors string) error {
-	return writeConfig(home, c, executors)
-}
-
-func writeConfig(home string, c Config, executors string) error {
+// to overwrite one. extra is appended TOML (further executor tables).
+func WriteConfig(home string, c Config, extra string) error {
 	q := func(s string) string { return strconv.Quote(s) }
 	list := func(l []string) string {
 		parts := make([]string, len(l))
@@ -410,8 +431,13 @@ func writeConfig(home string, c Config, executors string) error {
 	var b bytes.Buffer
 	data := struct {
 		Config
-		Executors string
-	}{c, executors}
+		HTTPAllowed []string
+		HTTPPrivate bool
+		Extra       string
+	}{Config: c, Extra: extra}
+	if h := c.Executors.HTTP; h != nil {
+		data.HTTPAllowed, data.HTTPPrivate = h.AllowedDomains, h.AllowPrivate
+	}
 	if err := t.Execute(&b, data); err != nil {
 		return err
 	}
@@ -428,4 +454,23 @@ func writeConfig(home string, c Config, executors string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// Password returns the keystore password: account.password_file, else
+// COWBOY_RUNNER_PASSWORD, else COWBOY_PASSWORD (either may be empty). A
+// daemon never prompts.
+func (c *Config) Password(home string) (string, error) {
+	if c.Account.PasswordFile != "" {
+		b, err := os.ReadFile(Path(home, c.Account.PasswordFile))
+		if err != nil {
+			return "", fmt.Errorf("password file: %w", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	for _, k := range []string{"COWBOY_RUNNER_PASSWORD", "COWBOY_PASSWORD"} {
+		if p, ok := os.LookupEnv(k); ok {
+			return p, nil
+		}
+	}
+	return "", errors.New("no keystore password: set account.password_file, COWBOY_RUNNER_PASSWORD or COWBOY_PASSWORD (may be empty)")
 }

@@ -396,3 +396,6 @@ func (d *Daemon) paramsSnapshot() apitypes.OffchainParams {
 	defer d.mu.Unlock()
 	return d.params
 }
+
+// PublicURL is the aggregator URL registered on chain.
+func (d *Daemon) PublicURL() string { return d.o.PublicURL }

@@ -348,7 +348,7 @@ func TestHangingExecutorBounded(t *testing.T) {
 
 func TestConfigRoundTrip(t *testing.T) {
 	home := t.TempDir()
-	if err := WriteConfig(home, DefaultConfig()); err != nil {
+	if err := WriteConfig(home, DefaultConfig(), ""); err != nil {
 		t.Fatal(err)
 	}
 	c, err := LoadConfig(home)

@@ -258,3 +258,13 @@ func (s *Store) Prune(before uint64) (int, error) {
 	})
 	return n, err
 }
+
+// OpenStoreReadOnly opens an existing database for reading (status
+// tooling); it fails while a daemon holds it.
+func OpenStoreReadOnly(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		return nil, fmt.Errorf("runner store %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}

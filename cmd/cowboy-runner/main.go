@@ -1,58 +1,51 @@
-// Command cowboy-runner is the runner daemon. This build only starts,
-// reports its version and configuration, and exits cleanly on SIGTERM or
-// SIGINT: job execution arrives with the runner daemon issue.
+// Command cowboy-runner is the runner daemon of the off-chain compute
+// market (docs/RUNNER.md).
+//
+//	cowboy-runner init    --home DIR [--node URL] [--keystore DIR --account NAME] [--stake CBY] ...
+//	cowboy-runner run     --home DIR [--node URL] [--listen ADDR] [--metrics ADDR] ...
+//	cowboy-runner status  --home DIR [--json]
+//	cowboy-runner version
+//
+// HOME holds runner.toml, the keystore (unless the config points
+// elsewhere), result.key (Ed25519 seed, 0600), data/runner.db (bbolt) and,
+// while running, run.json (bound addresses, pid).
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/cowboy-foundation/cowboy/internal/version"
-	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-type config struct {
-	Home string `json:"home"`
-	Node string `json:"node"`
+// IO carries the command streams so tests can replace them.
+type IO struct {
+	Out, Err io.Writer
 }
 
-func main() {
-	cfg := config{}
+func newRootCmd(io IO) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "cowboy-runner",
-		Short:         "Cowboy runner daemon (job execution not yet available in this build)",
+		Short:         "Cowboy runner daemon: executes off-chain compute jobs for the chain",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVar(&cfg.Home, "home", "", "runner home directory")
-	root.PersistentFlags().StringVar(&cfg.Node, "node", sdk.DefaultNodeURL, "node HTTP API URL")
-	root.AddCommand(&cobra.Command{
+	root.SetOut(io.Out)
+	root.SetErr(io.Err)
+	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "cowboy-runner", version.String())
-		},
-	}, &cobra.Command{
-		Use:   "run",
-		Short: "Start, print the configuration and wait for SIGTERM",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			b, _ := json.Marshal(cfg)
-			fmt.Fprintf(cmd.OutOrStdout(), "cowboy-runner %s starting with config %s\n", version.String(), b)
-			fmt.Fprintln(cmd.OutOrStdout(), "job execution is not available in this build; waiting for SIGTERM")
-			<-ctx.Done()
-			fmt.Fprintln(cmd.OutOrStdout(), "cowboy-runner stopped")
-			return nil
-		},
+		Args:  cobra.NoArgs,
+		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(io.Out, "cowboy-runner", version.String()) },
 	})
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
+	return root
+}
+
+func main() {
+	if err := newRootCmd(IO{Out: os.Stdout, Err: os.Stderr}).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "cowboy-runner:", err)
 		os.Exit(1)
 	}
 }

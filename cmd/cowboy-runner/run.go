@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/runner"
+	"github.com/cowboy-foundation/cowboy/sdk"
+	"github.com/cowboy-foundation/cowboy/sdk/keystore"
+	"github.com/spf13/cobra"
+)
+
+// RunOptions are the flags of `run`; set ones override runner.toml.
+type RunOptions struct {
+	IO        IO
+	Home      string
+	Node      string
+	Listen    string
+	PublicURL string
+	Metrics   string
+	LogLevel  string
+	LogJSON   bool
+	Grace     time.Duration
+}
+
+// RunInfo is written to HOME/run.json while the daemon runs.
+type RunInfo struct {
+	Runner     string `json:"runner"`
+	Aggregator string `json:"aggregator,omitempty"`
+	PublicURL  string `json:"public_url,omitempty"`
+	Metrics    string `json:"metrics,omitempty"`
+	PID        int    `json:"pid"`
+}
+
+// RunFile is the name of the run info file.
+const RunFile = "run.json"
+
+func newCmdRun(io IO, runF func(*RunOptions) error) *cobra.Command {
+	o := &RunOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the runner until SIGINT/SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Home == "" {
+				return errors.New("--home is required")
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runRun(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Home, "home", "", "runner home directory")
+	f.StringVar(&o.Node, "node", "", "node HTTP API URL, overrides the config")
+	f.StringVar(&o.Listen, "listen", "", "aggregator API listen address, overrides the config")
+	f.StringVar(&o.PublicURL, "public-url", "", "aggregator URL registered on chain, overrides the config")
+	f.StringVar(&o.Metrics, "metrics", "", "metrics listen address, overrides the config")
+	f.StringVar(&o.LogLevel, "log-level", "", "debug|info|warn|error, overrides the config")
+	f.BoolVar(&o.LogJSON, "log-json", false, "structured JSON logs instead of text")
+	f.DurationVar(&o.Grace, "grace", 15*time.Second, "on SIGTERM, how long in-flight jobs may run to their next persisted step")
+	return cmd
+}
+
+func runRun(parent context.Context, o *RunOptions) error {
+	if parent == nil {
+		parent = context.Background()
+	}
+	c, err := runner.LoadConfig(o.Home)
+	if err != nil {
+		return err
+	}
+	override := func(v string, dst *string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	override(o.Node, &c.Node)
+	override(o.Listen, &c.Aggregator.Listen)
+	override(o.PublicURL, &c.Aggregator.PublicURL)
+	override(o.Metrics, &c.Metrics.Listen)
+	override(o.LogLevel, &c.LogLevel)
+	s, err := c.Validate()
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return fmt.Errorf("log level %q: %w", c.LogLevel, err)
+	}
+	var h slog.Handler = slog.NewTextHandler(o.IO.Err, &slog.HandlerOptions{Level: level})
+	if o.LogJSON {
+		h = slog.NewJSONHandler(o.IO.Err, &slog.HandlerOptions{Level: level})
+	}
+	log := slog.New(h)
+
+	password, err := c.Password(o.Home)
+	if err != nil {
+		return err
+	}
+	ks, err := keystore.Open(runner.Path(o.Home, c.Account.Keystore))
+	if err != nil {
+		return err
+	}
+	key, err := ks.Unlock(c.Account.Name, password)
+	if err != nil {
+		return fmt.Errorf("account %q: %w", c.Account.Name, err)
+	}
+	resultKey, err := runner.LoadResultKey(runner.Path(o.Home, c.Account.ResultKeyFile))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(parent, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	execs, err := runner.BuildExecutors(ctx, &c, s.JobTypes, log)
+	if err != nil {
+		return err
+	}
+	defer execs.Close()
+	models := c.Registration.Models
+	if c.Executors.LLM != nil && len(models) == 0 {
+		for _, m := range c.Executors.LLM.Models {
+			models = append(models, m.Name)
+		}
+	}
+	domains := c.Registration.Domains
+	d, err := runner.New(runner.Options{
+		Client: sdk.New(c.Node), Key: key, ResultKey: resultKey, Executors: execs, Check: runner.DefaultCheck,
+		DataDir: runner.Path(o.Home, c.DataDir), Stake: s.Stake, MaxConcurrentJobs: c.Registration.MaxConcurrentJobs,
+		MaxJobValue: s.MaxJobValue, JobTypes: s.JobTypes, Models: models, Domains: domains, Rates: s.Rates, TEE: s.TEESimulated,
+		AggregatorListen: c.Aggregator.Listen, PublicURL: s.PublicURL, PushTimeout: s.PushTimeout, MetricsListen: c.Metrics.Listen,
+		CommitMarginBlocks: c.Jobs.CommitMarginBlocks, KeepBlocks: c.Jobs.KeepBlocks, Grace: o.Grace, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- d.Run(ctx) }()
+	runPath := filepath.Join(o.Home, RunFile)
+	select {
+	case <-d.Ready():
+		info := RunInfo{Runner: d.Address().String(), PID: os.Getpid()}
+		if a := d.AggregatorAddr(); a != nil {
+			info.Aggregator = a.String()
+		}
+		if a := d.MetricsAddr(); a != nil {
+			info.Metrics = a.String()
+		}
+		info.PublicURL = d.PublicURL()
+		b, _ := json.Marshal(info)
+		if err := os.WriteFile(runPath+".tmp", b, 0o600); err == nil {
+			os.Rename(runPath+".tmp", runPath)
+		}
+		defer os.Remove(runPath)
+		log.Info("runner ready", "runner", info.Runner, "aggregator", info.Aggregator, "metrics", info.Metrics)
+	case err := <-runErr:
+		return err
+	}
+	return <-runErr
+}
