@@ -36,6 +36,9 @@ type Config struct {
 	Offchain OffchainParams
 	// TEE are the TEE Verifier and Secrets Manager parameters (tee.go).
 	TEE TEEParams
+	// Lanes are the block's execution lanes (lanes.go); the zero value
+	// takes fees.DefaultLanes.
+	Lanes fees.LaneSchedule
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -114,6 +117,12 @@ func New(cfg Config) (*Executor, error) {
 	cfg.TEE.fill(cfg.ChainID)
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
+	}
+	if cfg.Lanes == (fees.LaneSchedule{}) {
+		cfg.Lanes = fees.DefaultLanes()
+	}
+	if err := cfg.Lanes.Validate(); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
 	}
 	q, err := timers.New(cfg.Timers)
 	if err != nil {
@@ -260,8 +269,13 @@ func SetBasefees(o *state.Overlay, b fees.Basefees) {
 	o.Set(basefeesKey, codec.MustMarshal(&basefeeRecord{Cycle: b.Cycle, Cell: b.Cell}))
 }
 
-// Apply executes txs in order on top of r. In Build mode invalid or
-// non-fitting transactions are skipped; in Verify mode they fail the block.
+// Apply executes a block on top of r. The timer lane is planned first
+// (planTimers); the transactions then run in the block's lanes (lanes.go).
+// In Build mode txs are candidates in priority order: invalid ones are
+// left out (Rejected), those that do not fit are deferred, and the rest
+// run in canonical seed order (Included). In Verify mode txs are the
+// block's, and any invalid transaction, a lane budget overrun or an order
+// other than the canonical one fails the block.
 func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs []*types.Tx, mode Mode) (*Result, error) {
 	o := state.NewOverlay(r)
 	meters := &blockMeters{actorCycles: map[types.Address]uint64{}}
@@ -273,33 +287,36 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err := pruneDedup(o, env.Height, e.limits.DedupWindow); err != nil {
 		return nil, err
 	}
-	var cyclesReserved, cellsReserved uint64
-	for i, tx := range txs {
-		in, err := e.CheckTx(tx)
-		if err == nil {
-			err = fees.Includable(tx, bf)
-		}
-		if err == nil {
-			err = e.CheckState(o, tx)
-		}
-		if err != nil {
+	// Deliver Timers, part 1 (spec 002 §3.3): the timer lane's claim is
+	// fixed before the transactions so its unused reservation spills to them.
+	plan, err := e.planTimers(&txExec{ctx: ctx, ex: e, o: o, env: env, block: meters}, bf)
+	if err != nil {
+		return nil, fmt.Errorf("execution: plan timers at %d: %w", env.Height, err)
+	}
+	var claim uint64
+	if plan != nil {
+		claim = plan.claim
+	}
+	var lts []laneTx
+	if mode == Verify {
+		lts, err = e.verifyLanes(txs, bf, claim, env.Seed)
+	} else {
+		lts, err = e.buildLanes(txs, bf, claim, env.Seed, res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, lt := range lts {
+		tx, in := lt.tx, lt.in
+		if err := e.CheckState(o, tx); err != nil {
 			if mode == Verify {
 				return nil, fmt.Errorf("execution: tx %d (%s): %w", i, tx.Hash(), err)
 			}
 			res.Rejected = append(res.Rejected, Rejection{Tx: tx, Err: err})
 			continue
 		}
-		// Capacity is reserved by limits, so a block can never exceed its caps
-		// whatever the transactions end up using.
-		if cyclesReserved+tx.CyclesLimit() > e.cfg.Fees.MaxBlockCycles || cellsReserved+tx.CellsLimit() > e.cfg.Fees.MaxBlockCells {
-			if mode == Verify {
-				return nil, fmt.Errorf("execution: tx %d (%s): block capacity exceeded", i, tx.Hash())
-			}
-			res.Deferred = append(res.Deferred, tx)
-			continue
-		}
 		before, metersBefore := o.Snapshot(), meters.clone()
-		rcpt, err := e.applyTx(ctx, o, env, bf, tx, in, meters)
+		rcpt, err := e.applyTx(ctx, o, env, e.LaneBasefees(bf, lt.lane), tx, in, meters)
 		if err != nil {
 			if mode == Build && errors.Is(err, errInfra) && ctx.Err() == nil {
 				// The node failed running this transaction (a crashed PVM
@@ -312,16 +329,14 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 			}
 			return nil, fmt.Errorf("execution: tx %d (%s): %w", i, tx.Hash(), err)
 		}
-		cyclesReserved += tx.CyclesLimit()
-		cellsReserved += tx.CellsLimit()
 		res.Included = append(res.Included, tx)
 		res.Receipts = append(res.Receipts, rcpt)
 		res.CyclesUsed += rcpt.CyclesUsed
 		res.CellsUsed += rcpt.CellsUsed
 	}
-	// Deliver Timers (spec 002 §3.3): due timers run after the transactions.
+	// Deliver Timers, part 2: due timers run after the transactions.
 	tx0 := &txExec{ctx: ctx, ex: e, o: o, env: env, block: meters}
-	trs, tcycles, tcells, err := e.deliverTimers(tx0, bf, res.CyclesUsed)
+	trs, tcycles, tcells, err := e.deliverTimers(tx0, plan)
 	if err != nil {
 		return nil, fmt.Errorf("execution: deliver timers at %d: %w", env.Height, err)
 	}
@@ -336,6 +351,11 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	res.TimerCyclesUsed, res.TimerCellsUsed = tcycles, tcells
 	res.Receipts = append(res.Receipts, jobs.Receipts...)
 	res.JobReceipts, res.JobCallbackCycles, res.JobCallbackCells = len(jobs.Receipts), jobs.CallbackCycles, jobs.CallbackCells
+	if active, err := timers.Active(o); err != nil {
+		return nil, err
+	} else if active {
+		timers.SetLastUsage(o, res.CyclesUsed+tcycles)
+	}
 	res.Next = e.cfg.Fees.Next(bf, res.CyclesUsed, res.CellsUsed)
 	SetBasefees(o, res.Next)
 	res.Writes = o.Writes()
