@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"golang.org/x/net/html/charset"
 )
 
 // nonPublic lists ranges refused unless AllowPrivate, beyond what netip's
@@ -164,6 +166,26 @@ func (e *Executor) fetch(ctx context.Context, pol *policy, p *plan, u *url.URL, 
 		f.lastModified = t
 	}
 	return f, nil
+}
+
+// toUTF8 converts a body whose Content-Type declares a charset other than
+// UTF-8 (ISO-8859-1, Shift_JIS, …) to UTF-8, so extraction and text results
+// see characters, not bytes. Bodies without a declaration are left alone:
+// guessing would make runners disagree.
+func toUTF8(body []byte, contentType string) []byte {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil || params["charset"] == "" {
+		return body
+	}
+	enc, name := charset.Lookup(params["charset"])
+	if enc == nil || name == "utf-8" {
+		return body
+	}
+	out, err := enc.NewDecoder().Bytes(body)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // readCapped reads r fully, failing with ErrBoundExceeded as soon as more

@@ -150,6 +150,9 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 				return
 			}
 			srcs[i].body = f.body
+			if spec.ResultSchema.DataFormat != job.FormatBinary {
+				srcs[i].body = toUTF8(f.body, f.contentType)
+			}
 			srcs[i].ts = f.lastModified
 			if srcs[i].ts.IsZero() {
 				srcs[i].ts = f.date

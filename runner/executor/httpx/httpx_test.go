@@ -81,6 +81,10 @@ func testServer(t *testing.T, now time.Time) *httptest.Server {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprint(w, "  plain text body\n")
 	})
+	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=ISO-8859-1")
+		w.Write([]byte("<p>caf\xe9</p>"))
+	})
 	mux.HandleFunc("/hang", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 	})
@@ -223,6 +227,14 @@ func TestTextFormat(t *testing.T) {
 	out := mustRun(t, e, httpSpec(fmt.Sprintf(`{"url": %q, "extract":[{"kind":"css","query":"title"}]}`, srv.URL+"/page.html"), job.FormatText))
 	if out != "Quotes" {
 		t.Fatalf("text rule: %q", out)
+	}
+	// A declared legacy charset is decoded to UTF-8.
+	out = mustRun(t, e, httpSpec(fmt.Sprintf(`{"url": %q, "extract":[{"kind":"css","query":"p"}]}`, srv.URL+"/latin1"), job.FormatText))
+	if out != "café" {
+		t.Fatalf("latin1: %q", out)
+	}
+	if out := mustRun(t, e, httpSpec(srv.URL+"/latin1", job.FormatBinary)); out != "<p>caf\xe9</p>" {
+		t.Fatalf("binary keeps bytes: %q", out)
 	}
 	// A JSON job over a non-JSON page fails.
 	if _, err := run(t, e, httpSpec(srv.URL+"/text", job.FormatJSON)); !errors.Is(err, executor.ErrUpstream) {

@@ -191,7 +191,8 @@ func (in Input) compile() (*plan, error) {
 			return nil, bad("header %q: invalid name or value", k)
 		}
 		switch http.CanonicalHeaderKey(k) {
-		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Te", "Trailer", "Proxy-Authorization", "Proxy-Connection":
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Te", "Trailer", "Proxy-Authorization", "Proxy-Connection",
+			"Accept-Encoding": // the transport negotiates compression so that size caps apply to decoded bytes
 			return nil, bad("header %q may not be set by a job", k)
 		}
 		p.headers.Set(k, v)
