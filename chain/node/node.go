@@ -242,7 +242,7 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 			}
 			return acc.Nonce, nil
 		}
-		txs, err := n.pool.Select(nonceOf, bf, n.cfg.MaxBlockTxs)
+		txs, err := n.pool.SelectLanes(nonceOf, bf, n.cfg.MaxBlockTxs, n.exec.Lanes(), n.exec.LaneCaps())
 		if err != nil {
 			return err
 		}
