@@ -13,6 +13,9 @@ command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
 command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# Node.js and npm run the reference MCP server (@modelcontextprotocol/server-everything).
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -25,9 +28,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-# npm test peers (the real MCP server used by runner tests).
+# npm test peers (the real MCP server used by runner tests), pinned by
+# package.json and package-lock.json, installed into ./node_modules.
 if [ -f package.json ] && command -v npm >/dev/null 2>&1; then
-  if [ ! -d node_modules ] || [ package.json -nt node_modules ]; then
+  if [ ! -d node_modules ] || [ package.json -nt node_modules ] || [ package-lock.json -nt node_modules ] ||
+     [ ! -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
     echo "deps: npm ci"
     npm ci --no-audit --no-fund --loglevel=error
     touch node_modules

@@ -250,3 +250,18 @@ func Number(lit string) (string, error) {
 	}
 	return out.String(), nil
 }
+
+// DecodeStrict decodes exactly one JSON document from raw into v, refusing
+// unknown object fields and trailing data: job inputs are decoded this way so
+// that a misspelt field is an error instead of silently changing the work.
+func DecodeStrict(raw []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON document")
+	}
+	return nil
+}

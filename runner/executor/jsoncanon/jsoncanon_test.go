@@ -67,3 +67,17 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeStrict(t *testing.T) {
+	var v struct {
+		A int `json:"a"`
+	}
+	if err := DecodeStrict([]byte(` {"a": 1} `), &v); err != nil || v.A != 1 {
+		t.Fatalf("%v %+v", err, v)
+	}
+	for _, bad := range []string{`{"a":1,"b":2}`, `{"a":1} {}`, `{"a":"x"}`, ``} {
+		if err := DecodeStrict([]byte(bad), &v); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

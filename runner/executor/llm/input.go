@@ -1,12 +1,11 @@
 package llm
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
+
+	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // Input is the job input of an LLM job (JobSpec.Input), a JSON object:
@@ -69,14 +68,9 @@ func ParseInput(raw []byte) (*Input, error) {
 	if !utf8.Valid(raw) {
 		return nil, errors.New("input is not UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
 	var in Input
-	if err := dec.Decode(&in); err != nil {
+	if err := jsoncanon.DecodeStrict(raw, &in); err != nil {
 		return nil, fmt.Errorf("input: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("input: trailing data after the JSON object")
 	}
 	if in.Model == "" {
 		return nil, errors.New("input: model is required")

@@ -1,0 +1,154 @@
+package mcp
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Config configures the MCP executor. The runner daemon reads it from the
+// [executors.mcp] table of its TOML config file.
+type Config struct {
+	// Servers are the MCP servers jobs may call, by name.
+	Servers []ServerConfig `toml:"servers" json:"servers"`
+	// HTTPClient carries streamable-HTTP sessions; nil uses a client on a
+	// clone of http.DefaultTransport.
+	HTTPClient *http.Client `toml:"-" json:"-"`
+	// Logger receives connection events and one line per job; nil discards.
+	Logger *slog.Logger `toml:"-" json:"-"`
+}
+
+// ServerConfig is one MCP server: a local program spoken to over stdio
+// (Command) or a streamable HTTP endpoint (URL), exactly one of the two.
+type ServerConfig struct {
+	// Name is what jobs call the server ("server" in the job input).
+	Name string `toml:"name" json:"name"`
+
+	// Command and Args start a stdio server, e.g. command = "node",
+	// args = ["node_modules/@modelcontextprotocol/server-everything/dist/index.js", "stdio"].
+	Command string   `toml:"command" json:"command,omitempty"`
+	Args    []string `toml:"args" json:"args,omitempty"`
+	// Dir is the working directory of the command (default: the runner's).
+	Dir string `toml:"dir" json:"dir,omitempty"`
+	// Env adds variables to the command's environment. The command gets
+	// only PATH, HOME, LANG, TZ and TMPDIR from the runner unless
+	// InheritEnv is set, so runner secrets do not leak into tools.
+	Env        map[string]string `toml:"env" json:"env,omitempty"`
+	InheritEnv bool              `toml:"inherit_env" json:"inherit_env,omitempty"`
+
+	// URL is a streamable HTTP endpoint, e.g. "http://127.0.0.1:3001/mcp".
+	URL string `toml:"url" json:"url,omitempty"`
+	// Headers are sent with every HTTP request (e.g. Authorization).
+	// A value "env:NAME" is read from the environment variable NAME.
+	Headers map[string]string `toml:"headers" json:"headers,omitempty"`
+
+	// Tools, when non-empty, is the only tools jobs may call on this server.
+	Tools []string `toml:"tools" json:"tools,omitempty"`
+	// Domains are the external domains this server's tools may reach
+	// (names, "*.suffix" wildcards or curated "set:" names, as in
+	// entitlements). A job whose required_domains this list does not cover
+	// is refused.
+	Domains []string `toml:"domains" json:"domains,omitempty"`
+	// ConnectTimeoutMs bounds starting and initialising the server when it
+	// is not tied to a job (New); default 20000.
+	ConnectTimeoutMs uint64 `toml:"connect_timeout_ms" json:"connect_timeout_ms,omitempty"`
+}
+
+func (s *ServerConfig) connectTimeout() time.Duration {
+	if s.ConnectTimeoutMs == 0 {
+		return 20 * time.Second
+	}
+	return time.Duration(s.ConnectTimeoutMs) * time.Millisecond
+}
+
+func (c *Config) validate() error {
+	if len(c.Servers) == 0 {
+		return fmt.Errorf("mcp: config lists no servers")
+	}
+	seen := map[string]bool{}
+	for i := range c.Servers {
+		s := &c.Servers[i]
+		if s.Name == "" || strings.TrimSpace(s.Name) != s.Name {
+			return fmt.Errorf("mcp: servers[%d]: name must be non-empty without surrounding spaces", i)
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("mcp: server %q configured twice", s.Name)
+		}
+		seen[s.Name] = true
+		if (s.Command == "") == (s.URL == "") {
+			return fmt.Errorf("mcp: server %q: set exactly one of command (stdio) and url (streamable HTTP)", s.Name)
+		}
+		if s.URL != "" {
+			u, err := url.Parse(s.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("mcp: server %q: url %q is not an http(s) URL", s.Name, s.URL)
+			}
+			if len(s.Args) > 0 || len(s.Env) > 0 || s.Dir != "" || s.InheritEnv {
+				return fmt.Errorf("mcp: server %q: args, env, dir and inherit_env apply only to command servers", s.Name)
+			}
+		} else if len(s.Headers) > 0 {
+			return fmt.Errorf("mcp: server %q: headers apply only to url servers", s.Name)
+		}
+		for k, v := range s.Headers {
+			if name, ok := strings.CutPrefix(v, "env:"); ok {
+				if os.Getenv(name) == "" {
+					return fmt.Errorf("mcp: server %q: header %s: environment variable %s is not set", s.Name, k, name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// commandEnv is the environment of a stdio server.
+func (s *ServerConfig) commandEnv() []string {
+	var env []string
+	if s.InheritEnv {
+		env = os.Environ()
+	} else {
+		for _, k := range []string{"PATH", "HOME", "LANG", "TZ", "TMPDIR"} {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+s.Env[k])
+	}
+	return env
+}
+
+// headerTransport adds configured headers to every request.
+type headerTransport struct {
+	next    http.RoundTripper
+	headers http.Header
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, vs := range t.headers {
+		r.Header[k] = vs
+	}
+	return t.next.RoundTrip(r)
+}
+
+func (s *ServerConfig) header() http.Header {
+	h := http.Header{}
+	for k, v := range s.Headers {
+		if name, ok := strings.CutPrefix(v, "env:"); ok {
+			v = os.Getenv(name)
+		}
+		h.Set(k, v)
+	}
+	return h
+}

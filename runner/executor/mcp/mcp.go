@@ -1,0 +1,614 @@
+// Package mcp is the runner's executor for MCP jobs (job.JobTypeMCP): it
+// calls a tool on one of the operator's MCP servers through the official Go
+// MCP SDK, over stdio (a child process) or streamable HTTP, and turns the
+// tool result into the job result.
+//
+// Job input (JobSpec.Input) is a JSON object:
+//
+//	{"server": "everything", "tool": "echo", "arguments": {"message": "hi"}}
+//
+// The result bytes are chosen so committee members calling the same tool
+// agree byte for byte:
+//
+//   - structuredContent, when the tool returns it: its canonical JSON
+//     (package jsoncanon);
+//   - otherwise, for the JSON data format: the text content, parsed and
+//     canonicalised (an error if it is not JSON);
+//   - otherwise, if every content block is text: the texts joined by "\n";
+//   - otherwise: the canonical JSON of the content array, each block in its
+//     MCP wire form without "_meta".
+//
+// A result with isError set fails the job (ErrToolFailed, an upstream
+// failure) with the tool's message. Sessions are opened in New and reopened
+// on the next job after a server exits or the connection breaks; Close ends
+// every session and kills the stdio servers' process groups.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/internal/version"
+	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
+)
+
+// ErrToolFailed marks a tool result with isError set; it is wrapped together
+// with executor.ErrUpstream.
+var ErrToolFailed = errors.New("mcp tool reported an error")
+
+// ErrClosed is returned by Execute after Close.
+var ErrClosed = errors.New("mcp executor closed")
+
+// Executor runs MCP jobs. It is safe for concurrent use.
+type Executor struct {
+	servers map[string]*server
+	names   []string
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// New checks cfg and opens a session to every server (each within its
+// connect timeout and ctx), so a misconfigured server fails the runner's
+// start rather than its first job. On error every session opened so far is
+// closed.
+func New(ctx context.Context, cfg Config) (*Executor, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	e := &Executor{servers: map[string]*server{}, log: log}
+	for _, sc := range cfg.Servers {
+		s := &server{cfg: sc, log: log.With("mcp_server", sc.Name)}
+		if sc.URL != "" {
+			c := *hc
+			next := c.Transport
+			if next == nil {
+				next = http.DefaultTransport
+			}
+			c.Transport = &headerTransport{next: next, headers: sc.header()}
+			s.http = &c
+		}
+		s.client = sdk.NewClient(&sdk.Implementation{Name: "cowboy-runner", Version: version.Version}, &sdk.ClientOptions{Logger: nil})
+		e.servers[sc.Name] = s
+		e.names = append(e.names, sc.Name)
+	}
+	for _, name := range e.names {
+		s := e.servers[name]
+		cctx, cancel := context.WithTimeout(ctx, s.cfg.connectTimeout())
+		_, err := s.session(cctx)
+		cancel()
+		if err != nil {
+			_ = e.Close()
+			return nil, fmt.Errorf("mcp: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Type is job.JobTypeMCP.
+func (e *Executor) Type() job.JobType { return job.JobTypeMCP }
+
+// Servers lists the configured server names in configuration order.
+func (e *Executor) Servers() []string { return slices.Clone(e.names) }
+
+// Tools lists the tools server offers (from its session, reconnecting if
+// needed), sorted by name.
+func (e *Executor) Tools(ctx context.Context, server string) ([]string, error) {
+	s, ok := e.servers[server]
+	if !ok {
+		return nil, fmt.Errorf("mcp: no server %q", server)
+	}
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
+	}
+	return sess.toolNames(), nil
+}
+
+// Close ends every session and stops the stdio servers. Safe to call more
+// than once.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	var first error
+	for _, name := range e.names {
+		if err := e.servers[name].close(); err != nil && first == nil {
+			first = fmt.Errorf("mcp: close %s: %w", name, err)
+		}
+	}
+	return first
+}
+
+// Input is the job input of an MCP job.
+type Input struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// ParseInput decodes and checks an MCP job input.
+func ParseInput(raw []byte) (*Input, error) {
+	if len(raw) == 0 {
+		return nil, errors.New("input is empty; want {\"server\", \"tool\", \"arguments\"}")
+	}
+	var in Input
+	if err := jsoncanon.DecodeStrict(raw, &in); err != nil {
+		return nil, fmt.Errorf("input: %w", err)
+	}
+	if in.Server == "" || in.Tool == "" {
+		return nil, errors.New("input: server and tool are required")
+	}
+	args := bytes.TrimSpace(in.Arguments)
+	if len(args) == 0 || string(args) == "null" {
+		in.Arguments = json.RawMessage("{}")
+	} else if args[0] != '{' {
+		return nil, errors.New("input: arguments must be a JSON object")
+	}
+	return &in, nil
+}
+
+// Execute calls the job's tool.
+func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.Result, error) {
+	spec := req.Spec
+	if spec == nil {
+		return executor.Result{}, fmt.Errorf("mcp: %w: no job spec", executor.ErrBadInput)
+	}
+	if spec.JobType != job.JobTypeMCP {
+		return executor.Result{}, fmt.Errorf("mcp: %w: job type %s", executor.ErrBadInput, spec.JobType)
+	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return executor.Result{}, fmt.Errorf("mcp: %w", ErrClosed)
+	}
+	in, err := ParseInput(spec.Input)
+	if err != nil {
+		return executor.Result{}, fmt.Errorf("mcp: %w: %w", executor.ErrBadInput, err)
+	}
+	s, ok := e.servers[in.Server]
+	if !ok {
+		return executor.Result{}, fmt.Errorf("mcp: %w: server %q is not configured here (servers: %s)", executor.ErrBadInput, in.Server, strings.Join(e.names, ", "))
+	}
+	if len(s.cfg.Tools) > 0 && !slices.Contains(s.cfg.Tools, in.Tool) {
+		return executor.Result{}, fmt.Errorf("mcp: %w: tool %q of server %q is not allowed by this runner", executor.ErrRefused, in.Tool, in.Server)
+	}
+	if !entitlement.Satisfies(spec.RequiredDomains, s.cfg.Domains) {
+		return executor.Result{}, fmt.Errorf("mcp: %w: server %q may not reach required_domains %v (allowed: %v)", executor.ErrRefused, in.Server, spec.RequiredDomains, s.cfg.Domains)
+	}
+	start := time.Now()
+	res, raw, err := s.call(ctx, in)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, executor.ErrBadInput) {
+			return executor.Result{}, fmt.Errorf("mcp: %w: wall time %d ms: %w", executor.ErrBoundExceeded, spec.Bounds.MaxWallTimeMs, err)
+		}
+		return executor.Result{}, fmt.Errorf("mcp: %w", err)
+	}
+	if lim := spec.Bounds.MaxMemoryBytes; lim > 0 && uint64(len(raw)) > lim {
+		return executor.Result{}, fmt.Errorf("mcp: %w: tool result is %d bytes, bounds.max_memory_bytes %d", executor.ErrBoundExceeded, len(raw), lim)
+	}
+	if res.IsError {
+		return executor.Result{}, fmt.Errorf("mcp: %w: %w: %s.%s: %s", executor.ErrUpstream, ErrToolFailed, in.Server, in.Tool, clip(textOf(res.Content), 512))
+	}
+	out, err := resultBytes(spec.ResultSchema.DataFormat, res)
+	if err != nil {
+		return executor.Result{}, fmt.Errorf("mcp: %s.%s: %w", in.Server, in.Tool, err)
+	}
+	if lim := verify.MaxResultBytes(spec); len(out) > lim {
+		return executor.Result{}, fmt.Errorf("mcp: %w: result is %d bytes, max_return_bytes %d", executor.ErrBoundExceeded, len(out), lim)
+	}
+	ms := uint64(time.Since(start).Milliseconds())
+	if ms == 0 {
+		ms = 1
+	}
+	e.log.Debug("mcp job done", "job", req.JobID, "server", in.Server, "tool", in.Tool, "bytes", len(out), "ms", ms)
+	return executor.Result{Output: out, Usage: job.Usage{WallTimeMs: ms, MemoryBytes: uint64(len(raw))}}, nil
+}
+
+// resultBytes is the committed form of a tool result (see the package doc).
+func resultBytes(format job.DataFormatKind, res *sdk.CallToolResult) ([]byte, error) {
+	if res.StructuredContent != nil {
+		out, err := jsoncanon.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("%w: structuredContent: %w", executor.ErrUpstream, err)
+		}
+		return out, nil
+	}
+	allText := true
+	var texts []string
+	for _, c := range res.Content {
+		t, ok := c.(*sdk.TextContent)
+		if !ok {
+			allText = false
+			break
+		}
+		texts = append(texts, t.Text)
+	}
+	if format == job.FormatJSON {
+		if !allText {
+			return nil, fmt.Errorf("%w: tool returned non-text content for a JSON job", executor.ErrUpstream)
+		}
+		out, err := jsoncanon.Canonicalize([]byte(strings.Join(texts, "\n")))
+		if err != nil {
+			return nil, fmt.Errorf("%w: tool text is not JSON: %w", executor.ErrUpstream, err)
+		}
+		return out, nil
+	}
+	if allText {
+		return []byte(strings.Join(texts, "\n")), nil
+	}
+	blocks := make([]any, 0, len(res.Content))
+	for _, c := range res.Content {
+		b, err := c.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("%w: content: %w", executor.ErrUpstream, err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%w: content: %w", executor.ErrUpstream, err)
+		}
+		delete(m, "_meta")
+		blocks = append(blocks, m)
+	}
+	out, err := jsoncanon.Marshal(blocks)
+	if err != nil {
+		return nil, fmt.Errorf("%w: content: %w", executor.ErrUpstream, err)
+	}
+	return out, nil
+}
+
+func textOf(cs []sdk.Content) string {
+	var parts []string
+	for _, c := range cs {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	if len(parts) == 0 {
+		return "(no text)"
+	}
+	return strings.Join(parts, "\n")
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// --- sessions ---
+
+// server is one configured server and its current session.
+type server struct {
+	cfg    ServerConfig
+	client *sdk.Client
+	http   *http.Client
+	log    *slog.Logger
+
+	mu     sync.Mutex // guards sess, closed
+	sess   *session
+	closed bool
+}
+
+// session is one live connection. done closes when the SDK session ends
+// (server exit, broken pipe, Close).
+type session struct {
+	cs     *sdk.ClientSession
+	cmd    *exec.Cmd
+	stderr *tail
+	done   chan struct{}
+
+	mu      sync.Mutex
+	tools   map[string]*sdk.Tool
+	schemas map[string]*jsonschema.Schema // compiled input schemas; nil entry: not checkable
+}
+
+func (s *session) alive() bool {
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *session) tool(name string) *sdk.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools[name]
+}
+
+func (s *session) toolNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.tools))
+	for n := range s.tools {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// refreshTools reloads the tool list.
+func (s *session) refreshTools(ctx context.Context) error {
+	tools := map[string]*sdk.Tool{}
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+		tools[t.Name] = t
+	}
+	s.mu.Lock()
+	s.tools = tools
+	s.schemas = map[string]*jsonschema.Schema{}
+	s.mu.Unlock()
+	return nil
+}
+
+// checkArguments validates args against the tool's declared inputSchema
+// before calling it, so a job with wrong arguments fails as the job's fault
+// without running anything. A schema the validator cannot compile (remote
+// references, unknown drafts) is left to the server to enforce.
+func (s *session) checkArguments(tool *sdk.Tool, args json.RawMessage) error {
+	s.mu.Lock()
+	sch, seen := s.schemas[tool.Name]
+	s.mu.Unlock()
+	if !seen {
+		sch = compileInputSchema(tool)
+		s.mu.Lock()
+		s.schemas[tool.Name] = sch
+		s.mu.Unlock()
+	}
+	if sch == nil {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		return fmt.Errorf("arguments do not match the tool's input schema: %s", clip(strings.Join(strings.Fields(err.Error()), " "), 512))
+	}
+	return nil
+}
+
+func compileInputSchema(tool *sdk.Tool) *jsonschema.Schema {
+	if tool.InputSchema == nil {
+		return nil
+	}
+	raw, err := json.Marshal(tool.InputSchema)
+	if err != nil {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(jsonschema.SchemeURLLoader{}) // no file or network references
+	const url = "cowboy:///mcp-input-schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil
+	}
+	return sch
+}
+
+// session returns the live session, opening a new one if there is none or
+// the last one ended.
+func (s *server) session(ctx context.Context) (*session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.sess != nil {
+		if s.sess.alive() {
+			return s.sess, nil
+		}
+		s.log.Warn("mcp session ended; reconnecting", "stderr", s.sess.stderr.String())
+		s.sess.shutdown()
+		s.sess = nil
+	}
+	sess, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.sess = sess
+	return sess, nil
+}
+
+// drop ends sess if it is still the current session, so the next job
+// reconnects.
+func (s *server) drop(sess *session) {
+	s.mu.Lock()
+	if s.sess == sess {
+		s.sess = nil
+	}
+	s.mu.Unlock()
+	sess.shutdown()
+}
+
+func (s *server) connect(ctx context.Context) (*session, error) {
+	sess := &session{done: make(chan struct{}), stderr: &tail{max: 4096}}
+	var t sdk.Transport
+	if s.cfg.URL != "" {
+		t = &sdk.StreamableClientTransport{
+			Endpoint:             s.cfg.URL,
+			HTTPClient:           s.http,
+			MaxRetries:           1,
+			DisableStandaloneSSE: true, // request/response only; no server pushes needed
+		}
+	} else {
+		// Not CommandContext: the server outlives the job that started it.
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = s.cfg.commandEnv()
+		cmd.Dir = s.cfg.Dir
+		cmd.Stderr = sess.stderr
+		isolate(cmd)
+		sess.cmd = cmd
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	cs, err := s.client.Connect(ctx, t, nil)
+	if err != nil {
+		if sess.cmd != nil {
+			killGroup(sess.cmd)
+			_ = sess.cmd.Wait()
+		}
+		return nil, fmt.Errorf("%w: connect to server %q: %w%s", executor.ErrUpstream, s.cfg.Name, err, sess.stderr.suffix())
+	}
+	sess.cs = cs
+	go func() {
+		_ = cs.Wait()
+		close(sess.done)
+	}()
+	if err := sess.refreshTools(ctx); err != nil {
+		sess.shutdown()
+		return nil, fmt.Errorf("%w: server %q: %w%s", executor.ErrUpstream, s.cfg.Name, err, sess.stderr.suffix())
+	}
+	s.log.Info("mcp session open", "tools", len(sess.tools), "transport", map[bool]string{true: "http", false: "stdio"}[s.cfg.URL != ""])
+	return sess, nil
+}
+
+// shutdown closes the session and reaps the server process.
+func (s *session) shutdown() {
+	if s.cs != nil {
+		_ = s.cs.Close()
+	}
+	if s.cmd != nil {
+		killGroup(s.cmd)
+	}
+}
+
+func (s *server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	sess := s.sess
+	s.sess = nil
+	s.mu.Unlock()
+	if sess != nil {
+		sess.shutdown()
+	}
+	return nil
+}
+
+// call runs one tool call and returns the result and its wire size. A call
+// that fails because the session broke is retried once on a new session
+// only for tools the operator's server marks read-only or idempotent, since
+// the first attempt may have run.
+func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []byte, error) {
+	for attempt := 0; ; attempt++ {
+		sess, err := s.session(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		tool := sess.tool(in.Tool)
+		if tool == nil {
+			// The list may have changed since the session opened.
+			if err := sess.refreshTools(ctx); err != nil {
+				s.drop(sess)
+				return nil, nil, fmt.Errorf("%w: server %q: %w", executor.ErrUpstream, in.Server, err)
+			}
+			if tool = sess.tool(in.Tool); tool == nil {
+				return nil, nil, fmt.Errorf("%w: server %q has no tool %q (tools: %s)", executor.ErrBadInput, in.Server, in.Tool, strings.Join(sess.toolNames(), ", "))
+			}
+		}
+		if err := sess.checkArguments(tool, in.Arguments); err != nil {
+			return nil, nil, fmt.Errorf("%w: %s.%s: %w", executor.ErrBadInput, in.Server, in.Tool, err)
+		}
+		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: in.Tool, Arguments: in.Arguments})
+		if err == nil {
+			raw, merr := json.Marshal(res)
+			if merr != nil {
+				return nil, nil, fmt.Errorf("%w: encode tool result: %w", executor.ErrUpstream, merr)
+			}
+			return res, raw, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		var rpcErr *jsonrpcError
+		if errors.As(err, &rpcErr) && rpcErr.Code == codeInvalidParams {
+			return nil, nil, fmt.Errorf("%w: %s.%s: %s", executor.ErrBadInput, in.Server, in.Tool, rpcErr.Message)
+		}
+		if errors.As(err, &rpcErr) {
+			return nil, nil, fmt.Errorf("%w: %s.%s: server error %d: %s", executor.ErrUpstream, in.Server, in.Tool, rpcErr.Code, rpcErr.Message)
+		}
+		// Transport failure: this session is finished.
+		s.log.Warn("mcp call failed; dropping session", "tool", in.Tool, "err", err, "stderr", sess.stderr.String())
+		s.drop(sess)
+		safe := tool.Annotations != nil && (tool.Annotations.ReadOnlyHint || tool.Annotations.IdempotentHint)
+		if attempt > 0 || !safe {
+			return nil, nil, fmt.Errorf("%w: %s.%s: %w%s", executor.ErrUpstream, in.Server, in.Tool, err, sess.stderr.suffix())
+		}
+	}
+}
+
+// tail keeps the last max bytes written (a server's stderr), for errors.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+func (t *tail) suffix() string {
+	if s := t.String(); s != "" {
+		return " (server stderr: " + clip(s, 1024) + ")"
+	}
+	return ""
+}
+
+type jsonrpcError = jsonrpc.Error
+
+const codeInvalidParams = jsonrpc.CodeInvalidParams
