@@ -126,7 +126,12 @@ func (s *Server) status(c *gin.Context) {
 			BasefeeCycle: bf.Cycle, BasefeeCell: bf.Cell,
 			PendingTxs: s.node.Pool().Len(), Faucet: s.node.HasFaucet(),
 			GenesisSupply: rec(state.RecordGenesisSupply), Burned: rec(state.RecordBurned), Minted: rec(state.RecordMinted),
-			Version: Version,
+			Version: Version, CommittedHeight: h.Height,
+		}
+		if cs, ok := s.node.Consensus(); ok {
+			out.FinalizedHeight = max(cs.FinalizedHeight, h.Height)
+			out.CommittedHeight = max(cs.CommittedHeight, out.FinalizedHeight)
+			out.Consensus = &apitypes.Consensus{Validator: cs.Validator, Index: cs.Index, Validators: cs.Validators, Round: cs.Round, Peers: cs.Peers}
 		}
 		return nil
 	})

@@ -39,6 +39,11 @@ type Status struct {
 	Height          uint64     `json:"height"`
 	HeadHash        types.Hash `json:"head_hash"`
 	FinalizedHeight uint64     `json:"finalized_height"`
+	// CommittedHeight is the highest block with a quorum certificate (it
+	// can still be abandoned); FinalizedHeight is irreversible and Height
+	// (the executed head) follows it. On a devnet all three are equal.
+	CommittedHeight uint64     `json:"committed_height"`
+	Consensus       *Consensus `json:"consensus,omitempty"` // nil on a devnet
 	TimestampMs     uint64     `json:"timestamp_ms"`
 	BasefeeCycle    uint64     `json:"basefee_cycle"` // charged by the next block
 	BasefeeCell     uint64     `json:"basefee_cell"`
@@ -48,6 +53,15 @@ type Status struct {
 	Burned          string     `json:"burned"`
 	Minted          string     `json:"minted"`
 	Version         string     `json:"version"`
+}
+
+// Consensus is the consensus part of GET /v1/status on a network node.
+type Consensus struct {
+	Validator  types.Address `json:"validator"` // this node's validator address
+	Index      int           `json:"index"`
+	Validators int           `json:"validators"`
+	Round      uint64        `json:"round"`
+	Peers      int           `json:"peers"` // validators heard from in the last 5 s
 }
 
 // Account is GET /v1/accounts/{address}.

@@ -67,6 +67,24 @@ type Finalized struct {
 	Block *Block
 	Hash  Hash
 	QC    QC
+	// Proof is set on the block the finality rule fired for (the last of
+	// each batch; its ancestors are final with it): the certified child in
+	// the next round. A node keeps it to prove finality to peers that sync.
+	Proof *FinalityProof
+}
+
+// FinalityProof shows that a block B is final: Child is the consensus
+// identity of B's child, proposed in round B.Round+1, and ChildQC its
+// quorum certificate (docs/CONSENSUS.md §2, finality rule).
+type FinalityProof struct {
+	_       struct{} `cbor:",toarray"`
+	Child   BlockID
+	ChildQC QC
+}
+
+type pendingFinal struct {
+	qc    *QC
+	proof *FinalityProof
 }
 
 // Ready is the batch of outputs since the last call to Core.Ready. Handle
@@ -192,8 +210,8 @@ type Core struct {
 	root     *entry
 	retained []*entry // finalized blocks kept, oldest first
 	wanted   map[Hash]int
-	pending  map[Hash]*QC     // finalization waiting for missing blocks
-	leaders  map[uint64][]int // schedule windows by first round
+	pending  map[Hash]pendingFinal // finalization waiting for missing blocks
+	leaders  map[uint64][]int      // schedule windows by first round
 
 	conflicts int
 	out       Ready
@@ -208,7 +226,7 @@ func New(cfg Config) (*Core, error) {
 	c := &Core{
 		cfg: cfg, vs: cfg.Validators, self: cfg.Validators.Index(cfg.Self),
 		blocks: map[Hash]*entry{}, certs: map[Hash]*QC{}, rounds: map[uint64]*roundState{},
-		latestNV: map[uint32]uint64{}, wanted: map[Hash]int{}, pending: map[Hash]*QC{}, leaders: map[uint64][]int{},
+		latestNV: map[uint32]uint64{}, wanted: map[Hash]int{}, pending: map[Hash]pendingFinal{}, leaders: map[uint64][]int{},
 	}
 	if c.self >= 0 && cfg.Signer == nil {
 		return nil, errors.New("consensus: a validator needs a Signer")
@@ -792,11 +810,11 @@ func (c *Core) checkFinal(h Hash) {
 	}
 	if b := e.b; b.Round == b.Justify.Round+1 {
 		j := b.Justify
-		c.finalize(b.Parent, &j)
+		c.finalize(b.Parent, &j, &FinalityProof{Child: b.ID(), ChildQC: *e.qc})
 	}
 }
 
-func (c *Core) finalize(h Hash, qc *QC) {
+func (c *Core) finalize(h Hash, qc *QC, proof *FinalityProof) {
 	if e := c.blocks[h]; e != nil && e.final {
 		return
 	}
@@ -809,7 +827,7 @@ func (c *Core) finalize(h Hash, qc *QC) {
 	path, st := c.chainTo(h)
 	switch st {
 	case chainMissing:
-		c.pending[h] = qc
+		c.pending[h] = pendingFinal{qc, proof}
 		return
 	case chainConflict:
 		c.conflicts++
@@ -827,7 +845,11 @@ func (c *Core) finalize(h Hash, qc *QC) {
 			q := cert
 			e.qc = &q
 		}
-		c.out.Finalized = append(c.out.Finalized, Finalized{Block: b, Hash: e.hash, QC: cert})
+		f := Finalized{Block: b, Hash: e.hash, QC: cert}
+		if i+1 == len(path) {
+			f.Proof = proof
+		}
+		c.out.Finalized = append(c.out.Finalized, f)
 		c.root = e
 		c.retained = append(c.retained, e)
 	}
@@ -854,7 +876,7 @@ func (c *Core) prune() {
 		}
 	}
 	for h, q := range c.pending {
-		if q.Height <= rh {
+		if q.qc.Height <= rh {
 			delete(c.pending, h)
 		}
 	}
@@ -1083,8 +1105,8 @@ func (c *Core) syncRound() {
 
 func (c *Core) retryPending() {
 	for _, h := range sortedKeys(c.pending) {
-		if q := c.pending[h]; q != nil {
-			c.finalize(h, q)
+		if q, ok := c.pending[h]; ok {
+			c.finalize(h, q.qc, q.proof)
 		}
 	}
 }

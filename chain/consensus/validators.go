@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -157,4 +158,51 @@ func (s *ValidatorSet) LeaderWindow(seed types.Hash, base uint64) []int {
 		out[i] = prev
 	}
 	return out
+}
+
+// VerifyQC checks a quorum certificate of a block other than the root
+// against the set: quorum stake in the bitmap and a valid aggregate
+// signature over VoteMessage. Nodes use it outside a Core, for block sync.
+func (s *ValidatorSet) VerifyQC(chainID uint64, v Verifier, qc *QC) error {
+	if qc.Round == 0 {
+		return fmt.Errorf("%w: round 0", ErrInvalidQC)
+	}
+	st, ok := s.bitmapStake(qc.Signers)
+	if !ok || st < s.quorum {
+		return fmt.Errorf("%w: signers below quorum", ErrInvalidQC)
+	}
+	var pks []PublicKey
+	for i := range s.vals {
+		if bitHas(qc.Signers, i) {
+			pks = append(pks, s.keys[i])
+		}
+	}
+	if !v.VerifyAggregate(pks, [][]byte{VoteMessage(chainID, qc.BlockHash, qc.Height, qc.Round)}, qc.Signature) {
+		return fmt.Errorf("%w: %w", ErrInvalidQC, ErrInvalidSignature)
+	}
+	return nil
+}
+
+// Verify checks that p proves block b final under the finality rule: the
+// child extends b with a QC of b, was proposed in round b.Round+1, and is
+// itself certified by a valid QC.
+func (p *FinalityProof) Verify(chainID uint64, s *ValidatorSet, v Verifier, b *Block) error {
+	h := b.Hash()
+	c := &p.Child
+	if c.Parent != h || c.Justify.BlockHash != h || c.Justify.Height != b.Height || c.Justify.Round != b.Round {
+		return fmt.Errorf("%w: finality proof: child does not extend the block", ErrInvalidBlock)
+	}
+	if c.Height != b.Height+1 || c.Round != b.Round+1 {
+		return fmt.Errorf("%w: finality proof: child not in the next round", ErrInvalidBlock)
+	}
+	ch := types.Keccak256(codec.MustMarshal(c))
+	if p.ChildQC.BlockHash != ch || p.ChildQC.Height != c.Height || p.ChildQC.Round != c.Round {
+		return fmt.Errorf("%w: finality proof: QC is not the child's", ErrInvalidQC)
+	}
+	if b.Round > 0 {
+		if err := s.VerifyQC(chainID, v, &c.Justify); err != nil {
+			return err
+		}
+	}
+	return s.VerifyQC(chainID, v, &p.ChildQC)
 }

@@ -59,6 +59,11 @@ const (
 	// Verify is the validator's mode: any invalid transaction makes the
 	// whole block invalid.
 	Verify
+	// Ordered executes a block whose order consensus has already finalized
+	// (execute-on-finality, docs/CONSENSUS.md §8.3): invalid or non-fitting
+	// transactions are skipped as in Build, but a node failure is returned
+	// as an error to retry, never a reason to leave a transaction out.
+	Ordered
 )
 
 // Rejection is a transaction left out of a block being built.

@@ -81,6 +81,19 @@ type Genesis struct {
 	Faucet      *types.Address `json:"faucet,omitempty"` // devnet faucet account, if any
 	// Offchain overrides off-chain compute parameters; absent = defaults.
 	Offchain *Offchain `json:"offchain,omitempty"`
+	// Storage overrides Relay Registry and Storage Manager parameters
+	// (storage epoch, rent rate, challenge window, …); zero fields and an
+	// absent object keep the defaults (docs/RELAY.md).
+	Storage *execution.StorageParams `json:"storage,omitempty"`
+}
+
+// StorageParams returns the Relay Registry and Storage Manager parameters
+// with the genesis overrides (the executor fills in the defaults).
+func (g *Genesis) StorageParams() execution.StorageParams {
+	if g.Storage == nil {
+		return execution.StorageParams{}
+	}
+	return *g.Storage
 }
 
 // Offchain overrides parameters of the off-chain compute system actors
@@ -282,5 +295,36 @@ func Dev(timestampMs uint64, validator, faucet types.Address) *Genesis {
 		// A devnet runner stakes 10 CBY, and a job settles a few blocks
 		// after verification instead of 15 minutes.
 		Offchain: &Offchain{MinRunnerStake: CBY(10), AggregatorTimeoutBlocks: 10, RevealTimeoutBlocks: 10, ChallengeWindowBlocks: 5},
+		// Devnet storage epochs of 20 blocks (5 s at 250 ms blocks) so
+		// challenges and rent settle within a demo.
+		Storage: &execution.StorageParams{EpochBlocks: 20, ResponseWindow: 10, UnbondingBlocks: 20},
+	}
+}
+
+// Testnet returns the genesis of a local multi-validator network: chain id
+// 7358, the faucet holding 80% of the supply, the treasury 0x…08 its
+// 13.34%, and the validators sharing the rest equally (the first takes the
+// remainder of the division).
+func Testnet(timestampMs uint64, validators []Validator, faucet types.Address, c Consensus) *Genesis {
+	supply := Supply()
+	treasury := CBY(133_400_000)
+	faucetBal := new(big.Int).Div(new(big.Int).Mul(supply, big.NewInt(80)), big.NewInt(100))
+	rest := new(big.Int).Sub(new(big.Int).Sub(supply, treasury), faucetBal)
+	share, rem := new(big.Int).DivMod(rest, big.NewInt(int64(len(validators))), new(big.Int))
+	allocs := []Allocation{
+		{Address: faucet, Balance: faucetBal, Label: "faucet"},
+		{Address: types.TreasuryAddress, Balance: treasury, Label: "treasury"},
+	}
+	for i, v := range validators {
+		b := new(big.Int).Set(share)
+		if i == 0 {
+			b.Add(b, rem)
+		}
+		allocs = append(allocs, Allocation{Address: v.Address, Balance: b, Label: fmt.Sprintf("validator %d", i)})
+	}
+	f := faucet
+	return &Genesis{
+		ChainID: 7358, TimestampMs: timestampMs, Fees: fees.Default(), Allocations: allocs,
+		Validators: append([]Validator(nil), validators...), Consensus: c, Faucet: &f,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/execution"
@@ -36,9 +37,13 @@ type Config struct {
 	FaucetMax     *big.Int      // largest single faucet grant; default 1,000,000 CBY
 	Mempool       mempool.Config
 	// VM runs actor code (a *pvm.Engine); nil makes a transfer-only node.
-	VM     execution.VM
-	Logger *slog.Logger
-	Now    func() time.Time
+	VM execution.VM
+	// Network makes the node a validator of a consensus network; it is
+	// required when the genesis lists validators with BLS keys and unused
+	// on a single-validator devnet.
+	Network *Network
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 func (c *Config) fill() {
@@ -79,6 +84,12 @@ type Node struct {
 
 	feedMu sync.Mutex
 	feedCh chan struct{} // closed and replaced on every new head
+
+	consMu sync.Mutex
+	cons   *ConsensusStatus // nil on a devnet
+	// gossip relays an admitted transaction to the other validators while
+	// the consensus loop runs.
+	gossip atomic.Pointer[func(*types.Tx)]
 }
 
 // ErrNoFaucet is returned by Faucet on a node without a faucet key.
@@ -98,7 +109,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w (run `cowboyd init --dev --home %s` first)", err, cfg.Home)
 	}
-	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM, Offchain: gen.OffchainParams()})
+	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM, Offchain: gen.OffchainParams(), Storage: gen.StorageParams()})
 	if err != nil {
 		return nil, err
 	}
@@ -187,8 +198,13 @@ func (n *Node) Query(ctx context.Context, actor, caller types.Address, handler s
 // Executor exposes the state transition.
 func (n *Node) Executor() *execution.Executor { return n.exec }
 
-// Run produces a block every BlockInterval until ctx is cancelled.
+// Run runs the node until ctx is cancelled: on a consensus network it
+// takes part in consensus as a validator; on a devnet it produces a block
+// every BlockInterval.
 func (n *Node) Run(ctx context.Context) error {
+	if n.gen.Multi() {
+		return n.runValidator(ctx)
+	}
 	head, err := n.store.Head()
 	if err != nil {
 		return err
@@ -235,14 +251,7 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 		if err != nil {
 			return err
 		}
-		nonceOf := func(a types.Address) (uint64, error) {
-			acc, err := state.ReadAccount(v, a)
-			if err != nil {
-				return 0, err
-			}
-			return acc.Nonce, nil
-		}
-		txs, err := n.pool.SelectLanes(nonceOf, bf, n.cfg.MaxBlockTxs, n.exec.Lanes(), n.exec.LaneCaps())
+		txs, err := n.selectTxs(v, bf, nil)
 		if err != nil {
 			return err
 		}
@@ -276,7 +285,50 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The block is durable; now tidy the pool.
+	if err := n.afterCommit(res); err != nil {
+		return nil, err
+	}
+	return blk, nil
+}
+
+// selectTxs picks the payload of the next block from the mempool against
+// the state in v at basefees bf. pending holds transactions already ordered
+// on top of v (blocks proposed or finalized but not yet executed, on a
+// consensus network): they are not picked again, and their senders' nonces
+// count as used. This is the one place block building chooses
+// transactions.
+func (n *Node) selectTxs(v *store.View, bf fees.Basefees, pending []*types.Tx) ([]*types.Tx, error) {
+	used := map[types.Hash]bool{}
+	next := map[types.Address]uint64{}
+	for _, tx := range pending {
+		used[tx.Hash()] = true
+		if from, err := tx.Sender(); err == nil {
+			next[from] = max(next[from], tx.Nonce()+1)
+		}
+	}
+	nonceOf := func(a types.Address) (uint64, error) {
+		acc, err := state.ReadAccount(v, a)
+		if err != nil {
+			return 0, err
+		}
+		return max(acc.Nonce, next[a]), nil
+	}
+	txs, err := n.pool.SelectLanes(nonceOf, bf, n.cfg.MaxBlockTxs, n.exec.Lanes(), n.exec.LaneCaps())
+	if err != nil || len(used) == 0 {
+		return txs, err
+	}
+	out := txs[:0]
+	for _, tx := range txs {
+		if !used[tx.Hash()] {
+			out = append(out, tx)
+		}
+	}
+	return out, nil
+}
+
+// afterCommit tidies the mempool once a block is durable and wakes the
+// event stream.
+func (n *Node) afterCommit(res *execution.Result) error {
 	drop := make([]types.Hash, 0, len(res.Included)+len(res.Rejected))
 	for _, tx := range res.Included {
 		drop = append(drop, tx.Hash())
@@ -300,10 +352,10 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 			return acc.Nonce, nil
 		})
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	n.notify()
-	return blk, nil
+	return nil
 }
 
 // timestamp is the wall clock in milliseconds, kept strictly increasing.
@@ -321,14 +373,16 @@ func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
 	if err != nil {
 		return types.Hash{}, err
 	}
-	return n.submit(tx)
+	return n.submit(tx, true)
 }
 
 // ErrInvalidCode is returned at admission for actor or library source that
 // the PVM validator refuses; the message names line, column and rule.
 var ErrInvalidCode = types.NewError("invalid_code", "code refused by the PVM validator")
 
-func (n *Node) submit(tx *types.Tx) (types.Hash, error) {
+// submit admits tx to the mempool and, if relay is set, gossips it to the
+// other validators of a consensus network.
+func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 	in, err := n.exec.CheckTx(tx)
 	if err != nil {
 		return types.Hash{}, err
@@ -373,6 +427,9 @@ func (n *Node) submit(tx *types.Tx) (types.Hash, error) {
 	})
 	if err != nil {
 		return types.Hash{}, err
+	}
+	if g := n.gossip.Load(); relay && g != nil {
+		(*g)(tx)
 	}
 	return tx.Hash(), nil
 }
@@ -423,7 +480,7 @@ func (n *Node) Faucet(to types.Address, value *big.Int) (types.Hash, error) {
 	if err != nil {
 		return types.Hash{}, err
 	}
-	return n.submit(signed)
+	return n.submit(signed, true)
 }
 
 // HasFaucet reports whether the faucet is enabled.
@@ -442,4 +499,12 @@ func (n *Node) NewHead() <-chan struct{} {
 	n.feedMu.Lock()
 	defer n.feedMu.Unlock()
 	return n.feedCh
+}
+
+// SetBlockInterval changes the target time between blocks; call it before
+// Run.
+func (n *Node) SetBlockInterval(d time.Duration) {
+	if d > 0 {
+		n.cfg.BlockInterval = d
+	}
 }

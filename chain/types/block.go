@@ -23,6 +23,15 @@ type Header struct {
 	BasefeeCell  uint64   `json:"basefee_cell"`
 	CyclesUsed   uint64   `json:"cycles_used"`
 	CellsUsed    uint64   `json:"cells_used"`
+	// Consensus fields (docs/CONSENSUS.md §8.1), zero on a --dev chain and
+	// at genesis. Round is the consensus round the block was proposed in;
+	// VRFOutput is the randomness beacon value R_n, VRFProof the proposer's
+	// BLS signature proving it; ParentQC is the canonical encoding of the
+	// quorum certificate of the parent's consensus block.
+	Round     uint64 `json:"round"`
+	VRFOutput Hash   `json:"vrf_output"`
+	VRFProof  Bytes  `json:"vrf_proof"`
+	ParentQC  Bytes  `json:"parent_qc"`
 }
 
 // Hash is keccak256 of the header's canonical encoding.

@@ -44,6 +44,11 @@ type runOptions struct {
 	noPVM      bool
 	pvmWorkers int
 	python     string
+	p2p        string
+	bootstrap  []string
+	valKey     string
+	viewTO     time.Duration
+	retain     int
 }
 
 func defaultHome() string {
@@ -56,14 +61,16 @@ func defaultHome() string {
 func newRoot() *cobra.Command {
 	o := &runOptions{}
 	root := &cobra.Command{
-		Use:           "cowboyd",
-		Short:         "Cowboy chain node",
-		Long:          "cowboyd runs a Cowboy chain node. With --dev it runs a single-validator devnet, initialising --home on first start.",
+		Use:   "cowboyd",
+		Short: "Cowboy chain node",
+		Long: "cowboyd runs a Cowboy chain node. With --dev it runs a single-validator devnet, initialising --home on first start.\n" +
+			"Without --dev it runs a validator of the consensus network whose genesis is in --home (see `cowboy testnet init`);\n" +
+			"flags not given are read from --home/config.json.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return run(cmd.Context(), o)
+			return run(cmd.Context(), o, cmd.Flags().Changed)
 		},
 	}
 	root.PersistentFlags().StringVar(&o.home, "home", defaultHome(), "node home directory")
@@ -74,6 +81,12 @@ func newRoot() *cobra.Command {
 	root.Flags().BoolVar(&o.noPVM, "no-pvm", false, "run without the Python VM (transfers only; actor transactions are refused)")
 	root.Flags().IntVar(&o.pvmWorkers, "pvm-workers", 2, "warm CPython zygote processes")
 	root.Flags().StringVar(&o.python, "python", "", "CPython 3.11 interpreter (default: python3 on PATH)")
+	root.Flags().StringVar(&o.p2p, "p2p", "", "QUIC listen address for validator traffic (default from config.json, else 127.0.0.1:26656)")
+	root.Flags().StringSliceVar(&o.bootstrap, "bootstrap", nil, "validator peers as 0xADDRESS@host:port, comma-separated (default from config.json)")
+	root.Flags().StringVar(&o.valKey, "validator-key", "", "BLS consensus key file (default from config.json, else HOME/consensus.key)")
+	root.Flags().DurationVar(&o.viewTO, "view-timeout", 0, "consensus view timeout (default from the genesis, else 2s)")
+	root.Flags().IntVar(&o.retain, "consensus-retain", 0, "finalized blocks kept in memory for peers' fetches (default 256; tests lower it to exercise block sync)")
+	_ = root.Flags().MarkHidden("consensus-retain")
 	root.AddCommand(newInit(), newVersion(), newReindex())
 	return root
 }
@@ -86,15 +99,17 @@ func logger(level string) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }
 
-func run(parent context.Context, o *runOptions) error {
+func run(parent context.Context, o *runOptions, changed func(string) bool) error {
 	log, err := logger(o.logLevel)
 	if err != nil {
 		return err
 	}
+	var network *node.Network
 	if !o.dev {
-		return errors.New("only single-validator devnets are supported by this build: run with --dev")
-	}
-	if _, err := os.Stat(node.GenesisPath(o.home)); errors.Is(err, os.ErrNotExist) {
+		if network, err = networkConfig(o, changed); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(node.GenesisPath(o.home)); errors.Is(err, os.ErrNotExist) {
 		g, err := initDev(o.home)
 		if err != nil {
 			return err
@@ -104,7 +119,7 @@ func run(parent context.Context, o *runOptions) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log}
+	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log, Network: network}
 	if !o.noPVM {
 		engine, err := pvm.New(ctx, pvm.Config{PoolSize: o.pvmWorkers, Python: o.python, Logger: log.With("component", "pvm")})
 		if err != nil {
@@ -119,6 +134,16 @@ func run(parent context.Context, o *runOptions) error {
 		return err
 	}
 	defer n.Close()
+	if o.dev && n.Genesis().Multi() {
+		return fmt.Errorf("%s is a consensus network's home: run without --dev", o.home)
+	}
+	if !o.dev && !n.Genesis().Multi() {
+		return fmt.Errorf("%s is a single-validator devnet: run with --dev", o.home)
+	}
+	if !o.dev && !changed("block-interval") && n.Genesis().Consensus.BlockIntervalMs > 0 {
+		// The network's block time comes from its genesis unless overridden.
+		n.SetBlockInterval(time.Duration(n.Genesis().Consensus.BlockIntervalMs) * time.Millisecond)
+	}
 
 	ln, err := net.Listen("tcp", o.rpc)
 	if err != nil {
@@ -151,6 +176,52 @@ func run(parent context.Context, o *runOptions) error {
 		result = err
 	}
 	return result
+}
+
+// networkConfig assembles the validator settings from flags and
+// HOME/config.json (flags win) and reads the BLS key.
+func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, error) {
+	if _, err := os.Stat(node.GenesisPath(o.home)); err != nil {
+		return nil, fmt.Errorf("no genesis at %s: run with --dev for a devnet, or create a network with `cowboy testnet init`", node.GenesisPath(o.home))
+	}
+	fc, err := node.LoadNodeConfig(o.home)
+	if err != nil {
+		return nil, err
+	}
+	if !changed("rpc") && fc.RPC != "" {
+		o.rpc = fc.RPC
+	}
+	listen := o.p2p
+	if listen == "" {
+		listen = fc.P2P
+	}
+	boot := o.bootstrap
+	if !changed("bootstrap") {
+		boot = fc.Bootstrap
+	}
+	peers, err := node.ParseBootstrap(boot)
+	if err != nil {
+		return nil, err
+	}
+	keyPath := o.valKey
+	if keyPath == "" {
+		keyPath = fc.ValidatorKey
+	}
+	if keyPath == "" {
+		keyPath = node.ConsensusKeyPath(o.home)
+	} else if !filepath.IsAbs(keyPath) && !changed("validator-key") {
+		keyPath = filepath.Join(o.home, keyPath)
+	}
+	key, err := node.LoadBLSKeyFile(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("validator key: %w", err)
+	}
+	nw := &node.Network{Key: key, Listen: listen, Bootstrap: peers, Retain: o.retain}
+	if o.viewTO > 0 {
+		nw.Tick = 100 * time.Millisecond
+		nw.TimeoutTicks = max(int(o.viewTO/nw.Tick), 2)
+	}
+	return nw, nil
 }
 
 func initDev(home string) (*genesis.Genesis, error) {

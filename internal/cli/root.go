@@ -38,6 +38,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newJobCmd(f),
 		newRunnerCmd(f),
 		newTimerCmd(f),
+		newTestnetCmd(f),
 	)
 	return root
 }

@@ -36,6 +36,9 @@ import (
 const (
 	KindConsensus byte = 1 // consensus.Message encoding
 	KindTx        byte = 2 // a transaction for the mempool
+	KindSync      byte = 3 // block sync request (chain/node)
+	KindSyncReply byte = 4 // finalized blocks answering KindSync
+	KindHello     byte = 5 // peer discovery: the sender's listen address and the addresses it knows
 )
 
 // MaxMessage bounds a message payload.
@@ -89,8 +92,11 @@ type Transport struct {
 	closed bool
 }
 
+// quicConfig keeps idle timeouts short: a validator killed without closing
+// its connections must be noticed within seconds, so that messages are
+// sent on a fresh connection once it is back.
 func quicConfig() *quic.Config {
-	return &quic.Config{KeepAlivePeriod: 10 * time.Second, MaxIdleTimeout: 60 * time.Second, MaxIncomingUniStreams: 4096}
+	return &quic.Config{KeepAlivePeriod: time.Second, MaxIdleTimeout: 5 * time.Second, MaxIncomingUniStreams: 4096}
 }
 
 // New listens and returns a transport; call Run to accept connections.
@@ -160,6 +166,15 @@ func (t *Transport) Run(ctx context.Context) error {
 			_ = conn.CloseWithError(1, "unknown peer")
 			continue
 		}
+		// A peer that dials in is alive on this connection; an older one to
+		// it may belong to a process that has since restarted, so send on
+		// the new one (the old one is left to time out, not closed, because
+		// the peer may be sending on it).
+		t.mu.Lock()
+		if !t.closed {
+			t.conns[p.Index] = conn
+		}
+		t.mu.Unlock()
 		t.goRead(conn, p)
 	}
 }
@@ -219,14 +234,45 @@ func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
 	}
 }
 
+// SetAddr records the dial address of validator index (learnt through
+// discovery). It reports whether the address changed.
+func (t *Transport) SetAddr(index int, addr string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.byIndex[index]
+	if !ok || p.Addr == addr || addr == "" {
+		return false
+	}
+	p.Addr = addr
+	t.byIndex[index] = p
+	return true
+}
+
+// Addrs returns the known dial address of every configured peer by index
+// ("" when unknown).
+func (t *Transport) Addrs() map[int]string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make(map[int]string, len(t.byIndex))
+	for i, p := range t.byIndex {
+		out[i] = p.Addr
+	}
+	return out
+}
+
 // conn returns a connection to peer to, dialling once at a time.
 func (t *Transport) conn(ctx context.Context, to int) (*quic.Conn, error) {
-	p, ok := t.byIndex[to]
-	if !ok {
-		return nil, fmt.Errorf("p2p: no peer %d", to)
-	}
 	for {
 		t.mu.Lock()
+		p, ok := t.byIndex[to]
+		if !ok {
+			t.mu.Unlock()
+			return nil, fmt.Errorf("p2p: no peer %d", to)
+		}
+		if p.Addr == "" && (t.conns[to] == nil || t.conns[to].Context().Err() != nil) {
+			t.mu.Unlock()
+			return nil, fmt.Errorf("p2p: no address for peer %d yet", to)
+		}
 		if t.closed {
 			t.mu.Unlock()
 			return nil, ErrClosed
@@ -304,7 +350,13 @@ func (t *Transport) Broadcast(ctx context.Context, kind byte, data []byte) error
 		errs []error
 		wg   sync.WaitGroup
 	)
+	t.mu.Lock()
+	peers := make([]int, 0, len(t.byIndex))
 	for to := range t.byIndex {
+		peers = append(peers, to)
+	}
+	t.mu.Unlock()
+	for _, to := range peers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,0 +1,864 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Network makes a node a validator of a consensus network (the genesis
+// lists several validators with BLS keys). Key is required.
+type Network struct {
+	Key       *bls.SecretKey           // consensus (BLS) key; also proves the VRF
+	Listen    string                   // QUIC listen address; default 127.0.0.1:26656
+	Bootstrap map[types.Address]string // validator address → QUIC address
+	// Tick and TimeoutTicks set the view timeout (Tick × TimeoutTicks);
+	// zero takes the genesis consensus section, else 100 ms × 20.
+	Tick         time.Duration
+	TimeoutTicks int
+	// Retain is how many finalized blocks the consensus core keeps to
+	// serve peers' fetches (default 256); a peer further behind uses block
+	// sync. Tests lower it to exercise sync.
+	Retain int
+}
+
+// ConsensusStatus is a consensus network node's progress, for the API.
+type ConsensusStatus struct {
+	Validator       types.Address // this node's validator address
+	Index           int           // its position in the validator set
+	Validators      int
+	Round           uint64
+	CommittedHeight uint64 // highest certified block (may still be abandoned)
+	FinalizedHeight uint64 // highest final block (executed heights follow it)
+	Peers           int    // validators heard from in the last 5 s
+}
+
+// Consensus reports the consensus status; ok is false on a --dev node.
+func (n *Node) Consensus() (ConsensusStatus, bool) {
+	n.consMu.Lock()
+	defer n.consMu.Unlock()
+	if n.cons == nil {
+		return ConsensusStatus{}, false
+	}
+	return *n.cons, true
+}
+
+func (n *Node) setConsensus(s ConsensusStatus) {
+	n.consMu.Lock()
+	n.cons = &s
+	n.consMu.Unlock()
+}
+
+// payload is what consensus orders for the node: the proposer's timestamp
+// and the transactions, in order. The block header (with the state root
+// after execution) is derived from it on finality by every node alike.
+type payload struct {
+	_         struct{} `cbor:",toarray"`
+	Timestamp uint64
+	Txs       []types.Bytes
+}
+
+func decodePayload(b []byte) (*payload, error) {
+	var p payload
+	if err := codec.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("node: decode block payload: %w", err)
+	}
+	return &p, nil
+}
+
+// maxPayload bounds a block payload (the transport carries 16 MiB).
+const maxPayload = 8 << 20
+
+// maxClockDrift is how far ahead of this node's clock a proposal's
+// timestamp may be for it to vote.
+const maxClockDrift = 15 * time.Second
+
+// validator drives a consensus.Core for the node: the loop of
+// docs/CONSENSUS.md §8.4. Only the loop goroutine touches the core.
+type validator struct {
+	n       *Node
+	log     *slog.Logger
+	chainID uint64
+	set     *consensus.ValidatorSet
+	self    int
+	addr    types.Address
+	signer  consensus.Signer
+	seed    types.Hash
+	genesis *consensus.Block // the consensus root at height 0
+	genTs   uint64
+	tick    time.Duration
+	timeout int
+
+	flog     *finalLog
+	wal      *wal.WAL
+	tr       *p2p.Transport
+	core     *consensus.Core
+	root     *consensus.Block // last finalized
+	rootHash types.Hash
+
+	out      map[int]chan outMsg
+	built    chan builtPayload
+	cancelB  context.CancelFunc
+	lastSeen map[int]time.Time
+	lastFin  time.Time
+	syncNext int
+	syncAt   time.Time
+
+	// Finalized blocks waiting for execution, oldest first; the executor
+	// goroutine drains it.
+	qmu   sync.Mutex
+	queue []finalRecord
+	qwake chan struct{}
+}
+
+type outMsg struct {
+	kind byte
+	data []byte
+}
+
+type builtPayload struct {
+	round   uint64
+	payload []byte
+}
+
+// runValidator is Run for a consensus network.
+func (n *Node) runValidator(ctx context.Context) error {
+	v, err := n.newValidator()
+	if err != nil {
+		return err
+	}
+	defer v.close()
+	return v.run(ctx)
+}
+
+func (n *Node) newValidator() (*validator, error) {
+	nc := n.cfg.Network
+	if nc == nil || nc.Key == nil {
+		return nil, errors.New("node: a consensus network needs the validator's BLS key (--validator-key)")
+	}
+	var vals []consensus.Validator
+	self := -1
+	mine := nc.Key.PublicKey().Bytes()
+	for i, gv := range n.gen.Validators {
+		vals = append(vals, consensus.Validator{Address: gv.Address, PubKey: gv.BLSKey, Stake: gv.Stake})
+		if string(gv.BLSKey) == string(mine) {
+			self = i
+		}
+	}
+	if self < 0 {
+		return nil, errors.New("node: the validator key is not in the genesis validator set")
+	}
+	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
+	if err != nil {
+		return nil, err
+	}
+	var g0 types.Hash
+	if err := n.store.View(func(v *store.View) error {
+		b, err := v.Block(0)
+		if err == nil {
+			g0 = b.Hash()
+		}
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	tick, timeout := nc.Tick, nc.TimeoutTicks
+	if tick <= 0 {
+		tick = time.Duration(max(n.gen.Consensus.TickMs, 0)) * time.Millisecond
+		if tick <= 0 {
+			tick = 100 * time.Millisecond
+		}
+	}
+	if timeout <= 0 {
+		if ms := n.gen.Consensus.ViewTimeoutMs; ms > 0 {
+			timeout = max(int(time.Duration(ms)*time.Millisecond/tick), 2)
+		} else {
+			timeout = 20
+		}
+	}
+	v := &validator{
+		n: n, log: n.log.With("component", "consensus"), chainID: n.gen.ChainID, set: set, self: self,
+		addr: vals[self].Address, signer: consensus.BLSSigner{Key: nc.Key}, seed: n.gen.Seed(g0),
+		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
+		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{},
+		qwake: make(chan struct{}, 1), lastFin: time.Now(),
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			v.close()
+		}
+	}()
+	if v.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
+		return nil, err
+	}
+	if v.wal, err = wal.Open(WALPath(n.cfg.Home)); err != nil {
+		return nil, err
+	}
+	// The root: the last finalized block, whose execution may not have
+	// reached the store before a crash; those blocks are queued again.
+	last, err := v.flog.Last()
+	if err != nil {
+		return nil, err
+	}
+	head, err := n.store.Head()
+	if err != nil {
+		return nil, err
+	}
+	rootQC := consensus.QC{BlockHash: v.genesis.Hash()}
+	v.root = v.genesis
+	if last != nil {
+		v.root, rootQC = &last.Block, last.QC
+		if last.Block.Height < head.Height {
+			return nil, fmt.Errorf("node: the consensus log ends at height %d but the chain is at %d (was %s deleted?)", last.Block.Height, head.Height, ConsensusDBPath(n.cfg.Home))
+		}
+		for h := head.Height + 1; h <= last.Block.Height; h++ {
+			r, err := v.flog.Get(h)
+			if err != nil {
+				return nil, fmt.Errorf("node: finalized block %d: %w", h, err)
+			}
+			v.queue = append(v.queue, *r)
+		}
+	} else if head.Height != 0 {
+		return nil, fmt.Errorf("node: the chain has %d blocks but no consensus log; this home was run as a devnet", head.Height)
+	}
+	v.rootHash = v.root.Hash()
+	if err := v.newCore(rootQC); err != nil {
+		return nil, err
+	}
+	var peers []p2p.Peer
+	for i, val := range vals {
+		peers = append(peers, p2p.Peer{Index: i, Addr: nc.Bootstrap[val.Address], Key: val.PubKey})
+	}
+	listen := nc.Listen
+	if listen == "" {
+		listen = "127.0.0.1:26656"
+	}
+	if v.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: v.log}); err != nil {
+		return nil, err
+	}
+	for i := range vals {
+		if i != self {
+			v.out[i] = make(chan outMsg, 1024)
+		}
+	}
+	ok = true
+	return v, nil
+}
+
+func (v *validator) newCore(rootQC consensus.QC) error {
+	core, err := consensus.New(consensus.Config{
+		ChainID: v.chainID, Validators: v.set, Seed: v.seed, Self: v.addr, Signer: v.signer,
+		Verifier: consensus.BLS{}, App: v, Root: v.root, RootQC: rootQC, WAL: v.wal.Records(),
+		TimeoutTicks: v.timeout, Retain: v.n.cfg.Network.Retain,
+	})
+	if err != nil {
+		return fmt.Errorf("node: start consensus: %w", err)
+	}
+	v.core = core
+	return nil
+}
+
+func (v *validator) close() {
+	if v.tr != nil {
+		v.tr.Close()
+	}
+	if v.wal != nil {
+		v.wal.Close()
+	}
+	if v.flog != nil {
+		v.flog.Close()
+	}
+}
+
+func (v *validator) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	goTracked := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	goTracked(func() {
+		if err := v.tr.Run(ctx); err != nil {
+			v.log.Error("p2p stopped", "err", err)
+		}
+	})
+	for to, ch := range v.out {
+		goTracked(func() { v.sender(ctx, to, ch) })
+	}
+	execErr := make(chan error, 1)
+	goTracked(func() { execErr <- v.executor(ctx) })
+	g := v.gossip
+	v.n.gossip.Store(&g)
+	defer v.n.gossip.Store(nil)
+
+	v.log.Info("validator running", "index", v.self, "address", v.addr, "validators", v.set.Len(),
+		"p2p", v.tr.Addr().String(), "finalized", v.root.Height, "view_timeout", v.tick*time.Duration(v.timeout))
+	v.hello(ctx)
+	tick := time.NewTicker(v.tick)
+	defer tick.Stop()
+	hello := time.NewTicker(5 * time.Second)
+	defer hello.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-execErr:
+			return err
+		case <-tick.C:
+			v.core.Tick()
+			v.maybeSync()
+		case <-hello.C:
+			v.hello(ctx)
+		case in := <-v.tr.Inbound():
+			v.lastSeen[in.From] = time.Now()
+			v.onInbound(ctx, in)
+		case b := <-v.built:
+			if err := v.core.Propose(b.round, b.payload); err != nil && !errors.Is(err, consensus.ErrStale) {
+				v.log.Warn("propose", "round", b.round, "err", err)
+			}
+		}
+		if err := v.drain(ctx); err != nil {
+			return err
+		}
+		v.publish()
+	}
+}
+
+// drain handles the core's outputs in the order the core requires: the WAL
+// is durable before any message of the same batch leaves.
+func (v *validator) drain(ctx context.Context) error {
+	for v.core.HasReady() {
+		rd := v.core.Ready()
+		if err := v.wal.Append(rd.Persist...); err != nil {
+			return fmt.Errorf("node: consensus WAL: %w", err)
+		}
+		for _, o := range rd.Messages {
+			v.send(o.To, p2p.KindConsensus, o.Msg.Encode())
+		}
+		if len(rd.Finalized) > 0 {
+			if err := v.onFinalized(rd.Finalized); err != nil {
+				return err
+			}
+		}
+		if rd.Build != nil {
+			v.startBuild(ctx, rd.Build)
+		}
+		for _, ev := range rd.Evidence {
+			v.log.Warn("equivocation evidence", "validator", ev.Validator, "kind", ev.Kind, "round", ev.A.Round)
+		}
+	}
+	return nil
+}
+
+func (v *validator) publish() {
+	st := v.core.Status()
+	peers := 0
+	for _, t := range v.lastSeen {
+		if time.Since(t) < 5*time.Second {
+			peers++
+		}
+	}
+	v.n.setConsensus(ConsensusStatus{
+		Validator: v.addr, Index: v.self, Validators: v.set.Len(), Round: st.Round,
+		CommittedHeight: max(st.CommittedHeight, st.FinalizedHeight), FinalizedHeight: st.FinalizedHeight, Peers: peers,
+	})
+}
+
+// send queues a message for one validator or, with consensus.Broadcast,
+// for all; a full queue drops it (the protocol tolerates loss).
+func (v *validator) send(to int, kind byte, data []byte) {
+	for i, ch := range v.out {
+		if to != consensus.Broadcast && to != i {
+			continue
+		}
+		select {
+		case ch <- outMsg{kind, data}:
+		default:
+		}
+	}
+}
+
+// gossip relays a transaction admitted to this node's mempool to every
+// validator. Called from API goroutines: it only touches the queues.
+func (v *validator) gossip(tx *types.Tx) { v.send(consensus.Broadcast, p2p.KindTx, tx.Encode()) }
+
+// sender delivers one peer's queue. A dead peer costs only its own queue.
+func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-ch:
+			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := v.tr.Send(sctx, to, m.kind, m.data)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				v.log.Debug("send", "to", to, "err", err)
+			}
+		}
+	}
+}
+
+func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
+	switch in.Kind {
+	case p2p.KindConsensus:
+		m, err := consensus.DecodeMessage(in.Data)
+		if err != nil {
+			v.log.Debug("bad consensus message", "from", in.From, "err", err)
+			return
+		}
+		if err := v.core.Step(in.From, m); err != nil {
+			v.log.Debug("consensus message refused", "from", in.From, "err", err)
+		}
+	case p2p.KindTx:
+		tx, err := types.DecodeTx(in.Data)
+		if err != nil {
+			return
+		}
+		if _, err := v.n.submit(tx, false); err != nil {
+			v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+		}
+	case p2p.KindSync:
+		v.onSyncRequest(in)
+	case p2p.KindSyncReply:
+		if err := v.onSyncReply(in); err != nil {
+			v.log.Warn("block sync reply refused", "from", in.From, "err", err)
+		}
+	case p2p.KindHello:
+		v.onHello(ctx, in)
+	}
+}
+
+// Verify is the consensus.Application: what an honest validator checks
+// before voting for a block. Execution happens on finality, so this checks
+// what can be checked without the parent's state: the payload decodes, the
+// timestamp moves forward and is not far ahead of this node's clock, and
+// every transaction is well formed and signed for this chain.
+func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
+	if len(b.Payload) > maxPayload {
+		return fmt.Errorf("payload of %d bytes", len(b.Payload))
+	}
+	p, err := decodePayload(b.Payload)
+	if err != nil {
+		return err
+	}
+	parent := v.root
+	if len(path) > 0 {
+		parent = path[len(path)-1]
+	}
+	pts, err := v.timestampOf(parent)
+	if err != nil {
+		return err
+	}
+	if p.Timestamp <= pts {
+		return fmt.Errorf("timestamp %d not after the parent's %d", p.Timestamp, pts)
+	}
+	if limit := uint64(time.Now().Add(maxClockDrift).UnixMilli()); p.Timestamp > limit {
+		return fmt.Errorf("timestamp %d ahead of this node's clock", p.Timestamp)
+	}
+	if len(p.Txs) > v.n.cfg.MaxBlockTxs {
+		return fmt.Errorf("%d transactions, limit %d", len(p.Txs), v.n.cfg.MaxBlockTxs)
+	}
+	seen := make(map[types.Hash]bool, len(p.Txs))
+	for i, raw := range p.Txs {
+		tx, err := types.DecodeTx(raw)
+		if err != nil {
+			return fmt.Errorf("tx %d: %w", i, err)
+		}
+		if seen[tx.Hash()] {
+			return fmt.Errorf("tx %d (%s) twice", i, tx.Hash())
+		}
+		seen[tx.Hash()] = true
+		if _, err := v.n.exec.CheckTx(tx); err != nil {
+			return fmt.Errorf("tx %d (%s): %w", i, tx.Hash(), err)
+		}
+	}
+	return nil
+}
+
+func (v *validator) timestampOf(b *consensus.Block) (uint64, error) {
+	if b.Height == 0 {
+		return v.genTs, nil
+	}
+	p, err := decodePayload(b.Payload)
+	if err != nil {
+		return 0, err
+	}
+	return p.Timestamp, nil
+}
+
+// startBuild answers a BuildRequest in the background: wait for the block
+// interval after the parent, select transactions, hand the payload back.
+func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest) {
+	if v.cancelB != nil {
+		v.cancelB()
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	v.cancelB = cancel
+	pts, err := v.timestampOf(req.Parent)
+	if err != nil {
+		v.log.Error("build: parent payload", "err", err)
+		return
+	}
+	// Transactions ordered but not yet executed must not be picked again.
+	var pending []*types.Tx
+	for _, b := range req.Path {
+		if p, err := decodePayload(b.Payload); err == nil {
+			pending = appendTxs(pending, p.Txs)
+		}
+	}
+	round := req.Round
+	go func() {
+		defer cancel()
+		due := time.UnixMilli(int64(pts)).Add(v.n.cfg.BlockInterval)
+		if d := time.Until(due); d > 0 {
+			select {
+			case <-bctx.Done():
+				return
+			case <-time.After(d):
+			}
+		}
+		queued := v.queued()
+		var txs []*types.Tx
+		err := v.n.store.View(func(sv *store.View) error {
+			bf, err := execution.Basefees(sv)
+			if err != nil {
+				return err
+			}
+			txs, err = v.n.selectTxs(sv, bf, append(queued, pending...))
+			return err
+		})
+		if err != nil {
+			v.log.Error("build: select transactions", "err", err)
+			txs = nil
+		}
+		ts := max(uint64(time.Now().UnixMilli()), pts+1)
+		p := payload{Timestamp: ts, Txs: make([]types.Bytes, 0, len(txs))}
+		size := 0
+		for _, tx := range txs {
+			raw := tx.Encode()
+			if size+len(raw) > maxPayload-1024 {
+				break
+			}
+			size += len(raw)
+			p.Txs = append(p.Txs, raw)
+		}
+		select {
+		case v.built <- builtPayload{round: round, payload: codec.MustMarshal(&p)}:
+		case <-bctx.Done():
+		}
+	}()
+}
+
+func appendTxs(dst []*types.Tx, raws []types.Bytes) []*types.Tx {
+	for _, raw := range raws {
+		if tx, err := types.DecodeTx(raw); err == nil {
+			dst = append(dst, tx)
+		}
+	}
+	return dst
+}
+
+// queued returns the transactions of finalized blocks not yet executed.
+func (v *validator) queued() []*types.Tx {
+	v.qmu.Lock()
+	defer v.qmu.Unlock()
+	var out []*types.Tx
+	for _, r := range v.queue {
+		if p, err := decodePayload(r.Block.Payload); err == nil {
+			out = appendTxs(out, p.Txs)
+		}
+	}
+	return out
+}
+
+// onFinalized logs finalized blocks durably and queues them for execution.
+func (v *validator) onFinalized(fs []consensus.Finalized) error {
+	recs := make([]finalRecord, len(fs))
+	for i, f := range fs {
+		recs[i] = finalRecord{Block: *f.Block, QC: f.QC, Proof: f.Proof}
+	}
+	if err := v.flog.Put(recs...); err != nil {
+		return err
+	}
+	v.advance(recs)
+	return nil
+}
+
+func (v *validator) advance(recs []finalRecord) {
+	last := recs[len(recs)-1]
+	prevRound := v.root.Round
+	v.root = &last.Block
+	v.rootHash = last.Block.Hash()
+	v.lastFin = time.Now()
+	v.qmu.Lock()
+	v.queue = append(v.queue, recs...)
+	v.qmu.Unlock()
+	select {
+	case v.qwake <- struct{}{}:
+	default:
+	}
+	// Drop WAL records the new root makes irrelevant, every 100 rounds.
+	if last.Block.Round/100 != prevRound/100 {
+		if err := v.wal.Compact(last.Block.Round); err != nil {
+			v.log.Warn("compact consensus WAL", "err", err)
+		}
+	}
+}
+
+// executor executes finalized blocks in order and commits them to the
+// chain store. A failure is retried: the block is final, so the node must
+// execute it; only a deterministic outcome may be committed.
+func (v *validator) executor(ctx context.Context) error {
+	for {
+		v.qmu.Lock()
+		var next *finalRecord
+		if len(v.queue) > 0 {
+			next = &v.queue[0]
+		}
+		v.qmu.Unlock()
+		if next == nil {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-v.qwake:
+				continue
+			}
+		}
+		if err := v.n.executeFinal(ctx, next, v.seed); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			v.log.Error("executing finalized block failed; retrying", "height", next.Block.Height, "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(500 * time.Millisecond):
+			}
+			continue
+		}
+		v.qmu.Lock()
+		v.queue = slices.Delete(v.queue, 0, 1)
+		v.qmu.Unlock()
+	}
+}
+
+// executeFinal executes a finalized consensus block on top of the chain
+// head and commits it. Its header is derived from the consensus block and
+// the execution result alone, so every node commits the same header.
+// Randomness comes from the parent's beacon value R_{n-1}: the block's own
+// VRF output is revealed with it and is usable from the next block on.
+func (n *Node) executeFinal(ctx context.Context, r *finalRecord, genesisSeed types.Hash) error {
+	b := &r.Block
+	head, err := n.store.Head()
+	if err != nil {
+		return err
+	}
+	if b.Height <= head.Height {
+		return nil // committed before a restart
+	}
+	if b.Height != head.Height+1 {
+		return fmt.Errorf("node: finalized block %d does not follow the head %d", b.Height, head.Height)
+	}
+	p, err := decodePayload(b.Payload)
+	if err != nil {
+		p = &payload{} // cannot happen for a block honest validators voted for
+	}
+	txs := appendTxs(nil, p.Txs)
+	seed := head.VRFOutput
+	if head.Height == 0 {
+		seed = genesisSeed
+	}
+	ts := max(p.Timestamp, head.Timestamp+1)
+	env := execution.BlockEnv{Height: b.Height, Timestamp: ts, Proposer: b.Proposer, Seed: seed}
+	var res *execution.Result
+	if err := n.store.View(func(v *store.View) error {
+		var err error
+		res, err = n.exec.Apply(ctx, v, env, txs, execution.Ordered)
+		return err
+	}); err != nil {
+		return err
+	}
+	raw := make([]types.Bytes, len(res.Included))
+	for i, tx := range res.Included {
+		raw[i] = tx.Encode()
+	}
+	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+		return &types.Block{Header: types.Header{
+			ChainID: n.gen.ChainID, Height: b.Height, ParentHash: head.Hash(), Timestamp: ts, Proposer: b.Proposer,
+			StateRoot: root, TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts),
+			BasefeeCycle: res.Basefees.Cycle, BasefeeCell: res.Basefees.Cell,
+			CyclesUsed: res.CyclesUsed, CellsUsed: res.CellsUsed,
+			Round: b.Round, VRFOutput: b.VRFOutput, VRFProof: b.VRFProof, ParentQC: codec.MustMarshal(&b.Justify),
+		}, Txs: raw}, res.Receipts, nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(raw) > 0 {
+		n.log.Info("block", "height", blk.Header.Height, "txs", len(raw), "round", b.Round, "hash", blk.Hash())
+	} else {
+		n.log.Debug("block", "height", blk.Header.Height, "round", b.Round, "hash", blk.Hash())
+	}
+	return n.afterCommit(res)
+}
+
+// Block sync. A validator that is behind (peers certify blocks far above
+// what it has finalized, and its own finality has not moved for a second)
+// asks one peer at a time for finalized blocks after its root. The answer
+// ends with a block carrying a finality proof; the batch is accepted only
+// if it links by hash to the root and the proof's QCs verify, so a peer
+// can delay sync but never make this node finalize a block that is not
+// final. The consensus core restarts on the new root (its WAL keeps it
+// from equivocating).
+
+type syncRequest struct {
+	_    struct{} `cbor:",toarray"`
+	From uint64
+}
+
+type syncReply struct {
+	_       struct{} `cbor:",toarray"`
+	Records []finalRecord
+}
+
+func (v *validator) maybeSync() {
+	st := v.core.Status()
+	now := time.Now()
+	if st.CommittedHeight <= st.FinalizedHeight+2 || now.Sub(v.lastFin) < time.Second || now.Before(v.syncAt) {
+		return
+	}
+	v.syncAt = now.Add(time.Second)
+	n := v.set.Len()
+	for range n {
+		v.syncNext = (v.syncNext + 1) % n
+		if v.syncNext != v.self {
+			break
+		}
+	}
+	v.log.Info("behind the network; syncing", "finalized", st.FinalizedHeight, "certified", st.CommittedHeight, "peer", v.syncNext)
+	v.send(v.syncNext, p2p.KindSync, codec.MustMarshal(&syncRequest{From: st.FinalizedHeight + 1}))
+}
+
+func (v *validator) onSyncRequest(in p2p.Inbound) {
+	var req syncRequest
+	if err := codec.Unmarshal(in.Data, &req); err != nil {
+		return
+	}
+	recs, err := v.flog.Range(req.From, 256, 4<<20)
+	if err != nil || len(recs) == 0 {
+		return
+	}
+	v.send(in.From, p2p.KindSyncReply, codec.MustMarshal(&syncReply{Records: recs}))
+}
+
+func (v *validator) onSyncReply(in p2p.Inbound) error {
+	var rep syncReply
+	if err := codec.Unmarshal(in.Data, &rep); err != nil {
+		return err
+	}
+	recs := rep.Records
+	for len(recs) > 0 && recs[0].Block.Height <= v.root.Height {
+		recs = recs[1:]
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	prev := v.rootHash
+	for i := range recs {
+		b := &recs[i].Block
+		if b.Height != v.root.Height+uint64(i)+1 || b.Parent != prev || b.Justify.BlockHash != prev {
+			return fmt.Errorf("block %d does not extend the chain", b.Height)
+		}
+		prev = b.Hash()
+		if recs[i].QC.BlockHash != prev {
+			return fmt.Errorf("block %d: QC of another block", b.Height)
+		}
+		if len(b.Payload) > maxPayload {
+			return fmt.Errorf("block %d: payload too large", b.Height)
+		}
+	}
+	last := &recs[len(recs)-1]
+	if last.Proof == nil {
+		return errors.New("no finality proof")
+	}
+	if err := last.Proof.Verify(v.chainID, v.set, consensus.BLS{}, &last.Block); err != nil {
+		return err
+	}
+	if err := v.set.VerifyQC(v.chainID, consensus.BLS{}, &last.QC); err != nil {
+		return err
+	}
+	if err := v.flog.Put(recs...); err != nil {
+		return err
+	}
+	v.log.Info("synced finalized blocks", "from", recs[0].Block.Height, "to", last.Block.Height, "peer", in.From)
+	v.advance(recs)
+	if v.cancelB != nil {
+		v.cancelB()
+	}
+	return v.newCore(last.QC)
+}
+
+// Discovery: every few seconds a validator tells its peers its listen
+// address and the addresses it knows; unknown or changed ones are adopted.
+// A validator configured with a single bootstrap peer learns the rest.
+
+type hello struct {
+	_     struct{} `cbor:",toarray"`
+	Addr  string
+	Peers []peerAddr
+}
+
+type peerAddr struct {
+	_     struct{} `cbor:",toarray"`
+	Index uint32
+	Addr  string
+}
+
+func (v *validator) hello(ctx context.Context) {
+	h := hello{Addr: v.n.cfg.Network.Listen}
+	if h.Addr == "" {
+		h.Addr = v.tr.Addr().String()
+	}
+	addrs := v.tr.Addrs()
+	for i := range v.set.Len() {
+		if a := addrs[i]; a != "" {
+			h.Peers = append(h.Peers, peerAddr{Index: uint32(i), Addr: a})
+		}
+	}
+	v.send(consensus.Broadcast, p2p.KindHello, codec.MustMarshal(&h))
+}
+
+func (v *validator) onHello(ctx context.Context, in p2p.Inbound) {
+	var h hello
+	if err := codec.Unmarshal(in.Data, &h); err != nil {
+		return
+	}
+	if v.tr.SetAddr(in.From, h.Addr) {
+		v.log.Info("peer address learnt", "peer", in.From, "addr", h.Addr)
+	}
+	known := v.tr.Addrs()
+	for _, p := range h.Peers {
+		i := int(p.Index)
+		if i != v.self && i < v.set.Len() && known[i] == "" && v.tr.SetAddr(i, p.Addr) {
+			v.log.Info("peer address learnt", "peer", i, "addr", p.Addr, "via", in.From)
+		}
+	}
+}
