@@ -138,6 +138,12 @@ func (r *compiledRule) jsonPath(d *document) ([]any, error) {
 	if d.jsonFloat == nil {
 		d.jsonFloat = floatTree(exact)
 	}
+	if len(r.jp) == 1 { // "$" or "@" alone: Locate reports no path for the root itself
+		switch r.jp[0].(type) {
+		case jp.Root, jp.At:
+			return []any{exact}, nil
+		}
+	}
 	locs := r.jp.Locate(d.jsonFloat, maxMatches)
 	slices.SortFunc(locs, cmpPath)
 	var out []any
