@@ -13,7 +13,8 @@ LDFLAGS := -X github.com/cowboy-foundation/cowboy/internal/version.Version=$(she
 all: build
 
 # deps installs what the build, the tests and the demo need beyond Go:
-# Debian packages (fuse3 for FUSE mounts, psmisc), and npm test peers.
+# Debian packages (fuse3 for FUSE mounts, psmisc, nodejs/npm), and npm test
+# peers pinned by package.json (the reference MCP server, into node_modules/).
 deps:
 	@./scripts/deps.sh
 
