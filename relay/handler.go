@@ -144,6 +144,9 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if err != nil {
 		return captoken.Caveats{}, err
 	}
+	if req.Kind == wire.KindPlacement && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not write placement lists", c.Prefix)
+	}
 	if req.Kind == wire.KindManifest && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
 		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not replace the volume manifest", c.Prefix)
 	}

@@ -22,7 +22,15 @@ func (c *Client) Relay(ctx context.Context, id types.Address) (*apitypes.Relay, 
 	return &out, c.do(ctx, http.MethodGet, "/v1/relays/"+id.String(), nil, &out)
 }
 
-// Volume returns a volume's latest StorageCommitment.
+// RelayChallenges lists a relay's availability challenges on record, with
+// the current height and storage epoch.
+func (c *Client) RelayChallenges(ctx context.Context, id types.Address) (*apitypes.RelayChallenges, error) {
+	var out apitypes.RelayChallenges
+	return &out, c.do(ctx, http.MethodGet, "/v1/relays/"+id.String()+"/challenges", nil, &out)
+}
+
+// Volume returns a volume's latest StorageCommitment with its rent escrow,
+// placement and latest challenge per relay.
 func (c *Client) Volume(ctx context.Context, id types.Hash) (*apitypes.Volume, error) {
 	var out apitypes.Volume
 	return &out, c.do(ctx, http.MethodGet, "/v1/volumes/"+id.String(), nil, &out)

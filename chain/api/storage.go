@@ -15,24 +15,75 @@ import (
 func (s *Server) registerStorageRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/relays", s.relays)
 	v1.GET("/relays/:id", s.relay)
+	v1.GET("/relays/:id/challenges", s.relayChallenges)
 	v1.GET("/volumes/:id", s.volume)
 	v1.GET("/volumes/:id/revoked/:token", s.revoked)
 }
 
-func relayJSON(r *execution.Relay, height, heartbeatTimeout uint64) apitypes.Relay {
+func relayJSON(v *store.View, r *execution.Relay, p execution.StorageParams) (apitypes.Relay, error) {
+	height := v.Head().Height
+	st, err := execution.ReadRelayStats(v, r.ID)
+	if err != nil {
+		return apitypes.Relay{}, err
+	}
 	status := "active"
 	if r.Status != execution.RelayActive {
 		status = "exited"
+		if st.UnbondAt != 0 {
+			status = "unbonding"
+		}
 	}
+	flagged := st.Flagged(p.Epoch(height))
 	return apitypes.Relay{ID: r.ID, Addr: r.Addr, PubKey: r.PubKey, Capacity: r.Capacity, Used: r.Used, Stake: r.Stake.String(),
 		RegisteredAt: r.RegisteredAt, LastHeartbeat: r.LastHeartbeat, Status: status,
-		Healthy: r.Healthy(height, heartbeatTimeout), Height: height}
+		Healthy: r.Healthy(height, p.HeartbeatTimeout) && !flagged, Height: height,
+		Challenges: &apitypes.RelayChallengeStats{Answered: st.Answered, Failed: st.Failed, Missed: st.Missed,
+			Consecutive: st.Consecutive, Reputation: st.Reputation, Flagged: flagged, FlaggedUntil: st.FlaggedUntil,
+			Earned: st.Earned.String(), Slashed: st.Slashed.String(), UnbondAt: st.UnbondAt}}, nil
+}
+
+func challengeJSON(c *execution.Challenge) apitypes.ChallengeInfo {
+	return apitypes.ChallengeInfo{Volume: c.Volume, Relay: c.Relay, Epoch: c.Epoch, Version: c.Version, Issued: c.Issued,
+		Deadline: c.Deadline, Seed: c.Seed, Bytes: c.Bytes, Count: c.Count, ShardsRoot: c.ShardsRoot, LeafIndex: c.LeafIndex(),
+		Rent: c.Rent.String(), Status: execution.ChallengeStatusName(c.Status), Closed: c.Closed}
+}
+
+// relayChallenges lists a relay's challenges on record (the claim window):
+// what a relay daemon answers and claims.
+func (s *Server) relayChallenges(c *gin.Context) {
+	id, ok := parseAddress(c, c.Param("id"))
+	if !ok {
+		return
+	}
+	p := s.node.Executor().StorageParams()
+	out := apitypes.RelayChallenges{EpochBlocks: p.EpochBlocks, Challenges: []apitypes.ChallengeInfo{}}
+	err := s.node.Store().View(func(v *store.View) error {
+		out.Height = v.Head().Height
+		out.Epoch = p.Epoch(out.Height)
+		prefix := execution.RelayChallengePrefix(id)
+		return v.Scan(prefix, func(k, _ []byte) error {
+			rest := k[len(prefix):]
+			if len(rest) != 8+32 {
+				return nil
+			}
+			ch, err := execution.ReadChallenge(v, binary.BigEndian.Uint64(rest), types.Hash(rest[8:]), id)
+			if err != nil || ch == nil {
+				return err
+			}
+			out.Challenges = append(out.Challenges, challengeJSON(ch))
+			return nil
+		})
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) relays(c *gin.Context) {
 	out := []apitypes.Relay{}
 	err := s.node.Store().View(func(v *store.View) error {
-		h := v.Head().Height
 		return v.Scan(execution.RelayPrefix(), func(_, val []byte) error {
 			var r execution.Relay
 			if err := codec.Unmarshal(val, &r); err != nil {
@@ -41,7 +92,11 @@ func (s *Server) relays(c *gin.Context) {
 			if c.Query("all") != "true" && r.Status != execution.RelayActive {
 				return nil
 			}
-			out = append(out, relayJSON(&r, h, s.node.Executor().StorageParams().HeartbeatTimeout))
+			rj, err := relayJSON(v, &r, s.node.Executor().StorageParams())
+			if err != nil {
+				return err
+			}
+			out = append(out, rj)
 			return nil
 		})
 	})
@@ -66,8 +121,8 @@ func (s *Server) relay(c *gin.Context) {
 		if r == nil {
 			return store.ErrNotFound
 		}
-		out = relayJSON(r, v.Head().Height, s.node.Executor().StorageParams().HeartbeatTimeout)
-		return nil
+		out, err = relayJSON(v, r, s.node.Executor().StorageParams())
+		return err
 	})
 	if err != nil {
 		failErr(c, err)
@@ -93,7 +148,7 @@ func (s *Server) volume(c *gin.Context) {
 		}
 		out = apitypes.Volume{ID: vol.ID, Owner: vol.Owner, K: vol.K, M: vol.M, Root: vol.Root, Version: vol.Version,
 			Size: vol.Size, CreatedAt: vol.CreatedAt, UpdatedAt: vol.UpdatedAt}
-		return nil
+		return volumeRent(v, s.node.Executor().StorageParams(), &out)
 	})
 	if err != nil {
 		failErr(c, err)
@@ -130,4 +185,41 @@ func (s *Server) revoked(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// volumeRent fills in a volume's escrow, placement and latest challenges.
+func volumeRent(v *store.View, p execution.StorageParams, out *apitypes.Volume) error {
+	acct, err := execution.ReadVolumeAccount(v, out.ID)
+	if err != nil {
+		return err
+	}
+	pl, err := execution.ReadPlacement(v, out.ID)
+	if err != nil {
+		return err
+	}
+	epoch := p.Epoch(v.Head().Height)
+	var shardBytes uint64
+	if pl != nil {
+		for _, r := range pl.Relays {
+			shardBytes += r.Bytes
+			vp := apitypes.VolumePlacement{Relay: r.Relay, Version: pl.Version, Bytes: r.Bytes, Count: r.Count, ShardsRoot: r.ShardsRoot}
+			// The latest challenge of this relay: this epoch's, else the last one's.
+			for e := epoch; e+1 >= epoch && e > 0; e-- {
+				ch, err := execution.ReadChallenge(v, e, out.ID, r.Relay)
+				if err != nil {
+					return err
+				}
+				if ch != nil {
+					cj := challengeJSON(ch)
+					vp.Challenge = &cj
+					break
+				}
+			}
+			out.Placement = append(out.Placement, vp)
+		}
+	}
+	out.Rent = &apitypes.VolumeRent{Escrow: acct.Escrow.String(), RentPerEpoch: p.RentPerEpoch(pl).String(), ShardBytes: shardBytes,
+		Arrears: acct.Arrears, GraceEpochs: p.GraceEpochs, Evicted: acct.Evicted, Funded: acct.Funded.String(),
+		Paid: acct.Paid.String(), Refunded: acct.Refunded.String(), Epoch: epoch, EpochBlocks: p.EpochBlocks}
+	return nil
 }

@@ -256,9 +256,11 @@ type Relay struct {
 	Stake         string        `json:"stake"`
 	RegisteredAt  uint64        `json:"registered_at"`
 	LastHeartbeat uint64        `json:"last_heartbeat"`
-	Status        string        `json:"status"` // active | exited
-	Healthy       bool          `json:"healthy"`
+	Status        string        `json:"status"` // active | unbonding | exited
+	Healthy       bool          `json:"healthy"` // heartbeating and not flagged by a failed challenge
 	Height        uint64        `json:"height"`
+	// Challenges is the relay's availability-challenge record.
+	Challenges *RelayChallengeStats `json:"challenges,omitempty"`
 }
 
 // Volume is a Storage Manager record: the latest StorageCommitment.
@@ -272,6 +274,11 @@ type Volume struct {
 	Size      uint64        `json:"size"`
 	CreatedAt uint64        `json:"created_at"`
 	UpdatedAt uint64        `json:"updated_at"`
+	// Rent is the volume's escrow and billing state; Placement the
+	// per-relay summary of the latest commitment that carried one, with
+	// each relay's latest challenge.
+	Rent      *VolumeRent       `json:"rent,omitempty"`
+	Placement []VolumePlacement `json:"placement,omitempty"`
 }
 
 // Revocation answers whether a capability token is revoked.

@@ -174,12 +174,12 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 			return nil, fmt.Errorf("%w: only relay_register carries value (the stake)", types.ErrMalformedTx)
 		}
 		return in, nil
-	case *types.VolumeCreate, *types.CommitManifest, *types.RevokeToken:
+	case *types.VolumeCreate, *types.CommitManifest, *types.RevokeToken, *types.VolumeFund, *types.StorageProof, *types.ClaimRent, *types.RefusePlacement:
 		if !hasTo || to != types.StorageManagerAddress {
 			return nil, fmt.Errorf("%w: %s transactions go to the Storage Manager %s", types.ErrMalformedTx, in.InstructionKind(), types.StorageManagerAddress)
 		}
-		if tx.Value().Sign() != 0 {
-			return nil, fmt.Errorf("%w: storage manager instructions carry no value", types.ErrMalformedTx)
+		if _, fund := in.(*types.VolumeFund); !fund && tx.Value().Sign() != 0 {
+			return nil, fmt.Errorf("%w: only volume_fund carries value (the escrow credit)", types.ErrMalformedTx)
 		}
 		return in, nil
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
@@ -351,6 +351,10 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}
+	// Storage epochs: missed challenges, stake returns, rent and challenges.
+	if err := e.advanceStorage(tx0); err != nil {
+		return nil, fmt.Errorf("execution: advance storage at %d: %w", env.Height, err)
+	}
 	res.Receipts = append(res.Receipts, trs...)
 	res.TimerReceipts = len(trs)
 	res.TimerCyclesUsed, res.TimerCellsUsed = tcycles, tcells
@@ -487,6 +491,14 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, nil, x.commitManifest(from, v)
 	case *types.RevokeToken:
 		return nil, nil, x.revokeToken(from, v)
+	case *types.VolumeFund:
+		return nil, nil, x.volumeFund(from, v)
+	case *types.StorageProof:
+		return nil, nil, x.storageProof(from, v)
+	case *types.ClaimRent:
+		return nil, nil, x.claimRent(from, v)
+	case *types.RefusePlacement:
+		return nil, nil, x.refusePlacement(from, v)
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
 		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,

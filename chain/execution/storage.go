@@ -11,12 +11,41 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
-// StorageParams are the Relay Registry and Storage Manager parameters.
-// Zero fields take the defaults.
+// StorageParams are the Relay Registry and Storage Manager parameters
+// (docs/RELAY.md, "Challenges and billing"). Zero fields take the defaults;
+// a genesis may set them under "storage".
 type StorageParams struct {
-	MinRelayStake    *big.Int // 100 CBY
-	HeartbeatTimeout uint64   // blocks without a heartbeat before a relay is unhealthy: 60
-	MaxShards        uint64   // K + M limit per volume: 32
+	MinRelayStake    *big.Int `json:"min_relay_stake,omitempty"`   // 100 CBY
+	HeartbeatTimeout uint64   `json:"heartbeat_timeout,omitempty"` // blocks without a heartbeat before a relay is unhealthy: 60
+	MaxShards        uint64   `json:"max_shards,omitempty"`        // K + M limit per volume: 32
+
+	// EpochBlocks is the storage epoch: challenges are issued and rent is
+	// reserved at every height that is a multiple of it. Default 600.
+	EpochBlocks uint64 `json:"epoch_blocks,omitempty"`
+	// ResponseWindow is how many blocks after its issue a challenge may be
+	// answered (less than EpochBlocks). Default EpochBlocks/4.
+	ResponseWindow uint64 `json:"response_window,omitempty"`
+	// RentRate is the storage_rent_rate: base units per stored shard byte
+	// per epoch. Default 20 (about 0.09 CBY per GiB of shards a month at
+	// 1 s blocks). Shard bytes already include the erasure overhead.
+	RentRate *big.Int `json:"rent_rate,omitempty"`
+	// GraceEpochs is how many consecutive epochs a volume may go unpaid
+	// before its placement is evicted. Default 3.
+	GraceEpochs uint64 `json:"grace_epochs,omitempty"`
+	// ClaimEpochs is how many epochs after an epoch a relay may claim its
+	// rent; unclaimed rent then returns to the escrow. Default 4.
+	ClaimEpochs uint64 `json:"claim_epochs,omitempty"`
+	// SlashAfter consecutive failed or missed challenges slash SlashBps
+	// (basis points) of the relay's stake, burned; each further
+	// consecutive failure slashes again. Defaults 3 and 1000 (10%).
+	SlashAfter uint64 `json:"slash_after,omitempty"`
+	SlashBps   uint64 `json:"slash_bps,omitempty"`
+	// FlagEpochs is how many epochs a failure keeps a relay unhealthy
+	// unless it answers a challenge first. Default 2.
+	FlagEpochs uint64 `json:"flag_epochs,omitempty"`
+	// UnbondingBlocks is the delay between deregistering and the stake's
+	// return, during which the stake can still be slashed. Default 1000.
+	UnbondingBlocks uint64 `json:"unbonding_blocks,omitempty"`
 }
 
 func (p *StorageParams) fill() {
@@ -29,7 +58,41 @@ func (p *StorageParams) fill() {
 	if p.MaxShards == 0 {
 		p.MaxShards = 32
 	}
+	if p.EpochBlocks == 0 {
+		p.EpochBlocks = 600
+	}
+	if p.ResponseWindow == 0 || p.ResponseWindow >= p.EpochBlocks {
+		p.ResponseWindow = max(p.EpochBlocks/4, 1)
+		if p.ResponseWindow >= p.EpochBlocks {
+			p.ResponseWindow = p.EpochBlocks - 1
+		}
+	}
+	if p.RentRate == nil {
+		p.RentRate = big.NewInt(20)
+	}
+	if p.GraceEpochs == 0 {
+		p.GraceEpochs = 3
+	}
+	if p.ClaimEpochs == 0 {
+		p.ClaimEpochs = 4
+	}
+	if p.SlashAfter == 0 {
+		p.SlashAfter = 3
+	}
+	if p.SlashBps == 0 {
+		p.SlashBps = 1000
+	}
+	p.SlashBps = min(p.SlashBps, 10_000)
+	if p.FlagEpochs == 0 {
+		p.FlagEpochs = 2
+	}
+	if p.UnbondingBlocks == 0 {
+		p.UnbondingBlocks = 1000
+	}
 }
+
+// Epoch is the storage epoch of a height.
+func (p StorageParams) Epoch(height uint64) uint64 { return height / p.EpochBlocks }
 
 // Relay statuses.
 const (
@@ -133,8 +196,14 @@ func (x *txExec) relayRegister(from types.Address, in *types.RelayRegister) erro
 		return err
 	}
 	stake := x.tx.Value()
-	if rel == nil || rel.Status != RelayActive {
+	if rel == nil {
 		rel = &Relay{ID: from, Stake: new(big.Int), RegisteredAt: x.env.Height}
+	} else if rel.Status != RelayActive {
+		// Coming back cancels an unbonding: the stake still held counts.
+		if err := x.cancelUnbonding(from); err != nil {
+			return err
+		}
+		rel.RegisteredAt = x.env.Height
 	}
 	rel.Stake.Add(rel.Stake, stake)
 	if rel.Stake.Cmp(x.ex.storage.MinRelayStake) < 0 {
@@ -173,14 +242,21 @@ func (x *txExec) relayDeregister(from types.Address) error {
 	if rel == nil || rel.Status != RelayActive {
 		return failf("NotARelay: %s is not an active relay", from)
 	}
+	// The stake stays bonded (and slashable for challenges still open)
+	// for UnbondingBlocks; the end-of-block sweep then returns it.
+	rel.Status = RelayExited
+	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
+	at := x.env.Height + x.ex.storage.UnbondingBlocks
 	if rel.Stake.Sign() > 0 {
-		if err := x.moveValue(types.RelayRegistryAddress, from, rel.Stake); err != nil {
+		st, err := ReadRelayStats(x.o, from)
+		if err != nil {
 			return err
 		}
+		st.UnbondAt = at
+		writeRelayStats(x.o, from, st)
+		x.o.Set(unbondKey(at, from), []byte{1})
 	}
-	rel.Stake, rel.Status = new(big.Int), RelayExited
-	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
-	x.emit(types.RelayRegistryAddress, "RelayDeregistered", map[string]any{"relay": from})
+	x.emit(types.RelayRegistryAddress, "RelayDeregistered", map[string]any{"relay": from, "stake": rel.Stake, "unbond_at": at})
 	return nil
 }
 
@@ -231,9 +307,19 @@ func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) er
 	if in.Version != v.Version+1 {
 		return failf("VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
 	}
+	acct, err := ReadVolumeAccount(x.o, in.Volume)
+	if err != nil {
+		return err
+	}
+	if acct.Evicted != 0 {
+		return failf("VolumeEvicted: volume %s was evicted at height %d for unpaid rent", in.Volume, acct.Evicted)
+	}
+	if err := x.setPlacement(in); err != nil {
+		return err
+	}
 	v.Root, v.Version, v.Size, v.UpdatedAt = in.Root, in.Version, in.Size, x.env.Height
 	x.o.Set(VolumeKey(in.Volume), codec.MustMarshal(v))
-	x.emit(types.StorageManagerAddress, "StorageCommitment", map[string]any{"volume": in.Volume, "root": in.Root, "version": in.Version, "size": in.Size})
+	x.emit(types.StorageManagerAddress, "StorageCommitment", map[string]any{"volume": in.Volume, "root": in.Root, "version": in.Version, "size": in.Size, "relays": len(in.Placement)})
 	return nil
 }
 

@@ -68,10 +68,15 @@ func TestRelayRegistryAndStorageManager(t *testing.T) {
 		}
 		return nil
 	})
-	// Deregistering returns the stake.
+	// Deregistering returns the stake after the unbonding delay.
 	before := balanceOf(t, c, relayID)
-	c.ok(c.tx(relayKey, &reg, &types.RelayDeregister{}, 0))
-	if got := new(big.Int).Sub(balanceOf(t, c, relayID), before); got.Cmp(stake) > 0 || got.Cmp(new(big.Int).Sub(stake, genesis.CBY(1))) < 0 {
-		t.Fatalf("stake refund %s", got)
+	rs = c.ok(c.tx(relayKey, &reg, &types.RelayDeregister{}, 0))
+	left := new(big.Int).Sub(before, rs[0].FeePaid)
+	if got := balanceOf(t, c, relayID); got.Cmp(left) != 0 {
+		t.Fatalf("stake returned at once: %s, want %s", got, left)
+	}
+	c.until(c.head().Height + c.ex.StorageParams().UnbondingBlocks)
+	if got := balanceOf(t, c, relayID); got.Cmp(new(big.Int).Add(left, stake)) != 0 {
+		t.Fatalf("stake after unbonding %s, want %s", got, new(big.Int).Add(left, stake))
 	}
 }

@@ -23,12 +23,16 @@ const (
 	// Relay Registry (0x…0B); `to` is the registry.
 	KindRelayRegister   InstructionKind = 10 // register or update a relay; value adds stake
 	KindRelayHeartbeat  InstructionKind = 11 // liveness and capacity report
-	KindRelayDeregister InstructionKind = 12 // leave; the stake is returned
+	KindRelayDeregister InstructionKind = 12 // leave; the stake is returned after the unbonding delay
+	KindStorageProof    InstructionKind = 13 // Storage Manager: a relay's answer to an availability challenge
+	KindClaimRent       InstructionKind = 14 // Storage Manager: a relay's billing attestation for an epoch
+	KindRefusePlacement InstructionKind = 15 // Storage Manager: a relay disowns a commitment's placement
 
 	// Storage Manager (0x…0A); `to` is the manager.
 	KindVolumeCreate   InstructionKind = 20 // create a CBFS volume
 	KindCommitManifest InstructionKind = 21 // anchor a new manifest root (a StorageCommitment)
 	KindRevokeToken    InstructionKind = 22 // revoke a capability token of a volume
+	KindVolumeFund     InstructionKind = 23 // credit a volume's rent escrow (the value)
 
 	// Off-chain compute (CIP-2). 30–35 are reserved for the Entitlement
 	// Registry (docs/OFFCHAIN.md §1).
@@ -63,6 +67,14 @@ func (k InstructionKind) String() string {
 		return "commit_manifest"
 	case KindRevokeToken:
 		return "revoke_token"
+	case KindStorageProof:
+		return "storage_proof"
+	case KindClaimRent:
+		return "claim_rent"
+	case KindRefusePlacement:
+		return "refuse_placement"
+	case KindVolumeFund:
+		return "volume_fund"
 	case KindRunnerRegister:
 		return "runner_register"
 	case KindRunnerHeartbeat:
@@ -166,6 +178,123 @@ type CommitManifest struct {
 	Root    Hash
 	Version uint64
 	Size    uint64 // bytes stored (before erasure coding)
+	// Placement summarises, per relay (sorted by relay id, unique), the
+	// shards it holds for this version; challenges and rent follow it.
+	// Optional trailing element: encoded only when set, so commitments
+	// without it keep their 5-element form (docs/RELAY.md).
+	Placement []RelayPlacement
+}
+
+// RelayPlacement is one relay's share of a volume: its shard bytes and
+// count and the root of its placement tree (chain/storage/challenge).
+type RelayPlacement struct {
+	_          struct{} `cbor:",toarray"`
+	Relay      Address
+	Bytes      uint64
+	Count      uint64
+	ShardsRoot Hash
+}
+
+type commitManifestV1 struct {
+	_       struct{} `cbor:",toarray"`
+	Kind    InstructionKind
+	Volume  Hash
+	Root    Hash
+	Version uint64
+	Size    uint64
+}
+
+type commitManifestV2 struct {
+	_         struct{} `cbor:",toarray"`
+	Kind      InstructionKind
+	Volume    Hash
+	Root      Hash
+	Version   uint64
+	Size      uint64
+	Placement []RelayPlacement
+}
+
+// MarshalCBOR writes the 5-element form without a placement and the
+// 6-element form with one.
+func (c CommitManifest) MarshalCBOR() ([]byte, error) {
+	if len(c.Placement) == 0 {
+		return codec.Marshal(commitManifestV1{Kind: c.Kind, Volume: c.Volume, Root: c.Root, Version: c.Version, Size: c.Size})
+	}
+	return codec.Marshal(commitManifestV2{Kind: c.Kind, Volume: c.Volume, Root: c.Root, Version: c.Version, Size: c.Size, Placement: c.Placement})
+}
+
+// UnmarshalCBOR accepts both forms; an explicitly empty placement is not
+// canonical (the encoder omits it) and is refused.
+func (c *CommitManifest) UnmarshalCBOR(b []byte) error {
+	var head []cbor.RawMessage
+	if err := codec.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	switch len(head) {
+	case 5:
+		var v commitManifestV1
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*c = CommitManifest{Kind: v.Kind, Volume: v.Volume, Root: v.Root, Version: v.Version, Size: v.Size}
+	case 6:
+		var v commitManifestV2
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if len(v.Placement) == 0 {
+			return fmt.Errorf("commit_manifest: empty placement must be omitted")
+		}
+		*c = CommitManifest{Kind: v.Kind, Volume: v.Volume, Root: v.Root, Version: v.Version, Size: v.Size, Placement: v.Placement}
+	default:
+		return fmt.Errorf("commit_manifest: %d elements, want 5 or 6", len(head))
+	}
+	return nil
+}
+
+// VolumeFund credits the transaction value to a volume's rent escrow at
+// the Storage Manager. Anyone may fund any live volume.
+type VolumeFund struct {
+	_      struct{} `cbor:",toarray"`
+	Kind   InstructionKind
+	Volume Hash
+}
+
+// StorageProof is a relay's answer to its challenge for Volume in Epoch:
+// the challenged placement leaf with its path to the relay's shards_root,
+// and the challenged chunk of that shard with its path to the shard hash
+// (chain/storage/challenge). The sender is the relay.
+type StorageProof struct {
+	_         struct{} `cbor:",toarray"`
+	Kind      InstructionKind
+	Volume    Hash
+	Epoch     uint64
+	ShardID   Hash
+	ShardHash Hash
+	ShardSize uint64
+	LeafPath  []Hash
+	Chunk     Bytes
+	ChunkPath []Hash
+}
+
+// ClaimRent is a relay's billing attestation: it held its placement of each
+// of Volumes during Epoch and answered the challenges; the Storage Manager
+// pays the rent reserved for them from the volumes' escrow.
+type ClaimRent struct {
+	_       struct{} `cbor:",toarray"`
+	Kind    InstructionKind
+	Epoch   uint64
+	Volumes []Hash
+}
+
+// RefusePlacement is a relay declaring that version Version of a volume's
+// commitment misstates what it holds: its placement entry is dropped (no
+// challenges, no rent) so that the owner's repair moves the shards.
+type RefusePlacement struct {
+	_       struct{} `cbor:",toarray"`
+	Kind    InstructionKind
+	Volume  Hash
+	Version uint64
 }
 
 // RevokeToken adds a capability token id to a volume's revocation list.
@@ -343,6 +472,10 @@ func (RelayDeregister) InstructionKind() InstructionKind { return KindRelayDereg
 func (VolumeCreate) InstructionKind() InstructionKind    { return KindVolumeCreate }
 func (CommitManifest) InstructionKind() InstructionKind  { return KindCommitManifest }
 func (RevokeToken) InstructionKind() InstructionKind     { return KindRevokeToken }
+func (VolumeFund) InstructionKind() InstructionKind      { return KindVolumeFund }
+func (StorageProof) InstructionKind() InstructionKind    { return KindStorageProof }
+func (ClaimRent) InstructionKind() InstructionKind       { return KindClaimRent }
+func (RefusePlacement) InstructionKind() InstructionKind { return KindRefusePlacement }
 
 func (Call) InstructionKind() InstructionKind           { return KindCall }
 func (Deploy) InstructionKind() InstructionKind         { return KindDeploy }
@@ -372,6 +505,14 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 		v.Kind = KindCommitManifest
 	case *RevokeToken:
 		v.Kind = KindRevokeToken
+	case *VolumeFund:
+		v.Kind = KindVolumeFund
+	case *StorageProof:
+		v.Kind = KindStorageProof
+	case *ClaimRent:
+		v.Kind = KindClaimRent
+	case *RefusePlacement:
+		v.Kind = KindRefusePlacement
 	case *RunnerRegister:
 		v.Kind = KindRunnerRegister
 	case *RunnerHeartbeat:
@@ -434,6 +575,14 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 		in = &CommitManifest{}
 	case KindRevokeToken:
 		in = &RevokeToken{}
+	case KindVolumeFund:
+		in = &VolumeFund{}
+	case KindStorageProof:
+		in = &StorageProof{}
+	case KindClaimRent:
+		in = &ClaimRent{}
+	case KindRefusePlacement:
+		in = &RefusePlacement{}
 	case KindRunnerRegister:
 		in = &RunnerRegister{}
 	case KindRunnerHeartbeat:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,6 +33,8 @@ type RunOptions struct {
 	Node      string
 	Stake     string
 	Heartbeat time.Duration
+	// Challenges is the storage-challenge poll interval.
+	Challenges time.Duration
 }
 
 // RunInfo is written to HOME/run.json once the relay listens.
@@ -70,6 +73,7 @@ func newCmdRun(io IO, runF func(*RunOptions) error) *cobra.Command {
 	cmd.Flags().StringVar(&o.Node, "node", "", "chain node URL: register in the Relay Registry and heartbeat (the node key pays stake and fees)")
 	cmd.Flags().StringVar(&o.Stake, "stake", "100", "CBY to stake when registering")
 	cmd.Flags().DurationVar(&o.Heartbeat, "heartbeat", 5*time.Second, "heartbeat interval")
+	cmd.Flags().DurationVar(&o.Challenges, "challenge-poll", time.Second, "how often to look for storage challenges to answer and rent to claim")
 	return cmd
 }
 
@@ -139,10 +143,23 @@ func runRun(parent context.Context, o *RunOptions) error {
 			<-runErr
 			return fmt.Errorf("--stake: %w", perr)
 		}
+		var sendMu sync.Mutex
 		reg := &onchain.Registrar{Client: sdk.New(o.Node), Key: key, Addr: node.Addr().String(), Capacity: fc.CapacityBytes,
-			Stake: stake, Interval: o.Heartbeat, Logger: log, Used: func() uint64 { used, _, _ := node.Store().Usage(); return used }}
+			Stake: stake, Interval: o.Heartbeat, Logger: log, Used: func() uint64 { used, _, _ := node.Store().Usage(); return used },
+			SendMu: &sendMu}
+		// Answer the Storage Manager's availability challenges from the
+		// store and claim the rent of answered epochs.
+		prover := &onchain.Prover{Client: sdk.New(o.Node), Key: key, Holdings: node, Interval: o.Challenges, Logger: log,
+			SendMu: &sendMu, Refusable: relay.IsRefusable}
 		regDone = make(chan struct{})
-		go func() { defer close(regDone); reg.Run(ctx) }()
+		go func() {
+			defer close(regDone)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() { defer wg.Done(); prover.Run(ctx) }()
+			reg.Run(ctx)
+			wg.Wait()
+		}()
 	}
 	err = <-runErr
 	if regDone != nil {

@@ -281,7 +281,16 @@ func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manife
 		if err := v.storeManifest(ctx, next, root); err != nil {
 			return nil, err
 		}
-		err = v.c.cfg.Anchor.CommitManifest(ctx, v.id, root, next.Version)
+		if pa, ok := v.c.cfg.Anchor.(PlacementAnchor); ok {
+			var place []RelayPlacement
+			if place, err = next.Placement(); err != nil {
+				return nil, err
+			}
+			place = v.storePlacement(ctx, next.Version, place)
+			err = pa.CommitPlacement(ctx, v.id, root, next.Version, next.plainBytes(), place)
+		} else {
+			err = v.c.cfg.Anchor.CommitManifest(ctx, v.id, root, next.Version)
+		}
 		if errors.Is(err, ErrConflict) {
 			v.deleteManifest(ctx, next.Version, root)
 			if create {

@@ -54,15 +54,22 @@ type Anchor struct {
 	K, M int
 }
 
-var _ cbfs.Anchor = (*Anchor)(nil)
+var _ cbfs.PlacementAnchor = (*Anchor)(nil)
 
 // CreateVolume registers a volume with the Storage Manager and waits for it.
 func (a *Anchor) CreateVolume(ctx context.Context, vol cbfs.VolumeID, k, m int) error {
 	return a.send(ctx, &types.VolumeCreate{Volume: types.Hash(vol), K: uint64(k), M: uint64(m)})
 }
 
-// CommitManifest implements cbfs.Anchor.
+// CommitManifest implements cbfs.Anchor: a commitment without placement
+// (not challenged, not billed).
 func (a *Anchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version uint64) error {
+	return a.CommitPlacement(ctx, vol, root, version, 0, nil)
+}
+
+// CommitPlacement implements cbfs.PlacementAnchor: the StorageCommitment
+// carries the per-relay placement summary that challenges and rent follow.
+func (a *Anchor) CommitPlacement(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version, size uint64, place []cbfs.RelayPlacement) error {
 	if version == 1 {
 		if _, err := a.Client.Volume(ctx, types.Hash(vol)); errors.Is(err, sdk.ErrNotFound) {
 			k, m := a.K, a.M
@@ -76,7 +83,11 @@ func (a *Anchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32
 			return err
 		}
 	}
-	err := a.send(ctx, &types.CommitManifest{Volume: types.Hash(vol), Root: types.Hash(root), Version: version})
+	in := &types.CommitManifest{Volume: types.Hash(vol), Root: types.Hash(root), Version: version, Size: size}
+	for _, p := range place {
+		in.Placement = append(in.Placement, types.RelayPlacement{Relay: types.Address(p.Relay), Bytes: p.Bytes, Count: p.Count, ShardsRoot: types.Hash(p.ShardsRoot)})
+	}
+	err := a.send(ctx, in)
 	if err != nil && strings.Contains(err.Error(), "VersionConflict") {
 		return fmt.Errorf("%w: %v", cbfs.ErrConflict, err)
 	}
@@ -146,6 +157,17 @@ type Registrar struct {
 	Interval time.Duration
 	Used     func() uint64 // current use, for heartbeats
 	Logger   *slog.Logger
+	// SendMu, if set, is held while a transaction from Key is built and
+	// submitted, so that several senders of one key never reuse a nonce.
+	SendMu *sync.Mutex
+}
+
+func (r *Registrar) sendSystem(ctx context.Context, in types.Instruction, value *big.Int) (*types.Tx, error) {
+	if r.SendMu != nil {
+		r.SendMu.Lock()
+		defer r.SendMu.Unlock()
+	}
+	return r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress, in, value)
 }
 
 // ID is the relay id: the node key's address.
@@ -165,8 +187,7 @@ func (r *Registrar) Register(ctx context.Context) error {
 	if err != nil || cur.Status != "active" {
 		stake = r.Stake
 	}
-	tx, err := r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress,
-		&types.RelayRegister{Addr: r.Addr, PubKey: crypto.CompressPubkey(&r.Key.PublicKey), Capacity: r.Capacity}, stake)
+	tx, err := r.sendSystem(ctx, &types.RelayRegister{Addr: r.Addr, PubKey: crypto.CompressPubkey(&r.Key.PublicKey), Capacity: r.Capacity}, stake)
 	if err != nil {
 		return fmt.Errorf("register relay: %w", err)
 	}
@@ -217,7 +238,7 @@ func (r *Registrar) Run(ctx context.Context) error {
 			if r.Used != nil {
 				used = r.Used()
 			}
-			if _, err := r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress, &types.RelayHeartbeat{Used: used, Capacity: r.Capacity}, nil); err != nil && ctx.Err() == nil {
+			if _, err := r.sendSystem(ctx, &types.RelayHeartbeat{Used: used, Capacity: r.Capacity}, nil); err != nil && ctx.Err() == nil {
 				log.Warn("relay heartbeat failed", "err", err)
 			}
 		}

@@ -87,7 +87,18 @@ const (
 	// Request.Suffix), which the relay checks: the object is bound to the
 	// writer's prefix without revealing the path.
 	KindPending
+	// KindPlacement objects hold a relay's placement leaves for one
+	// commitment version (canonical CBOR []challenge.Leaf, sorted by shard
+	// id): what the relay needs to answer the Storage Manager's challenges.
+	// Writing one requires a token without a path prefix.
+	KindPlacement
 )
+
+// PlacementID is the object id of a relay's placement leaves for version
+// of a volume with the given shards_root.
+func PlacementID(vol [32]byte, version uint64, shardsRoot [32]byte) [32]byte {
+	return crypto.Keccak256Hash([]byte("cbfs-placement-v1"), vol[:], binary.BigEndian.AppendUint64(nil, version), shardsRoot[:])
+}
 
 // PendingID is the object id of a pending entry for a path prefix ("" for
 // the whole volume) and a 32-byte suffix chosen by the writer.
@@ -291,7 +302,7 @@ func ReadRequest(r io.Reader) (*Request, error) {
 	if req.Op < OpPut || req.Op > OpStat {
 		return nil, fmt.Errorf("%w: unknown op %d", ErrFrame, req.Op)
 	}
-	if req.Kind > KindPending {
+	if req.Kind > KindPlacement {
 		return nil, fmt.Errorf("%w: unknown kind %d", ErrFrame, req.Kind)
 	}
 	return &req, nil

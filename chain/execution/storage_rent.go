@@ -1,0 +1,745 @@
+package execution
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Storage rent and availability challenges (docs/RELAY.md, "Challenges and
+// billing"). Every value here is held in the Storage Manager's (escrow,
+// reserved rent) or the Relay Registry's (stakes) account balance, so the
+// supply audit holds; slashed stake is burned.
+
+// MaxPlacementRelays bounds the relays named by one commitment.
+const MaxPlacementRelays = 256
+
+// MaxClaimVolumes bounds the volumes of one claim_rent.
+const MaxClaimVolumes = 1024
+
+// Challenge statuses.
+const (
+	ChallengeOpen     uint8 = 1 // issued, not answered yet
+	ChallengeAnswered uint8 = 2 // proved; rent claimable after the epoch
+	ChallengeFailed   uint8 = 3 // a wrong proof
+	ChallengeMissed   uint8 = 4 // no answer within the window
+	ChallengeClaimed  uint8 = 5 // rent paid to the relay
+	ChallengeRefused  uint8 = 6 // the relay disowned the placement
+	ChallengeExpired  uint8 = 7 // answered but never claimed; rent returned
+)
+
+// ChallengeStatusName names a challenge status for the API.
+func ChallengeStatusName(s uint8) string {
+	switch s {
+	case ChallengeOpen:
+		return "open"
+	case ChallengeAnswered:
+		return "answered"
+	case ChallengeFailed:
+		return "failed"
+	case ChallengeMissed:
+		return "missed"
+	case ChallengeClaimed:
+		return "claimed"
+	case ChallengeRefused:
+		return "refused"
+	case ChallengeExpired:
+		return "expired"
+	}
+	return fmt.Sprintf("status(%d)", s)
+}
+
+// Placement is a volume's per-relay placement summary at Version (the
+// latest commitment that carried one).
+type Placement struct {
+	_       struct{} `cbor:",toarray"`
+	Version uint64
+	Relays  []types.RelayPlacement // sorted by relay, unique
+}
+
+// VolumeAccount is a volume's rent escrow at the Storage Manager.
+type VolumeAccount struct {
+	_        struct{} `cbor:",toarray"`
+	Escrow   *big.Int // available for future epochs
+	Arrears  uint64   // consecutive epochs the escrow could not pay
+	Evicted  uint64   // height of eviction (0: live)
+	Funded   *big.Int // total ever credited
+	Paid     *big.Int // total rent paid to relays
+	Refunded *big.Int // escrow returned to the owner at eviction
+}
+
+// Challenge is one (epoch, volume, relay) availability challenge with the
+// rent reserved for it.
+type Challenge struct {
+	_          struct{} `cbor:",toarray"`
+	Volume     types.Hash
+	Relay      types.Address
+	Epoch      uint64
+	Version    uint64 // commitment version challenged
+	Issued     uint64 // height
+	Deadline   uint64 // last height an answer is accepted
+	Seed       types.Hash
+	Bytes      uint64
+	Count      uint64
+	ShardsRoot types.Hash
+	Rent       *big.Int // reserved from the escrow; paid on claim
+	Status     uint8
+	Closed     uint64 // height answered, failed, missed, claimed, refused or expired
+}
+
+// Summary is the relay's placement summary the challenge is against.
+func (c *Challenge) Summary() challenge.Summary {
+	return challenge.Summary{Bytes: c.Bytes, Count: c.Count, ShardsRoot: c.ShardsRoot}
+}
+
+// LeafIndex is the placement leaf the relay must prove.
+func (c *Challenge) LeafIndex() uint64 { return challenge.LeafIndex(c.Seed, c.Count) }
+
+// RelayStats is a relay's challenge record at the Relay Registry.
+type RelayStats struct {
+	_            struct{} `cbor:",toarray"`
+	Answered     uint64
+	Failed       uint64
+	Missed       uint64
+	Consecutive  uint64 // consecutive failed or missed challenges
+	Reputation   uint64 // 0..MaxReputation
+	FlaggedUntil uint64 // epoch until which the relay counts as unhealthy
+	Earned       *big.Int
+	Slashed      *big.Int
+	UnbondAt     uint64 // height the stake returns (0: not unbonding)
+}
+
+// Reputation bounds and steps.
+const (
+	MaxReputation     = 1000
+	ReputationPenalty = 200 // per failed or missed challenge
+	ReputationReward  = 20  // per answered challenge
+)
+
+func smKey(parts ...[]byte) []byte {
+	return state.Key(state.PrefixSystem, append([][]byte{types.StorageManagerAddress[:]}, parts...)...)
+}
+
+func rrKey(parts ...[]byte) []byte {
+	return state.Key(state.PrefixSystem, append([][]byte{types.RelayRegistryAddress[:]}, parts...)...)
+}
+
+
+// PlacementKey is the state key of a volume's placement summary.
+func PlacementKey(vol types.Hash) []byte { return smKey([]byte("place/"), vol[:]) }
+
+// PlacementPrefix prefixes every placement summary.
+func PlacementPrefix() []byte { return smKey([]byte("place/")) }
+
+// VolumeAccountKey is the state key of a volume's escrow.
+func VolumeAccountKey(vol types.Hash) []byte { return smKey([]byte("acct/"), vol[:]) }
+
+// ChallengeKey is the state key of a challenge.
+func ChallengeKey(epoch uint64, vol types.Hash, relay types.Address) []byte {
+	return smKey([]byte("chal/"), be8(epoch), vol[:], relay[:])
+}
+
+// ChallengeEpochPrefix prefixes the challenges of one epoch (by volume).
+func ChallengeEpochPrefix(epoch uint64) []byte { return smKey([]byte("chal/"), be8(epoch)) }
+
+// RelayChallengePrefix prefixes a relay's challenge index (by epoch,
+// volume); values are empty.
+func RelayChallengePrefix(relay types.Address) []byte { return smKey([]byte("rchal/"), relay[:]) }
+
+func relayChallengeKey(relay types.Address, epoch uint64, vol types.Hash) []byte {
+	return smKey([]byte("rchal/"), relay[:], be8(epoch), vol[:])
+}
+
+func challengeDuePrefix(height uint64) []byte { return smKey([]byte("due/"), be8(height)) }
+
+func challengeDueKey(c *Challenge) []byte {
+	return smKey([]byte("due/"), be8(c.Deadline), be8(c.Epoch), c.Volume[:], c.Relay[:])
+}
+
+// RelayStatsKey is the state key of a relay's challenge record.
+func RelayStatsKey(id types.Address) []byte { return rrKey([]byte("stats/"), id[:]) }
+
+func unbondKey(height uint64, id types.Address) []byte {
+	return rrKey([]byte("unbond/"), be8(height), id[:])
+}
+
+// ReadPlacement decodes a volume's placement (nil if none).
+func ReadPlacement(r state.Reader, vol types.Hash) (*Placement, error) {
+	b, ok, err := r.Get(PlacementKey(vol))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var p Placement
+	if err := codec.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("decode placement %s: %w", vol, err)
+	}
+	return &p, nil
+}
+
+// ReadVolumeAccount decodes a volume's escrow (zero if absent).
+func ReadVolumeAccount(r state.Reader, vol types.Hash) (*VolumeAccount, error) {
+	a := &VolumeAccount{Escrow: new(big.Int), Funded: new(big.Int), Paid: new(big.Int), Refunded: new(big.Int)}
+	b, ok, err := r.Get(VolumeAccountKey(vol))
+	if err != nil || !ok {
+		return a, err
+	}
+	if err := codec.Unmarshal(b, a); err != nil {
+		return nil, fmt.Errorf("decode volume account %s: %w", vol, err)
+	}
+	return a, nil
+}
+
+// ReadChallenge decodes a challenge (nil if absent).
+func ReadChallenge(r state.Reader, epoch uint64, vol types.Hash, relay types.Address) (*Challenge, error) {
+	b, ok, err := r.Get(ChallengeKey(epoch, vol, relay))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var c Challenge
+	if err := codec.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("decode challenge: %w", err)
+	}
+	return &c, nil
+}
+
+// ReadRelayStats decodes a relay's challenge record (a fresh one if absent).
+func ReadRelayStats(r state.Reader, id types.Address) (*RelayStats, error) {
+	st := &RelayStats{Reputation: MaxReputation, Earned: new(big.Int), Slashed: new(big.Int)}
+	b, ok, err := r.Get(RelayStatsKey(id))
+	if err != nil || !ok {
+		return st, err
+	}
+	if err := codec.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("decode relay stats %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// Flagged reports whether failed challenges keep the relay unhealthy in
+// epoch.
+func (s *RelayStats) Flagged(epoch uint64) bool { return epoch < s.FlaggedUntil }
+
+func writeRelayStats(o *state.Overlay, id types.Address, st *RelayStats) {
+	o.Set(RelayStatsKey(id), codec.MustMarshal(st))
+}
+
+func writeChallenge(o *state.Overlay, c *Challenge) {
+	o.Set(ChallengeKey(c.Epoch, c.Volume, c.Relay), codec.MustMarshal(c))
+}
+
+// RentPerEpoch is what a placement costs per epoch: shard bytes × rate.
+func (p StorageParams) RentPerEpoch(pl *Placement) *big.Int {
+	var b uint64
+	if pl != nil {
+		for _, r := range pl.Relays {
+			b += r.Bytes
+		}
+	}
+	return new(big.Int).Mul(new(big.Int).SetUint64(b), p.RentRate)
+}
+
+// setPlacement records (or clears) the placement of a new commitment.
+func (x *txExec) setPlacement(in *types.CommitManifest) error {
+	if len(in.Placement) == 0 {
+		x.o.Delete(PlacementKey(in.Volume))
+		return nil
+	}
+	if len(in.Placement) > MaxPlacementRelays {
+		return failf("InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
+	}
+	for i, p := range in.Placement {
+		if i > 0 && bytes.Compare(in.Placement[i-1].Relay[:], p.Relay[:]) >= 0 {
+			return failf("InvalidPlacement: relays must be sorted and unique")
+		}
+		if p.Count == 0 || p.Count > 1<<challenge.MaxProofDepth {
+			return failf("InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
+		}
+		rel, err := ReadRelay(x.o, p.Relay)
+		if err != nil {
+			return err
+		}
+		if rel == nil || rel.Status != RelayActive {
+			return failf("InvalidPlacement: %s is not an active relay", p.Relay)
+		}
+	}
+	x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
+	return nil
+}
+
+func (x *txExec) volumeFund(from types.Address, in *types.VolumeFund) error {
+	v, err := ReadVolume(x.o, in.Volume)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
+	}
+	acct, err := ReadVolumeAccount(x.o, in.Volume)
+	if err != nil {
+		return err
+	}
+	if acct.Evicted != 0 {
+		return failf("VolumeEvicted: volume %s was evicted at height %d", in.Volume, acct.Evicted)
+	}
+	val := x.tx.Value()
+	if val.Sign() <= 0 {
+		return failf("NoValue: volume_fund credits the transaction value")
+	}
+	if err := x.moveValue(from, types.StorageManagerAddress, val); err != nil {
+		return err
+	}
+	acct.Escrow.Add(acct.Escrow, val)
+	acct.Funded.Add(acct.Funded, val)
+	x.o.Set(VolumeAccountKey(in.Volume), codec.MustMarshal(acct))
+	x.emit(types.StorageManagerAddress, "VolumeFunded", map[string]any{"volume": in.Volume, "from": from, "value": val, "escrow": acct.Escrow})
+	return nil
+}
+
+func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error {
+	c, err := ReadChallenge(x.o, in.Epoch, in.Volume, from)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		return failf("NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
+	}
+	if c.Status != ChallengeOpen {
+		return failf("ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
+	}
+	ans := &challenge.Answer{
+		Leaf:      challenge.Leaf{ID: in.ShardID, Hash: in.ShardHash, Size: in.ShardSize},
+		LeafPath:  hashes(in.LeafPath),
+		Chunk:     in.Chunk,
+		ChunkPath: hashes(in.ChunkPath),
+	}
+	verr := challenge.Verify(c.Summary(), c.Seed, ans)
+	c.Closed = x.env.Height
+	if verr != nil {
+		// A wrong answer is final: it counts as a failure now (the receipt
+		// succeeds and carries ChallengeFailed) and the rent goes back.
+		c.Status = ChallengeFailed
+		writeChallenge(x.o, c)
+		if err := x.refundRent(c); err != nil {
+			return err
+		}
+		x.emit(types.StorageManagerAddress, "ChallengeFailed", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch, "error": verr.Error()})
+		return x.penalise(c)
+	}
+	c.Status = ChallengeAnswered
+	writeChallenge(x.o, c)
+	st, err := ReadRelayStats(x.o, from)
+	if err != nil {
+		return err
+	}
+	st.Answered++
+	st.Consecutive, st.FlaggedUntil = 0, 0
+	st.Reputation = min(st.Reputation+ReputationReward, MaxReputation)
+	writeRelayStats(x.o, from, st)
+	x.emit(types.StorageManagerAddress, "ChallengeAnswered", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch})
+	return nil
+}
+
+func hashes(hs []types.Hash) []merkle.Hash {
+	out := make([]merkle.Hash, len(hs))
+	for i, h := range hs {
+		out[i] = merkle.Hash(h)
+	}
+	return out
+}
+
+func (x *txExec) claimRent(from types.Address, in *types.ClaimRent) error {
+	p := x.ex.storage
+	if x.env.Height < (in.Epoch+1)*p.EpochBlocks {
+		return failf("EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
+	}
+	if len(in.Volumes) == 0 || len(in.Volumes) > MaxClaimVolumes {
+		return failf("InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
+	}
+	total := new(big.Int)
+	for i, vol := range in.Volumes {
+		if i > 0 && bytes.Compare(in.Volumes[i-1][:], vol[:]) >= 0 {
+			return failf("InvalidClaim: volumes must be sorted and unique")
+		}
+		c, err := ReadChallenge(x.o, in.Epoch, vol, from)
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return failf("NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
+		}
+		if c.Status != ChallengeAnswered {
+			return failf("NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
+		}
+		c.Status, c.Closed = ChallengeClaimed, x.env.Height
+		writeChallenge(x.o, c)
+		acct, err := ReadVolumeAccount(x.o, vol)
+		if err != nil {
+			return err
+		}
+		acct.Paid.Add(acct.Paid, c.Rent)
+		x.o.Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
+		total.Add(total, c.Rent)
+	}
+	if total.Sign() > 0 {
+		if err := x.moveValue(types.StorageManagerAddress, from, total); err != nil {
+			return err
+		}
+	}
+	st, err := ReadRelayStats(x.o, from)
+	if err != nil {
+		return err
+	}
+	st.Earned.Add(st.Earned, total)
+	writeRelayStats(x.o, from, st)
+	x.emit(types.StorageManagerAddress, "RentPaid", map[string]any{"relay": from, "epoch": in.Epoch, "volumes": len(in.Volumes), "amount": total})
+	return nil
+}
+
+func (x *txExec) refusePlacement(from types.Address, in *types.RefusePlacement) error {
+	pl, err := ReadPlacement(x.o, in.Volume)
+	if err != nil {
+		return err
+	}
+	if pl == nil || pl.Version != in.Version {
+		return failf("NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
+	}
+	i := -1
+	for j, r := range pl.Relays {
+		if r.Relay == from {
+			i = j
+		}
+	}
+	if i < 0 {
+		return failf("NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
+	}
+	pl.Relays = append(pl.Relays[:i:i], pl.Relays[i+1:]...)
+	if len(pl.Relays) == 0 {
+		x.o.Delete(PlacementKey(in.Volume))
+	} else {
+		x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(pl))
+	}
+	// An open challenge of this epoch closes without pay and without
+	// penalty: the relay declared it does not hold the data.
+	c, err := ReadChallenge(x.o, x.ex.storage.Epoch(x.env.Height), in.Volume, from)
+	if err != nil {
+		return err
+	}
+	if c != nil && c.Status == ChallengeOpen && c.Version == in.Version {
+		c.Status, c.Closed = ChallengeRefused, x.env.Height
+		writeChallenge(x.o, c)
+		if err := x.refundRent(c); err != nil {
+			return err
+		}
+	}
+	x.emit(types.StorageManagerAddress, "PlacementRefused", map[string]any{"volume": in.Volume, "version": in.Version, "relay": from})
+	return nil
+}
+
+// refundRent returns a challenge's reserved rent to the volume's escrow.
+func (x *txExec) refundRent(c *Challenge) error {
+	if c.Rent.Sign() == 0 {
+		return nil
+	}
+	acct, err := ReadVolumeAccount(x.o, c.Volume)
+	if err != nil {
+		return err
+	}
+	if acct.Evicted != 0 {
+		// Rent still reserved when the volume was evicted goes to the owner.
+		v, err := ReadVolume(x.o, c.Volume)
+		if err != nil {
+			return err
+		}
+		if v != nil {
+			if err := x.moveValue(types.StorageManagerAddress, v.Owner, c.Rent); err != nil {
+				return err
+			}
+			acct.Refunded.Add(acct.Refunded, c.Rent)
+		}
+	} else {
+		acct.Escrow.Add(acct.Escrow, c.Rent)
+	}
+	x.o.Set(VolumeAccountKey(c.Volume), codec.MustMarshal(acct))
+	return nil
+}
+
+// penalise records a failed or missed challenge: reputation cut, relay
+// flagged (clients stop placing on it and repair away from it), and from
+// SlashAfter consecutive failures on a slash of SlashBps of the stake.
+func (x *txExec) penalise(c *Challenge) error {
+	p := x.ex.storage
+	st, err := ReadRelayStats(x.o, c.Relay)
+	if err != nil {
+		return err
+	}
+	if c.Status == ChallengeFailed {
+		st.Failed++
+	} else {
+		st.Missed++
+	}
+	st.Consecutive++
+	st.Reputation -= min(st.Reputation, ReputationPenalty)
+	st.FlaggedUntil = max(st.FlaggedUntil, p.Epoch(x.env.Height)+p.FlagEpochs)
+	if st.Consecutive >= p.SlashAfter {
+		rel, err := ReadRelay(x.o, c.Relay)
+		if err != nil {
+			return err
+		}
+		if rel != nil && rel.Stake.Sign() > 0 {
+			cut := new(big.Int).Mul(rel.Stake, new(big.Int).SetUint64(p.SlashBps))
+			cut.Quo(cut, big.NewInt(10_000))
+			if cut.Sign() > 0 {
+				if err := x.o.SubBalance(types.RelayRegistryAddress, cut); err != nil {
+					return err
+				}
+				if err := x.o.AddBigRecord(state.RecordBurned, cut); err != nil {
+					return err
+				}
+				rel.Stake.Sub(rel.Stake, cut)
+				x.o.Set(RelayKey(c.Relay), codec.MustMarshal(rel))
+				st.Slashed.Add(st.Slashed, cut)
+				x.emit(types.RelayRegistryAddress, "RelaySlashed", map[string]any{"relay": c.Relay, "amount": cut, "consecutive": st.Consecutive})
+			}
+		}
+	}
+	writeRelayStats(x.o, c.Relay, st)
+	return nil
+}
+
+// cancelUnbonding stops a pending stake return (the relay re-registered).
+func (x *txExec) cancelUnbonding(id types.Address) error {
+	st, err := ReadRelayStats(x.o, id)
+	if err != nil {
+		return err
+	}
+	if st.UnbondAt != 0 {
+		x.o.Delete(unbondKey(st.UnbondAt, id))
+		st.UnbondAt = 0
+		writeRelayStats(x.o, id, st)
+	}
+	return nil
+}
+
+// advanceStorage is the end-of-block step of the Storage Manager and the
+// Relay Registry: challenges whose window ends here are closed as missed,
+// stakes whose unbonding ends here are returned, and at an epoch boundary
+// old challenge records expire and the new epoch's rent is reserved and its
+// challenges issued. Events go nowhere (there is no receipt); the API shows
+// the records.
+func (e *Executor) advanceStorage(x0 *txExec) error {
+	h := x0.env.Height
+	if h == 0 {
+		return nil
+	}
+	x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.StorageManagerAddress,
+		run: &txRun{}, block: x0.block, mailbox: map[types.Address]int{}}
+	if err := x.closeMissed(h); err != nil {
+		return fmt.Errorf("storage: close missed challenges: %w", err)
+	}
+	if err := x.returnStakes(h); err != nil {
+		return fmt.Errorf("storage: return stakes: %w", err)
+	}
+	p := e.storage
+	if h%p.EpochBlocks != 0 {
+		return nil
+	}
+	epoch := p.Epoch(h)
+	if epoch > p.ClaimEpochs+1 {
+		if err := x.expireEpoch(epoch - p.ClaimEpochs - 1); err != nil {
+			return fmt.Errorf("storage: expire epoch: %w", err)
+		}
+	}
+	if err := x.issueChallenges(epoch); err != nil {
+		return fmt.Errorf("storage: issue challenges for epoch %d: %w", epoch, err)
+	}
+	return nil
+}
+
+// scanKeys collects the keys under prefix (so the caller can write while
+// iterating).
+func scanKeys(r state.Reader, prefix []byte) ([][]byte, error) {
+	var ks [][]byte
+	err := r.Scan(prefix, func(k, _ []byte) error {
+		ks = append(ks, append([]byte(nil), k...))
+		return nil
+	})
+	return ks, err
+}
+
+func (x *txExec) closeMissed(h uint64) error {
+	prefix := challengeDuePrefix(h)
+	ks, err := scanKeys(x.o, prefix)
+	if err != nil {
+		return err
+	}
+	for _, k := range ks {
+		x.o.Delete(k)
+		rest := k[len(prefix):] // epoch, volume, relay
+		if len(rest) != 8+32+20 {
+			return fmt.Errorf("malformed due key %x", k)
+		}
+		epoch := binary.BigEndian.Uint64(rest)
+		c, err := ReadChallenge(x.o, epoch, types.Hash(rest[8:40]), types.Address(rest[40:]))
+		if err != nil {
+			return err
+		}
+		if c == nil || c.Status != ChallengeOpen {
+			continue
+		}
+		c.Status, c.Closed = ChallengeMissed, h
+		writeChallenge(x.o, c)
+		if err := x.refundRent(c); err != nil {
+			return err
+		}
+		if err := x.penalise(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *txExec) returnStakes(h uint64) error {
+	prefix := rrKey([]byte("unbond/"), be8(h))
+	ks, err := scanKeys(x.o, prefix)
+	if err != nil {
+		return err
+	}
+	for _, k := range ks {
+		x.o.Delete(k)
+		id := types.Address(k[len(prefix):])
+		rel, err := ReadRelay(x.o, id)
+		if err != nil {
+			return err
+		}
+		if rel == nil || rel.Status == RelayActive || rel.Stake.Sign() == 0 {
+			continue
+		}
+		if err := x.moveValue(types.RelayRegistryAddress, id, rel.Stake); err != nil {
+			return err
+		}
+		rel.Stake = new(big.Int)
+		x.o.Set(RelayKey(id), codec.MustMarshal(rel))
+		st, err := ReadRelayStats(x.o, id)
+		if err != nil {
+			return err
+		}
+		st.UnbondAt = 0
+		writeRelayStats(x.o, id, st)
+	}
+	return nil
+}
+
+// expireEpoch returns the unclaimed rent of an epoch past its claim window
+// and deletes the epoch's challenge records.
+func (x *txExec) expireEpoch(epoch uint64) error {
+	prefix := ChallengeEpochPrefix(epoch)
+	var cs []Challenge
+	if err := x.o.Scan(prefix, func(_, v []byte) error {
+		var c Challenge
+		if err := codec.Unmarshal(v, &c); err != nil {
+			return err
+		}
+		cs = append(cs, c)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i := range cs {
+		c := &cs[i]
+		if c.Status == ChallengeAnswered {
+			if err := x.refundRent(c); err != nil {
+				return err
+			}
+		}
+		x.o.Delete(ChallengeKey(c.Epoch, c.Volume, c.Relay))
+		x.o.Delete(relayChallengeKey(c.Relay, c.Epoch, c.Volume))
+	}
+	return nil
+}
+
+// issueChallenges reserves each placed volume's rent for epoch and issues
+// one challenge per (volume, relay); a volume whose escrow cannot pay goes
+// into arrears, and past the grace period its placement is evicted.
+func (x *txExec) issueChallenges(epoch uint64) error {
+	p := x.ex.storage
+	type placed struct {
+		vol types.Hash
+		pl  Placement
+	}
+	var all []placed
+	prefix := PlacementPrefix()
+	if err := x.o.Scan(prefix, func(k, v []byte) error {
+		var pl Placement
+		if err := codec.Unmarshal(v, &pl); err != nil {
+			return err
+		}
+		all = append(all, placed{types.Hash(k[len(prefix):]), pl})
+		return nil
+	}); err != nil {
+		return err
+	}
+	h := x.env.Height
+	for _, it := range all {
+		acct, err := ReadVolumeAccount(x.o, it.vol)
+		if err != nil {
+			return err
+		}
+		// Unpaid epochs are charged when the volume pays again, so a
+		// volume cannot skip rent by funding only before the grace ends.
+		periods := new(big.Int).SetUint64(acct.Arrears + 1)
+		due := new(big.Int).Mul(p.RentPerEpoch(&it.pl), periods)
+		if acct.Escrow.Cmp(due) < 0 {
+			acct.Arrears++
+			if acct.Arrears > p.GraceEpochs {
+				if err := x.evict(it.vol, acct); err != nil {
+					return err
+				}
+				continue
+			}
+			x.o.Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
+			continue
+		}
+		acct.Escrow.Sub(acct.Escrow, due)
+		acct.Arrears = 0
+		x.o.Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
+		for _, r := range it.pl.Relays {
+			rent := new(big.Int).Mul(new(big.Int).SetUint64(r.Bytes), p.RentRate)
+			rent.Mul(rent, periods)
+			c := &Challenge{Volume: it.vol, Relay: r.Relay, Epoch: epoch, Version: it.pl.Version, Issued: h,
+				Deadline: h + p.ResponseWindow, Seed: challenge.Seed(x.env.Seed, it.vol, r.Relay, epoch),
+				Bytes: r.Bytes, Count: r.Count, ShardsRoot: r.ShardsRoot, Rent: rent, Status: ChallengeOpen}
+			writeChallenge(x.o, c)
+			x.o.Set(relayChallengeKey(r.Relay, epoch, it.vol), []byte{1})
+			x.o.Set(challengeDueKey(c), []byte{1})
+		}
+	}
+	return nil
+}
+
+// evict drops a volume's placement after the grace period and returns what
+// is left of its escrow to the owner; the volume takes no further
+// commitments or funding.
+func (x *txExec) evict(vol types.Hash, acct *VolumeAccount) error {
+	v, err := ReadVolume(x.o, vol)
+	if err != nil {
+		return err
+	}
+	x.o.Delete(PlacementKey(vol))
+	acct.Evicted = x.env.Height
+	if acct.Escrow.Sign() > 0 && v != nil {
+		if err := x.moveValue(types.StorageManagerAddress, v.Owner, acct.Escrow); err != nil {
+			return err
+		}
+		acct.Refunded.Add(acct.Refunded, acct.Escrow)
+		acct.Escrow = new(big.Int)
+	}
+	x.o.Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
+	return nil
+}

@@ -1,0 +1,188 @@
+package onchain
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/sdk"
+)
+
+// Holdings is what a relay stores, as the prover needs it (relay.Node).
+type Holdings interface {
+	// Answer proves the challenge with seed against the relay's placement of
+	// version of a volume; errors wrapping ErrNoPlacement or ErrMisstated
+	// (IsRefusable) mean the commitment does not describe what the relay holds.
+	Answer(ctx context.Context, vol [32]byte, version uint64, sum challenge.Summary, seed [32]byte) (*challenge.Answer, error)
+}
+
+// Prover answers the Storage Manager's availability challenges addressed to
+// a relay and claims the rent of every answered challenge once its epoch is
+// over, polling the node every Interval.
+type Prover struct {
+	Client   *sdk.Client
+	Key      *ecdsa.PrivateKey // the relay's node key
+	Holdings Holdings
+	// Refusable reports whether an Answer error means the commitment
+	// misstates the relay's holdings; such placements are refused on
+	// chain (no penalty, no rent) instead of left to be missed.
+	Refusable func(error) bool
+	Interval  time.Duration // default 1s
+	Logger    *slog.Logger
+	// OnEvent, if set, is told of each answer, refusal and claim (tests,
+	// metrics).
+	OnEvent func(kind string, vol types.Hash, epoch uint64, err error)
+	// SendMu is shared with the Registrar of the same key (see there).
+	SendMu *sync.Mutex
+}
+
+func (p *Prover) log() *slog.Logger {
+	if p.Logger == nil {
+		return slog.Default()
+	}
+	return p.Logger
+}
+
+func (p *Prover) event(kind string, vol types.Hash, epoch uint64, err error) {
+	if p.OnEvent != nil {
+		p.OnEvent(kind, vol, epoch, err)
+	}
+}
+
+// Run polls until ctx ends. Node errors are logged and retried.
+func (p *Prover) Run(ctx context.Context) error {
+	iv := p.Interval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		if err := p.Step(ctx); err != nil && ctx.Err() == nil {
+			p.log().Warn("storage challenges", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Step answers every open challenge and claims every claimable epoch once.
+func (p *Prover) Step(ctx context.Context) error {
+	id := types.PubkeyToAddress(p.Key.PublicKey)
+	rc, err := p.Client.RelayChallenges(ctx, id)
+	if err != nil {
+		return fmt.Errorf("list challenges: %w", err)
+	}
+	claim := map[uint64][]types.Hash{}
+	var errs []error
+	for i := range rc.Challenges {
+		c := &rc.Challenges[i]
+		switch {
+		case c.Status == "open" && rc.Height <= c.Deadline:
+			if err := p.answer(ctx, c); err != nil {
+				errs = append(errs, err)
+			}
+		case c.Status == "answered" && rc.Height >= (c.Epoch+1)*rc.EpochBlocks:
+			claim[c.Epoch] = append(claim[c.Epoch], c.Volume)
+		}
+	}
+	epochs := make([]uint64, 0, len(claim))
+	for e := range claim {
+		epochs = append(epochs, e)
+	}
+	sort.Slice(epochs, func(i, j int) bool { return epochs[i] < epochs[j] })
+	for _, e := range epochs {
+		vols := claim[e]
+		sort.Slice(vols, func(i, j int) bool { return bytes.Compare(vols[i][:], vols[j][:]) < 0 })
+		for len(vols) > 0 {
+			n := min(len(vols), 1024)
+			err := p.send(ctx, &types.ClaimRent{Epoch: e, Volumes: vols[:n]})
+			for _, v := range vols[:n] {
+				p.event("claim", v, e, err)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("claim rent of epoch %d: %w", e, err))
+			} else {
+				p.log().Info("rent claimed", "epoch", e, "volumes", n)
+			}
+			vols = vols[n:]
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Prover) answer(ctx context.Context, c *apitypes.ChallengeInfo) error {
+	sum := challenge.Summary{Bytes: c.Bytes, Count: c.Count, ShardsRoot: c.ShardsRoot}
+	a, err := p.Holdings.Answer(ctx, c.Volume, c.Version, sum, c.Seed)
+	if err != nil {
+		if p.Refusable != nil && p.Refusable(err) {
+			p.log().Warn("refusing a placement that misstates our holdings", "volume", c.Volume, "version", c.Version, "err", err)
+			serr := p.send(ctx, &types.RefusePlacement{Volume: c.Volume, Version: c.Version})
+			p.event("refuse", c.Volume, c.Epoch, serr)
+			return serr
+		}
+		// Corrupt or lost shard: nothing valid to send; the challenge will
+		// be missed and the owner's repair rebuilds the shard.
+		p.log().Error("cannot answer storage challenge", "volume", c.Volume, "epoch", c.Epoch, "err", err)
+		p.event("unanswerable", c.Volume, c.Epoch, err)
+		return nil
+	}
+	in := &types.StorageProof{Volume: c.Volume, Epoch: c.Epoch, ShardID: a.Leaf.ID, ShardHash: a.Leaf.Hash, ShardSize: a.Leaf.Size,
+		LeafPath: toTypes(a.LeafPath), Chunk: a.Chunk, ChunkPath: toTypes(a.ChunkPath)}
+	err = p.send(ctx, in)
+	p.event("answer", c.Volume, c.Epoch, err)
+	if err != nil {
+		return fmt.Errorf("answer challenge of volume %s epoch %d: %w", c.Volume, c.Epoch, err)
+	}
+	p.log().Info("storage challenge answered", "volume", c.Volume, "epoch", c.Epoch)
+	return nil
+}
+
+func toTypes(hs []merkle.Hash) []types.Hash {
+	out := make([]types.Hash, len(hs))
+	for i, h := range hs {
+		out[i] = types.Hash(h)
+	}
+	return out
+}
+
+func (p *Prover) send(ctx context.Context, in types.Instruction) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if p.SendMu != nil {
+		p.SendMu.Lock()
+	}
+	tx, err := p.Client.SendSystem(ctx, p.Key, types.StorageManagerAddress, in, nil)
+	if p.SendMu != nil {
+		p.SendMu.Unlock()
+	}
+	if err != nil {
+		return err
+	}
+	r, err := p.Client.WaitForReceipt(ctx, tx.Hash())
+	if err != nil {
+		return err
+	}
+	if r.Receipt.Status != "success" {
+		return fmt.Errorf("%s failed: %s", in.InstructionKind(), r.Receipt.Error)
+	}
+	for _, e := range r.Receipt.Events {
+		if e.Topic == "ChallengeFailed" {
+			return fmt.Errorf("%s: the Storage Manager rejected the proof", in.InstructionKind())
+		}
+	}
+	return nil
+}
