@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/vrf"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -691,11 +692,13 @@ func (h *actorHost) BlockInfo() pvm.BlockInfo {
 		ChainID: fmt.Sprint(h.x.ex.cfg.ChainID), Proposer: h.x.env.Proposer}
 }
 
-// Randomness derives per-label randomness from the block's seed. Until the
-// consensus beacon lands, the seed is the parent block hash, which every
-// node agrees on but a proposer can influence; see docs.
+// Randomness derives per-label randomness from the block's seed:
+// HKDF-SHA256(seed, label) (vrf.Randomness). On a consensus network the
+// seed is the parent's beacon value R_{n-1}, so a block's own VRF output
+// is never usable inside it; on a --dev chain it is the parent block hash,
+// which the single validator can influence.
 func (h *actorHost) Randomness(label []byte) ([32]byte, error) {
-	return types.Keccak256([]byte("cowboy/randomness"), h.x.env.Seed[:], label), nil
+	return vrf.Randomness(h.x.env.Seed, label), nil
 }
 
 // publishLibrary runs PublishLibrary (seed 000 §3.3).

@@ -46,7 +46,7 @@ type BlockEnv struct {
 	Height    uint64
 	Timestamp uint64 // milliseconds
 	Proposer  types.Address
-	Seed      types.Hash // randomness seed: the parent block hash until the VRF beacon lands
+	Seed      types.Hash // randomness seed: the parent's VRF beacon value R_{n-1} (the parent hash on a --dev chain)
 }
 
 // Mode selects how invalid transactions are treated.

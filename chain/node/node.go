@@ -188,11 +188,36 @@ func (n *Node) Query(ctx context.Context, actor, caller types.Address, handler s
 	err = n.store.View(func(v *store.View) error {
 		h := v.Head()
 		height = h.Height
-		env := execution.BlockEnv{Height: h.Height, Timestamp: h.Timestamp, Proposer: h.Proposer, Seed: h.ParentHash}
+		seed, err := n.seedOf(v, h)
+		if err != nil {
+			return err
+		}
+		env := execution.BlockEnv{Height: h.Height, Timestamp: h.Timestamp, Proposer: h.Proposer, Seed: seed}
 		ret, cycles, err = n.exec.Query(ctx, v, env, actor, caller, handler, args)
 		return err
 	})
 	return ret, cycles, height, err
+}
+
+// seedOf is the randomness seed block h was executed with: on a consensus
+// network the parent's beacon value R_{h-1} (the genesis seed for block
+// 1), on a devnet the parent block hash.
+func (n *Node) seedOf(v *store.View, h *types.Header) (types.Hash, error) {
+	if !n.gen.Multi() {
+		return h.ParentHash, nil
+	}
+	if h.Height <= 1 {
+		g, err := v.Block(0)
+		if err != nil {
+			return types.Hash{}, err
+		}
+		return n.gen.Seed(g.Hash()), nil
+	}
+	p, err := v.Header(h.Height - 1)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return p.VRFOutput, nil
 }
 
 // Executor exposes the state transition.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -642,7 +643,7 @@ func (v *validator) executor(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := v.n.executeFinal(ctx, next, v.seed); err != nil {
+		if err := v.n.executeFinal(ctx, next); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -665,7 +666,7 @@ func (v *validator) executor(ctx context.Context) error {
 // the execution result alone, so every node commits the same header.
 // Randomness comes from the parent's beacon value R_{n-1}: the block's own
 // VRF output is revealed with it and is usable from the next block on.
-func (n *Node) executeFinal(ctx context.Context, r *finalRecord, genesisSeed types.Hash) error {
+func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	b := &r.Block
 	head, err := n.store.Head()
 	if err != nil {
@@ -682,9 +683,9 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord, genesisSeed typ
 		p = &payload{} // cannot happen for a block honest validators voted for
 	}
 	txs := appendTxs(nil, p.Txs)
-	seed := head.VRFOutput
+	seed := head.VRFOutput // R_{n-1}
 	if head.Height == 0 {
-		seed = genesisSeed
+		seed = n.gen.Seed(head.Hash())
 	}
 	ts := max(p.Timestamp, head.Timestamp+1)
 	env := execution.BlockEnv{Height: b.Height, Timestamp: ts, Proposer: b.Proposer, Seed: seed}
@@ -834,7 +835,7 @@ type peerAddr struct {
 
 func (v *validator) hello(ctx context.Context) {
 	h := hello{Addr: v.n.cfg.Network.Listen}
-	if h.Addr == "" {
+	if h.Addr == "" || strings.HasSuffix(h.Addr, ":0") {
 		h.Addr = v.tr.Addr().String()
 	}
 	addrs := v.tr.Addrs()
