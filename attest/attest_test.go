@@ -248,7 +248,7 @@ func TestSealing(t *testing.T) {
 		"other runner": func() ([]byte, error) {
 			return attest.OpenSecret(enc, owner, "openai", types.Address{3}, sealed, ct)
 		},
-		"other name":    func() ([]byte, error) { return attest.OpenSecret(enc, owner, "anthropic", runner, sealed, ct) },
+		"other name": func() ([]byte, error) { return attest.OpenSecret(enc, owner, "anthropic", runner, sealed, ct) },
 		"tampered ct": func() ([]byte, error) {
 			c := bytes.Clone(ct)
 			c[len(c)-1] ^= 1

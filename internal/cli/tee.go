@@ -2,6 +2,7 @@ package cli
 
 import (
 	"crypto/ecdh"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
@@ -297,22 +298,20 @@ func newSecretPutCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func newSecretGrantCmd(f *Factory) *cobra.Command {
+// secretTxCmd is a secret command that sends one transaction built by send
+// from the unlocked key and the arguments.
+func secretTxCmd(f *Factory, use, short string, nargs int, send func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error)) *cobra.Command {
 	var tf txFlags
 	cmd := &cobra.Command{
-		Use:   "grant NAME RUNNER [--from KEY]",
-		Short: "Release a secret to an attested runner (its enclave key must satisfy the secret's policy)",
-		Args:  cobra.ExactArgs(2),
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			runner, err := f.resolveAddress(a[1])
-			if err != nil {
-				return err
-			}
 			key, err := f.signer(tf.from)
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().GrantSecret(cmd.Context(), key, a[0], runner, sdk.TxOptions{})
+			tx, err := send(cmd, f.Client(), key, a)
 			if err != nil {
 				return err
 			}
@@ -321,54 +320,35 @@ func newSecretGrantCmd(f *Factory) *cobra.Command {
 	}
 	tf.add(cmd)
 	return cmd
+}
+
+func newSecretGrantCmd(f *Factory) *cobra.Command {
+	return secretTxCmd(f, "grant NAME RUNNER [--from KEY]", "Release a secret to an attested runner (its enclave key must satisfy the secret's policy)", 2,
+		func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error) {
+			runner, err := f.resolveAddress(a[1])
+			if err != nil {
+				return nil, err
+			}
+			return c.GrantSecret(cmd.Context(), key, a[0], runner, sdk.TxOptions{})
+		})
 }
 
 func newSecretRevokeCmd(f *Factory) *cobra.Command {
-	var tf txFlags
-	cmd := &cobra.Command{
-		Use:   "revoke NAME RUNNER [--from KEY]",
-		Short: "Remove a runner's grant (what it already read stays read: rotate with `secret put`)",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, a []string) error {
+	return secretTxCmd(f, "revoke NAME RUNNER [--from KEY]", "Remove a runner's grant (what it already read stays read: rotate with `secret put`)", 2,
+		func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error) {
 			runner, err := f.resolveAddress(a[1])
 			if err != nil {
-				return err
+				return nil, err
 			}
-			key, err := f.signer(tf.from)
-			if err != nil {
-				return err
-			}
-			tx, err := f.Client().RevokeSecret(cmd.Context(), key, a[0], runner, sdk.TxOptions{})
-			if err != nil {
-				return err
-			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
-		},
-	}
-	tf.add(cmd)
-	return cmd
+			return c.RevokeSecret(cmd.Context(), key, a[0], runner, sdk.TxOptions{})
+		})
 }
 
 func newSecretRmCmd(f *Factory) *cobra.Command {
-	var tf txFlags
-	cmd := &cobra.Command{
-		Use:   "rm NAME [--from KEY]",
-		Short: "Delete a secret and all its grants",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, a []string) error {
-			key, err := f.signer(tf.from)
-			if err != nil {
-				return err
-			}
-			tx, err := f.Client().DeleteSecret(cmd.Context(), key, a[0], sdk.TxOptions{})
-			if err != nil {
-				return err
-			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
-		},
-	}
-	tf.add(cmd)
-	return cmd
+	return secretTxCmd(f, "rm NAME [--from KEY]", "Delete a secret and all its grants", 1,
+		func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error) {
+			return c.DeleteSecret(cmd.Context(), key, a[0], sdk.TxOptions{})
+		})
 }
 
 func newSecretListCmd(f *Factory) *cobra.Command {
