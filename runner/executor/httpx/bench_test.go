@@ -93,6 +93,51 @@ func BenchmarkJobs(b *testing.B) {
 	}
 }
 
+// BenchmarkJobsParallel is BenchmarkJobs with 16 jobs in flight per CPU:
+// the executor's sustained throughput against the same for plain GETs.
+func BenchmarkJobsParallel(b *testing.B) {
+	srv := benchServer(b)
+	b.Run("baseline_plain_get", func(b *testing.B) {
+		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+		defer c.CloseIdleConnections()
+		b.SetParallelism(16)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				resp, err := c.Get(srv.URL + "/p.json")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	})
+	e, err := New(Config{AllowPrivate: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	spec := &job.JobSpec{
+		JobType:         job.JobTypeHTTP,
+		Bounds:          job.ResourceBounds{MaxWallTimeMs: 5000, MaxMemoryBytes: 1 << 20},
+		ResultSchema:    job.ResultSchema{MaxReturnBytes: 64 << 10, ExpectedExecutionMs: 1000, DataFormat: job.FormatJSON},
+		RequiredDomains: []string{"127.0.0.1"},
+		Input:           []byte(fmt.Sprintf(`{"url":%q,"extract":[{"kind":"jsonpath","query":"$.tickers[42].price","name":"price"}]}`, srv.URL+"/p.json")),
+	}
+	b.Run("executor_jsonpath", func(b *testing.B) {
+		b.SetParallelism(16)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := e.Execute(context.Background(), executor.Request{Spec: spec}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
 // BenchmarkExtract measures each extraction kind on an in-memory page,
 // parsing included (a document is parsed once per job), against the
 // baseline of only parsing that page.

@@ -126,17 +126,15 @@ func (r *compiledRule) apply(d *document) (any, error) {
 	return vals[0], nil
 }
 
-// jsonPath locates matches on a copy of the document whose numbers are
-// float64/int64 (what ojg's filters compare), orders the located paths
-// (object keys bytewise, array indexes numerically: map iteration order must
-// not leak into results), and reads the values from the exact tree.
+// jsonPath locates matches (for filter expressions on a copy of the
+// document whose numbers are float64/int64, which ojg's filters compare),
+// orders the located paths (object keys bytewise, array indexes numerically:
+// map iteration order must not leak into results), and reads the values from
+// the exact tree.
 func (r *compiledRule) jsonPath(d *document) ([]any, error) {
 	exact, err := d.json()
 	if err != nil {
 		return nil, err
-	}
-	if d.jsonFloat == nil {
-		d.jsonFloat = floatTree(exact)
 	}
 	if len(r.jp) == 1 { // "$" or "@" alone: Locate reports no path for the root itself
 		switch r.jp[0].(type) {
@@ -144,7 +142,14 @@ func (r *compiledRule) jsonPath(d *document) ([]any, error) {
 			return []any{exact}, nil
 		}
 	}
-	locs := r.jp.Locate(d.jsonFloat, maxMatches)
+	tree := exact
+	if strings.Contains(r.Query, "?") { // only filters compare numbers
+		if d.jsonFloat == nil {
+			d.jsonFloat = floatTree(exact)
+		}
+		tree = d.jsonFloat
+	}
+	locs := r.jp.Locate(tree, maxMatches)
 	slices.SortFunc(locs, cmpPath)
 	var out []any
 	for _, loc := range locs {
