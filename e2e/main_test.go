@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
-	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/cowboy", "./cmd/cowboyd")
+	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/cowboy", "./cmd/cowboyd", "./cmd/cowboy-runner")
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -133,6 +134,18 @@ func runRun(parent context.Context, o *RunOptions) error {
 		}
 	}
 	domains := c.Registration.Domains
+	if len(domains) == 0 {
+		// Advertise what the executors will serve (the HTTP allowlist).
+		for _, t := range execs.Types() {
+			if e, ok := execs.Get(t); ok {
+				if ds, ok := e.(interface{ Domains() []string }); ok {
+					domains = append(domains, ds.Domains()...)
+				}
+			}
+		}
+		slices.Sort(domains)
+		domains = slices.Compact(domains)
+	}
 	d, err := runner.New(runner.Options{
 		Client: sdk.New(c.Node), Key: key, ResultKey: resultKey, Executors: execs, Check: runner.DefaultCheck,
 		DataDir: runner.Path(o.Home, c.DataDir), Stake: s.Stake, MaxConcurrentJobs: c.Registration.MaxConcurrentJobs,
