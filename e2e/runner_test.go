@@ -218,8 +218,8 @@ func priceJob(url string, wallMs uint64) *job.JobSpec {
 		JobType: job.JobTypeHTTP, Bounds: job.ResourceBounds{MaxWallTimeMs: wallMs, MaxMemoryBytes: 1 << 20},
 		Verification: job.VerificationConfig{Mode: job.ModeMajorityVote, Runners: 3, VoteField: "/price"},
 		MaxPrice:     sdk.MustCBY("0.1"), Tip: new(big.Int), TimeoutBlocks: 20,
-		Callback:     job.CallbackInfo{Actor: types.Address{0xca, 0x11, 0xba, 0xc4}, Handler: "on_result"},
-		ResultSchema: job.ResultSchema{MaxReturnBytes: 1024, ExpectedExecutionMs: wallMs / 2, DataFormat: job.FormatJSON, JSONSchema: []byte(priceSchema)},
+		Callback:        job.CallbackInfo{Actor: types.Address{0xca, 0x11, 0xba, 0xc4}, Handler: "on_result"},
+		ResultSchema:    job.ResultSchema{MaxReturnBytes: 1024, ExpectedExecutionMs: wallMs / 2, DataFormat: job.FormatJSON, JSONSchema: []byte(priceSchema)},
 		RequiredDomains: []string{"127.0.0.1"},
 		Input:           []byte(in),
 	}
