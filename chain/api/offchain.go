@@ -20,6 +20,10 @@ func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/runners/:addr", s.runner)
 	v1.GET("/jobs/:id", s.job)
 	v1.GET("/offchain/params", s.offchainParams)
+	v1.GET("/runners/:addr/delegations", s.runnerDelegations)
+	v1.GET("/unbonding/:addr", s.unbonding)
+	v1.GET("/entitlements/:addr", s.entitlements)
+	v1.GET("/entitlements/:addr/check", s.entitlementCheck)
 }
 
 func (s *Server) offchainParams(c *gin.Context) {
@@ -46,7 +50,9 @@ func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.R
 			PerWallMs: decStr(r.Rates.PerWallMs), PerMemoryMiB: decStr(r.Rates.PerMemoryMiB)},
 		MaxConcurrentJobs: r.MaxConcurrentJobs, ActiveJobs: r.ActiveJobs, MaxJobValue: decStr(r.MaxJobValue),
 		Stake: decStr(r.Stake), Reputation: r.Reputation, RegisteredAt: r.RegisteredAt, LastHeartbeat: r.LastHeartbeat,
-		Status: status, Healthy: r.Healthy(height, heartbeatTimeout), Height: height}
+		Status: status, Healthy: r.Healthy(height, heartbeatTimeout), Height: height,
+		Delegated: decStr(r.Delegated), EffectiveStake: decStr(r.EffectiveStake()), Delegators: r.Delegators,
+		CommissionBps: r.CommissionBps, ConsecutiveSlashes: r.ConsecutiveSlashes}
 	for _, t := range r.JobTypes {
 		out.JobTypes = append(out.JobTypes, t.String())
 	}
@@ -61,7 +67,8 @@ func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.R
 
 func (s *Server) runners(c *gin.Context) {
 	out := []apitypes.Runner{}
-	timeout := s.node.Executor().OffchainParams().HeartbeatTimeout
+	params := s.node.Executor().OffchainParams()
+	timeout := params.HeartbeatTimeout
 	err := s.node.Store().View(func(v *store.View) error {
 		rs, err := execution.ListRunners(v)
 		if err != nil {
@@ -72,6 +79,7 @@ func (s *Server) runners(c *gin.Context) {
 				continue
 			}
 			rj := runnerJSON(r, v.Head().Height, timeout)
+			rj.Eligible = r.Status == execution.RunnerActive && params.StakeEligible(r)
 			if rj.Endpoint, err = execution.ReadRunnerEndpoint(v, r.Address); err != nil {
 				return err
 			}
@@ -92,7 +100,8 @@ func (s *Server) runner(c *gin.Context) {
 		return
 	}
 	var out apitypes.Runner
-	timeout := s.node.Executor().OffchainParams().HeartbeatTimeout
+	params := s.node.Executor().OffchainParams()
+	timeout := params.HeartbeatTimeout
 	err := s.node.Store().View(func(v *store.View) error {
 		r, err := execution.ReadRunner(v, addr)
 		if err != nil {
@@ -102,6 +111,7 @@ func (s *Server) runner(c *gin.Context) {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no runner %s", addr))
 		}
 		out = runnerJSON(r, v.Head().Height, timeout)
+		out.Eligible = r.Status == execution.RunnerActive && params.StakeEligible(r)
 		out.Endpoint, err = execution.ReadRunnerEndpoint(v, addr)
 		return err
 	})
@@ -145,7 +155,12 @@ func JobJSON(j *job.Job, res *execution.JobResult, pay *execution.JobPayments, h
 	}
 	if res != nil {
 		for _, r := range res.Reveals {
-			out.Reveals = append(out.Reveals, apitypes.JobReveal{Runner: r.Runner, Result: r.Result, Signature: r.Signature})
+			jr := apitypes.JobReveal{Runner: r.Runner, Result: r.Result, Signature: r.Signature}
+			if rp := r.Report; rp != nil {
+				jr.Report = &apitypes.UsageReport{Tokens: rp.Usage.Tokens, WallTimeMs: rp.Usage.WallTimeMs, MemoryBytes: rp.Usage.MemoryBytes,
+					Fault: faultNames[rp.Fault], ProgressBps: rp.ProgressBps}
+			}
+			out.Reveals = append(out.Reveals, jr)
 		}
 		if res.Accepted {
 			out.Result = res.Result

@@ -33,6 +33,13 @@ type Runner struct {
 	Healthy           bool          `json:"healthy"`
 	Endpoint          string        `json:"endpoint,omitempty"` // aggregator URL, if registered
 	Height            uint64        `json:"height"`
+	// CIP-13 delegation: delegated stake, effective = stake + delegated.
+	Delegated          string `json:"delegated"`
+	EffectiveStake     string `json:"effective_stake"`
+	Delegators         uint32 `json:"delegators"`
+	CommissionBps      uint16 `json:"commission_bps"`
+	ConsecutiveSlashes uint32 `json:"consecutive_slashes"`
+	Eligible           bool   `json:"eligible"` // stake still meets the registration rules
 }
 
 // OffchainParams is GET /v1/offchain/params: the parameters runners
@@ -58,6 +65,7 @@ type JobReveal struct {
 	Runner    types.Address `json:"runner"`
 	Result    types.Bytes   `json:"result"`
 	Signature types.Bytes   `json:"signature"`
+	Report    *UsageReport  `json:"report,omitempty"` // signed usage report, if any
 }
 
 // JobPayment is one transfer out of the escrow.

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/gin-gonic/gin"
+)
+
+var faultNames = map[uint8]string{verify.FaultImpossibleJob: "impossible_job", verify.FaultActorFault: "actor_fault",
+	verify.FaultExternalFault: "external_fault"}
+
+// runnerDelegations is GET /v1/runners/{addr}/delegations.
+func (s *Server) runnerDelegations(c *gin.Context) {
+	addr, ok := parseAddress(c, c.Param("addr"))
+	if !ok {
+		return
+	}
+	out := []apitypes.Delegation{}
+	err := s.node.Store().View(func(v *store.View) error {
+		ds, err := execution.ReadDelegations(v, addr)
+		for _, d := range ds {
+			out = append(out, apitypes.Delegation{Delegator: d.Delegator, Amount: decStr(d.Amount), Since: d.Since})
+		}
+		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// unbonding is GET /v1/unbonding/{addr}: the address's unbonding tranches.
+func (s *Server) unbonding(c *gin.Context) {
+	addr, ok := parseAddress(c, c.Param("addr"))
+	if !ok {
+		return
+	}
+	out := []apitypes.Tranche{}
+	err := s.node.Store().View(func(v *store.View) error {
+		ts, err := execution.ReadTranches(v, addr)
+		h := v.Head().Height
+		for _, t := range ts {
+			out = append(out, apitypes.Tranche{Owner: t.Owner, Runner: t.Runner, Amount: decStr(t.Amount), Release: t.Release,
+				Matured: t.Release <= h+1, Height: h})
+		}
+		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// EntitlementJSON renders a stored entitlement record.
+func EntitlementJSON(rec *entitlement.Record) apitypes.Entitlement {
+	e := &rec.Entitlement
+	id, _ := e.ID()
+	cons, _ := json.Marshal(e.Constraints)
+	return apitypes.Entitlement{ID: id, Grantee: e.Grantee, Granter: rec.Granter, Scope: e.Scope.String(), Action: e.Action.String(),
+		ScopeCBOR: codec.MustMarshal(e.Scope), ActionCBOR: codec.MustMarshal(e.Action), Constraints: json.RawMessage(cons),
+		Parent: e.ParentID, Depth: rec.Depth, CreatedAt: rec.CreatedAt}
+}
+
+// entitlements is GET /v1/entitlements/{addr}: live entitlements held.
+func (s *Server) entitlements(c *gin.Context) {
+	addr, ok := parseAddress(c, c.Param("addr"))
+	if !ok {
+		return
+	}
+	out := []apitypes.Entitlement{}
+	err := s.node.Store().View(func(v *store.View) error {
+		recs, err := execution.EntitlementRegistry(v).List(addr, v.Head().Height+1)
+		for i := range recs {
+			out = append(out, EntitlementJSON(&recs[i]))
+		}
+		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// entitlementCheck is GET /v1/entitlements/{addr}/check?scope=…&action=…
+// [&height=H] (text forms, see entitlement.ParseScope): whether addr may
+// perform action on scope at height H (default: the next block).
+func (s *Server) entitlementCheck(c *gin.Context) {
+	addr, ok := parseAddress(c, c.Param("addr"))
+	if !ok {
+		return
+	}
+	sc, err := entitlement.ParseScope(c.Query("scope"))
+	if err != nil {
+		fail(c, http.StatusBadRequest, "bad_scope", err.Error())
+		return
+	}
+	ac, err := entitlement.ParseAction(c.Query("action"))
+	if err != nil {
+		fail(c, http.StatusBadRequest, "bad_action", err.Error())
+		return
+	}
+	var height uint64
+	if h := c.Query("height"); h != "" {
+		if height, err = strconv.ParseUint(h, 10, 64); err != nil {
+			fail(c, http.StatusBadRequest, "bad_height", err.Error())
+			return
+		}
+	}
+	out := apitypes.EntitlementCheck{Grantee: addr, Height: height}
+	err = s.node.Store().View(func(v *store.View) error {
+		if out.Height == 0 {
+			out.Height = v.Head().Height + 1
+		}
+		var err error
+		out.Allowed, err = execution.EntitlementRegistry(v).Check(addr, sc, ac, out.Height)
+		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,54 @@
+package apitypes
+
+import "github.com/cowboy-foundation/cowboy/chain/types"
+
+// UsageReport is a runner's signed usage report (spec 002 "Runner Resource
+// Accounting").
+type UsageReport struct {
+	Tokens      uint64 `json:"tokens"`
+	WallTimeMs  uint64 `json:"wall_time_ms"`
+	MemoryBytes uint64 `json:"memory_bytes"`
+	Fault       string `json:"fault,omitempty"` // impossible_job, actor_fault, external_fault
+	ProgressBps uint16 `json:"progress_bps,omitempty"`
+}
+
+// Delegation is GET /v1/runners/{addr}/delegations: one delegator's stake.
+type Delegation struct {
+	Delegator types.Address `json:"delegator"`
+	Amount    string        `json:"amount"`
+	Since     uint64        `json:"since"`
+}
+
+// Tranche is GET /v1/unbonding/{addr}: stake released to Owner at Release.
+type Tranche struct {
+	Owner   types.Address `json:"owner"`
+	Runner  types.Address `json:"runner"`
+	Amount  string        `json:"amount"`
+	Release uint64        `json:"release"`
+	Matured bool          `json:"matured"` // withdrawable now
+	Height  uint64        `json:"height"`
+}
+
+// Entitlement is one live entitlement record (GET /v1/entitlements/{addr}).
+// Scope and Action are also given as their canonical CBOR (hex) for
+// instructions and checks.
+type Entitlement struct {
+	ID          types.Hash    `json:"id"`
+	Grantee     types.Address `json:"grantee"`
+	Granter     types.Address `json:"granter"`
+	Scope       string        `json:"scope"`
+	Action      string        `json:"action"`
+	ScopeCBOR   types.Bytes   `json:"scope_cbor"`
+	ActionCBOR  types.Bytes   `json:"action_cbor"`
+	Constraints any           `json:"constraints"`
+	Parent      *types.Hash   `json:"parent,omitempty"`
+	Depth       uint8         `json:"depth"`
+	CreatedAt   uint64        `json:"created_at"`
+}
+
+// EntitlementCheck is GET /v1/entitlements/{addr}/check.
+type EntitlementCheck struct {
+	Grantee types.Address `json:"grantee"`
+	Allowed bool          `json:"allowed"`
+	Height  uint64        `json:"height"`
+}
