@@ -158,6 +158,9 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	}
 	output, err := resultBytes(spec, out.content)
 	if err != nil {
+		if out.finish == "length" {
+			err = fmt.Errorf("%w (the completion stopped at its %d-token budget; raise bounds.max_tokens)", err, budgetOf(creq))
+		}
 		return executor.Result{}, err
 	}
 	if lim := verify.MaxResultBytes(spec); len(output) > lim {
@@ -300,6 +303,9 @@ func (e *Executor) chatRequest(req executor.Request, in *Input, m *model) (opena
 	return cr, nil
 }
 
+// budgetOf is the completion budget a request carries.
+func budgetOf(cr openai.ChatCompletionRequest) int { return max(cr.MaxTokens, cr.MaxCompletionTokens) }
+
 // completion is what came back from the chat call.
 type completion struct {
 	content    string
@@ -356,7 +362,7 @@ const streamChunkOverhead = 4 << 10
 
 func (e *Executor) streamChat(ctx context.Context, m *model, cr openai.ChatCompletionRequest, spec *job.JobSpec) (completion, error) {
 	memLim := memoryLimit(spec)
-	budget := uint64(max(cr.MaxTokens, cr.MaxCompletionTokens))
+	budget := uint64(budgetOf(cr))
 	contentLim := min(int64(verify.MaxResultBytes(spec))*4+4096, memLim) // JSON may shrink when canonicalised
 	wire := &bodyLimit{max: memLim + int64(budget+16)*streamChunkOverhead}
 	cr.Stream = true
@@ -376,7 +382,6 @@ func (e *Executor) streamChat(ctx context.Context, m *model, cr openai.ChatCompl
 		chunks uint64
 		u      *openai.Usage
 		finish string
-		last   int64
 	)
 	for {
 		resp, err := stream.Recv()
@@ -389,11 +394,6 @@ func (e *Executor) streamChat(ctx context.Context, m *model, cr openai.ChatCompl
 			}
 			return completion{}, fmt.Errorf("stream: %w", err)
 		}
-		read := wire.read.Load()
-		if read-last > int64(streamChunkOverhead)+int64(buf.Len()) && read-last > 1<<20 {
-			return completion{}, fmt.Errorf("%w: a stream event of %d bytes", executor.ErrBoundExceeded, read-last)
-		}
-		last = read
 		if resp.Usage != nil {
 			u = resp.Usage
 		}

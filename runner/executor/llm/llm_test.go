@@ -148,6 +148,13 @@ func TestJSONSchemaOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A budget too small for the JSON answer: the truncated output is not
+	// JSON, and the error says why.
+	s.Input = []byte(`{"model":"chat","prompt":"Give the sentiment of: terrible awful service"}`)
+	s.Bounds.MaxTokens = 16
+	if _, err := run(t, f, s); !errors.Is(err, executor.ErrUpstream) || !strings.Contains(err.Error(), "token budget") {
+		t.Fatalf("truncated JSON: %v", err)
+	}
 	// JSON without a schema asks for json_object.
 	res, err := run(t, f, spec(`{"model":"chat","prompt":"answer in json: hello"}`, job.FormatJSON, 500))
 	if err != nil {
