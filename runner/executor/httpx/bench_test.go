@@ -180,7 +180,9 @@ func BenchmarkExtract(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				out = canonicalJSON(v)
+				if out, err = canonicalJSON(v); err != nil {
+					b.Fatal(err)
+				}
 			}
 			if c.rules != "" && string(out) != `142.42` && string(out) != `[142.42]` {
 				b.Fatalf("extracted %s", out)

@@ -1,17 +1,17 @@
 package httpx
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // decodeJSON decodes one JSON document as the Result Verifier reads results
@@ -19,62 +19,16 @@ import (
 // not read as a result is not one to build a result from.
 func decodeJSON(b []byte) (any, error) { return verify.ParseJSON(b) }
 
-// canonicalJSON renders v so that every runner produces the same bytes for
-// the same value: object keys sorted bytewise, no insignificant whitespace,
-// numbers exactly as they appeared in the source, strings escaped by
-// encoding/json without HTML escaping.
-func canonicalJSON(v any) []byte {
-	var b bytes.Buffer
-	writeCanonical(&b, v)
-	return b.Bytes()
-}
-
-func writeCanonical(b *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		b.WriteString(string(x))
-	case string:
-		writeString(b, x)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonical(b, e)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			writeCanonical(b, x[k])
-		}
-		b.WriteByte('}')
-	default:
-		// Values are only ever built from the cases above.
-		panic(fmt.Sprintf("httpx: canonical JSON of %T", v))
+// canonicalJSON renders v in the runner's canonical JSON form
+// (runner/executor/jsoncanon: keys sorted, no insignificant white space,
+// numbers in their shortest exact form), the bytes every executor commits, so
+// committee members fetching the same data sign the same result.
+func canonicalJSON(v any) ([]byte, error) {
+	b, err := jsoncanon.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: canonical JSON: %w", executor.ErrUpstream, err)
 	}
-}
-
-func writeString(b *bytes.Buffer, s string) {
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)       // a string always encodes
-	b.Truncate(b.Len() - 1) // Encode appends a newline
+	return b, nil
 }
 
 // Numbers: parsed values are exact rationals; exponents are bounded so that

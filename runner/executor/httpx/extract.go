@@ -326,7 +326,8 @@ func convert(v any, as string) (any, error) {
 		case nil:
 			return nil, errors.New("null is not a string")
 		}
-		return string(canonicalJSON(v)), nil
+		b, err := canonicalJSON(v)
+		return string(b), err
 	}
 	return v, nil
 }

