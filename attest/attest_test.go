@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -295,4 +296,32 @@ func BenchmarkEd25519Verify(b *testing.B) {
 			b.Fatal("verify")
 		}
 	}
+}
+
+// BenchmarkSimulationVsEd25519 interleaves a full Check of simulated
+// evidence with a plain Ed25519 verification, so that both see the same
+// machine load, and reports their time ratio.
+func BenchmarkSimulationVsEd25519(b *testing.B) {
+	s := sim(b, attest.SimOptions{})
+	rd := attest.ReportDataForResult(types.Address{1}, types.Hash{2}, types.Hash{3})
+	ev := evidence(b, s, rd)
+	dev := attest.DevPolicy()
+	pub, k, _ := ed25519.GenerateKey(rand.Reader)
+	msg := make([]byte, 300)
+	sig := ed25519.Sign(k, msg)
+	var tSim, tEd time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := attest.Check(&dev, ev, rd); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if !ed25519.Verify(pub, msg, sig) {
+			b.Fatal("verify")
+		}
+		tSim, tEd = tSim+t1.Sub(t0), tEd+time.Since(t1)
+	}
+	b.ReportMetric(float64(tSim)/float64(b.N), "sim-ns/op")
+	b.ReportMetric(float64(tEd)/float64(b.N), "ed25519-ns/op")
+	b.ReportMetric(float64(tSim)/float64(tEd), "ratio")
 }
