@@ -38,6 +38,11 @@ func TestDemoScript(t *testing.T) {
 		"matches the original",
 		"Full redundancy restored",
 		"TimerFired",
+		"LOCAL STAND-IN",
+		`verified {"price":97000.5}`,
+		`verified {"sentiment":`,
+		`verified {"conditions":"Light rain / drizzle"`,
+		"Settled     success",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("demo output lacks %q", want)

@@ -10,7 +10,10 @@ WORK=$(mktemp -d -t cowboy-demo.XXXXXX)
 PORT=${COWBOY_DEMO_PORT:-$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')}
 NODE_PID=""
 RELAY_PIDS=()
+EXTRA_PIDS=() # runners and their local services (scripts/demo_runners.sh)
 cleanup() {
+  for p in "${EXTRA_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${EXTRA_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   for p in "${RELAY_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${RELAY_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ -n "$NODE_PID" ] && kill -0 "$NODE_PID" 2>/dev/null; then
@@ -145,6 +148,9 @@ wait_relays 6
 "$BIN/cowboy" volume info demo --from alice
 "$BIN/cowboy" volume get demo datasets/dataset.bin "$WORK/back2.bin" --from alice
 cmp "$WORK/dataset.bin" "$WORK/back2.bin" && echo "Full redundancy restored: 6 healthy shards per segment, file intact."
+
+# Off-chain compute: 3 runners serve HTTP, LLM and MCP jobs for an agent actor.
+source scripts/demo_runners.sh
 
 step "Chain status"
 "$BIN/cowboy" status

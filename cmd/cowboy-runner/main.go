@@ -5,6 +5,7 @@
 //	cowboy-runner run     --home DIR [--node URL] [--listen ADDR] [--metrics ADDR] ...
 //	cowboy-runner status  --home DIR [--json]
 //	cowboy-runner version
+//	cowboy-runner llm-standin [--listen ADDR]   (local OpenAI-compatible stand-in for demos)
 //
 // HOME holds runner.toml, the keystore (unless the config points
 // elsewhere), result.key (Ed25519 seed, 0600), data/runner.db (bbolt) and,
@@ -34,7 +35,7 @@ func newRootCmd(io IO) *cobra.Command {
 	}
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
-	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), &cobra.Command{
+	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), newCmdStandin(io), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -137,10 +137,10 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 	if st.NodeErr != "" {
 		fmt.Fprintf(w, "node error  %s\n", st.NodeErr)
 	} else {
-		fmt.Fprintf(w, "balance     %s CBY\n", st.Balance)
+		fmt.Fprintf(w, "balance     %s\n", st.Balance)
 	}
 	if r := st.Record; r != nil {
-		fmt.Fprintf(w, "registered  %s, healthy %v, stake %s CBY, reputation %d, jobs %d/%d, last heartbeat %d (height %d)\n",
+		fmt.Fprintf(w, "registered  %s, healthy %v, stake %s, reputation %d, jobs %d/%d, last heartbeat %d (height %d)\n",
 			r.Status, r.Healthy, formatBase(r.Stake), r.Reputation, r.ActiveJobs, r.MaxConcurrentJobs, r.LastHeartbeat, r.Height)
 		if r.Endpoint != "" {
 			fmt.Fprintf(w, "endpoint    %s\n", r.Endpoint)
