@@ -3,7 +3,10 @@ package sim
 import (
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -129,4 +132,54 @@ func TestLiteralRuleSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", res)
+}
+
+// smallScenario is a cheaper variant of scenario for volume: four or five
+// validators (one byzantine in half the runs), the same fault menu, faults
+// healing at tick 40 and a run of 220 ticks.
+func smallScenario(seed uint64) Config {
+	c := scenario(seed)
+	c.N = 4 + int(seed%2)
+	c.Stakes = nil
+	c.Byzantine = int(seed / 2 % 2)
+	c.Equivocate = c.Byzantine > 0
+	c.DoubleVote = c.DoubleVote && c.Byzantine > 0
+	c.Adversarial = c.Adversarial && c.Byzantine > 0
+	c.HealAt, c.Ticks = 40, 220
+	return c
+}
+
+// TestSeedsSmall runs 2,000 seeded small scenarios, spread over the CPUs,
+// so that every `go test` covers thousands of runs (the soak runs the
+// full-size ones).
+func TestSeedsSmall(t *testing.T) {
+	n := uint64(2000)
+	if testing.Short() {
+		n = 200
+	}
+	const base = 10_000_000
+	start := time.Now()
+	workers := runtime.GOMAXPROCS(0)
+	var (
+		next atomic.Uint64
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= n || t.Failed() {
+					return
+				}
+				cfg := smallScenario(base + i)
+				if _, err := Run(cfg); err != nil {
+					t.Errorf("seed %d %+v: %v", base+i, cfg, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d small seeds in %v on %d workers", n, time.Since(start).Round(time.Millisecond), workers)
 }
