@@ -427,3 +427,37 @@ func TestTEEDeterminism(t *testing.T) {
 		}
 	}
 }
+
+// TestTEEAttestationFollowsResultKey: re-registering with another result
+// key voids the attestation (it bound the old key) until the runner attests
+// again.
+func TestTEEAttestationFollowsResultKey(t *testing.T) {
+	a, owner := newTEERunner(t, "a"), seededKey(t, "owner")
+	c := newTEEChain(t, execution.TEEParams{}, a.key, owner)
+	tv := types.TEEVerifierAddress
+	c.ok(registerTEE(c, a, true))
+	c.ok(c.tx(a.key, &tv, a.attestIn(t), 0))
+	policy := c.ex.TEEParams().Policy
+	inForce := func() bool {
+		return view(t, c, func(v *store.View) (bool, error) {
+			rn, err := execution.ReadRunner(v, a.addr)
+			if err != nil {
+				return false, err
+			}
+			return execution.TEEAttested(v, rn, v.Head().Height, &policy)
+		})
+	}
+	if !inForce() {
+		t.Fatal("fresh attestation not in force")
+	}
+	h := sha256.Sum256([]byte("a/ed2"))
+	a.ed = ed25519.NewKeyFromSeed(h[:])
+	c.ok(registerTEE(c, a, true))
+	if inForce() {
+		t.Fatal("attestation of the old result key still in force")
+	}
+	c.ok(c.tx(a.key, &tv, a.attestIn(t), 0))
+	if !inForce() {
+		t.Fatal("re-attestation not in force")
+	}
+}
