@@ -66,6 +66,26 @@ func newRelayCmd(f *Factory) *cobra.Command {
 			fmt.Fprintf(f.Out, "Capacity   %s used of %s\n", bytesText(r.Used), bytesText(r.Capacity))
 			fmt.Fprintf(f.Out, "Stake      %s\n", amount(r.Stake))
 			fmt.Fprintf(f.Out, "Heartbeat  block %d (head %d); registered at %d\n", r.LastHeartbeat, r.Height, r.RegisteredAt)
+			if c := r.Challenges; c != nil {
+				fmt.Fprintf(f.Out, "Challenges %d answered, %d failed, %d missed (%d in a row); reputation %d/1000\n", c.Answered, c.Failed, c.Missed, c.Consecutive, c.Reputation)
+				if c.Flagged {
+					fmt.Fprintf(f.Out, "Flagged    until epoch %d: clients repair shards away from this relay\n", c.FlaggedUntil)
+				}
+				fmt.Fprintf(f.Out, "Earnings   %s rent claimed; %s stake slashed\n", amount(c.Earned), amount(c.Slashed))
+				if c.UnbondAt != 0 {
+					fmt.Fprintf(f.Out, "Unbonding  stake returns at block %d\n", c.UnbondAt)
+				}
+			}
+			ch, err := f.Client().RelayChallenges(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if n := len(ch.Challenges); n > 0 {
+				fmt.Fprintf(f.Out, "Recent challenges (epoch %d now, %d blocks each)\n", ch.Epoch, ch.EpochBlocks)
+				for _, c := range ch.Challenges[max(0, n-10):] {
+					fmt.Fprintf(f.Out, "  epoch %-4d volume %s  %-8s rent %s\n", c.Epoch, c.Volume, c.Status, amount(c.Rent))
+				}
+			}
 			return nil
 		},
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
 	"github.com/cowboy-foundation/cowboy/relay/onchain"
+	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
@@ -138,7 +139,7 @@ func (f *Factory) openWith(ctx context.Context, c *cbfs.Client, o *volumeOpts, v
 
 func newVolumeCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Store files in encrypted, erasure-coded CBFS volumes on relay nodes"}
-	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f), newVolumeMountCmd(f), newVolumeUnmountCmd(f))
+	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f), newVolumeFundCmd(f), newVolumeMountCmd(f), newVolumeUnmountCmd(f))
 	return cmd
 }
 
@@ -557,12 +558,36 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 				ids = append(ids, id)
 			}
 			sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+			chal := map[types.Address]string{}
+			for _, p := range onChain.Placement {
+				st := "no challenge yet"
+				if c := p.Challenge; c != nil {
+					st = fmt.Sprintf("epoch %d challenge %s", c.Epoch, c.Status)
+				}
+				chal[p.Relay] = st
+			}
 			for _, id := range ids {
 				h := health[id]
 				if h == "" {
 					h = "NOT REGISTERED"
 				}
-				fmt.Fprintf(f.Out, "  %s  %5d shards  %s\n", id, perRelay[id], h)
+				c := chal[id]
+				if c == "" {
+					c = "not in the on-chain placement"
+				}
+				fmt.Fprintf(f.Out, "  %s  %5d shards  %-9s  %s\n", id, perRelay[id], h, c)
+			}
+			if r := onChain.Rent; r != nil {
+				fmt.Fprintln(f.Out, "Rent")
+				fmt.Fprintf(f.Out, "  escrow      %s\n", amount(r.Escrow))
+				fmt.Fprintf(f.Out, "  per epoch   %s (%s of shards; epoch %d, %d blocks each)\n", amount(r.RentPerEpoch), bytesText(r.ShardBytes), r.Epoch, r.EpochBlocks)
+				fmt.Fprintf(f.Out, "  paid        %s to relays, funded %s\n", amount(r.Paid), amount(r.Funded))
+				switch {
+				case r.Evicted != 0:
+					fmt.Fprintf(f.Out, "  EVICTED at block %d for unpaid rent; %s returned\n", r.Evicted, amount(r.Refunded))
+				case r.Arrears > 0:
+					fmt.Fprintf(f.Out, "  IN ARREARS for %d of %d grace epochs: run `cowboy volume fund`\n", r.Arrears, r.GraceEpochs)
+				}
 			}
 			return nil
 		},
@@ -642,6 +667,48 @@ func newVolumeRevokeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(f.Out, "Revoked token %x of volume %x\n", tid[:], id[:])
+			return nil
+		},
+	}
+	o.add(cmd)
+	return cmd
+}
+
+func newVolumeFundCmd(f *Factory) *cobra.Command {
+	var o volumeOpts
+	cmd := &cobra.Command{
+		Use:   "fund VOLUME AMOUNT",
+		Short: "Credit AMOUNT CBY to a volume's rent escrow at the Storage Manager (relays are paid from it each epoch)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			id, err := f.resolveVolume(a[0])
+			if err != nil {
+				return err
+			}
+			value, err := sdk.ParseCBY(a[1])
+			if err != nil {
+				return fmt.Errorf("amount: %w", err)
+			}
+			if value.Sign() <= 0 {
+				return fmt.Errorf("amount must be positive")
+			}
+			c, anchor, err := f.cbfsClient(&o)
+			if err != nil {
+				return err
+			}
+			c.Close()
+			if err := anchor.FundVolume(cmd.Context(), id, value); err != nil {
+				return err
+			}
+			v, err := f.Client().Volume(cmd.Context(), types.Hash(id))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "Funded volume %x with %s", id[:], amount(value.String()))
+			if r := v.Rent; r != nil {
+				fmt.Fprintf(f.Out, "; escrow %s, rent %s per epoch", amount(r.Escrow), amount(r.RentPerEpoch))
+			}
+			fmt.Fprintln(f.Out)
 			return nil
 		},
 	}

@@ -111,14 +111,23 @@ func (a *Anchor) RevokeToken(ctx context.Context, vol cbfs.VolumeID, token [32]b
 	return a.send(ctx, &types.RevokeToken{Volume: types.Hash(vol), TokenID: types.Hash(token)})
 }
 
+// FundVolume credits value base units to the volume's rent escrow.
+func (a *Anchor) FundVolume(ctx context.Context, vol cbfs.VolumeID, value *big.Int) error {
+	return a.sendValue(ctx, &types.VolumeFund{Volume: types.Hash(vol)}, value)
+}
+
 func (a *Anchor) send(ctx context.Context, in types.Instruction) error {
+	return a.sendValue(ctx, in, nil)
+}
+
+func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big.Int) error {
 	timeout := a.Timeout
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tx, err := a.Client.SendSystem(ctx, a.Key, types.StorageManagerAddress, in, nil)
+	tx, err := a.Client.SendSystem(ctx, a.Key, types.StorageManagerAddress, in, value)
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}

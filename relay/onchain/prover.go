@@ -44,6 +44,13 @@ type Prover struct {
 	OnEvent func(kind string, vol types.Hash, epoch uint64, err error)
 	// SendMu is shared with the Registrar of the same key (see there).
 	SendMu *sync.Mutex
+
+	given map[givenUp]bool // challenges that cannot be answered: logged once
+}
+
+type givenUp struct {
+	vol   types.Hash
+	epoch uint64
 }
 
 func (p *Prover) log() *slog.Logger {
@@ -136,8 +143,15 @@ func (p *Prover) answer(ctx context.Context, c *apitypes.ChallengeInfo) error {
 		}
 		// Corrupt or lost shard: nothing valid to send; the challenge will
 		// be missed and the owner's repair rebuilds the shard.
-		p.log().Error("cannot answer storage challenge", "volume", c.Volume, "epoch", c.Epoch, "err", err)
-		p.event("unanswerable", c.Volume, c.Epoch, err)
+		k := givenUp{c.Volume, c.Epoch}
+		if !p.given[k] {
+			if p.given == nil || len(p.given) > 10_000 {
+				p.given = map[givenUp]bool{}
+			}
+			p.given[k] = true
+			p.log().Error("cannot answer storage challenge", "volume", c.Volume, "epoch", c.Epoch, "err", err)
+			p.event("unanswerable", c.Volume, c.Epoch, err)
+		}
 		return nil
 	}
 	in := &types.StorageProof{Volume: c.Volume, Epoch: c.Epoch, ShardID: a.Leaf.ID, ShardHash: a.Leaf.Hash, ShardSize: a.Leaf.Size,

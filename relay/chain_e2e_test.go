@@ -1,0 +1,286 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
+	"github.com/cowboy-foundation/cowboy/sdk"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// buildCowboyd builds the chain node next to the relay binary.
+func buildCowboyd(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(filepath.Dir(relayBin), "cowboyd")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/cowboy-foundation/cowboy/cmd/cowboyd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build cowboyd: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startProc starts a process that is killed when the test ends; its output
+// is logged if the test fails.
+func startProc(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	logBuf := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = logBuf, logBuf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		if t.Failed() {
+			logBuf.mu.Lock()
+			t.Logf("%s %s log:\n%s", filepath.Base(name), strings.Join(args[:min(len(args), 3)], " "), tail(logBuf.b.String(), 40))
+			logBuf.mu.Unlock()
+		}
+	})
+	return cmd
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestChallengesAndRentOnDevnet runs a devnet node and six relay daemons
+// registered on it. A 4+2 volume is stored and funded; one relay's shards
+// are then tampered with and deleted on disk. Within a few storage epochs
+// the healthy relays have answered their challenges automatically and been
+// paid rent from the volume's escrow, while the tampered relay has missed
+// its challenge and is flagged (unhealthy), so repair moves its shards.
+func TestChallengesAndRentOnDevnet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process devnet test")
+	}
+	cowboyd := buildCowboyd(t)
+	root := t.TempDir()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	startProc(t, cowboyd, "--dev", "--home", filepath.Join(root, "node"), "--rpc", fmt.Sprintf("127.0.0.1:%d", port),
+		"--block-interval", "100ms", "--log-level", "warn")
+	c := sdk.New(url)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	waitFor(t, 15*time.Second, "node up", func() bool { _, err := c.Status(ctx); return err == nil })
+
+	fund := func(a types.Address, cby string) {
+		h, err := c.Faucet(ctx, a, sdk.MustCBY(cby))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.WaitForReceipt(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type relayProc struct {
+		home string
+		id   types.Address
+	}
+	var relays []relayProc
+	for i := range 6 {
+		home := filepath.Join(root, fmt.Sprintf("relay%d", i))
+		if out, err := exec.Command(relayBin, "init", "--home", home, "--listen", "127.0.0.1:0").CombinedOutput(); err != nil {
+			t.Fatalf("init: %v %s", err, out)
+		}
+		out, err := exec.Command(relayBin, "status", "--home", home, "--json").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct{ ID string }
+		if err := json.Unmarshal(out, &st); err != nil {
+			t.Fatal(err)
+		}
+		id, err := types.ParseAddress(st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fund(id, "200")
+		startProc(t, relayBin, "run", "--home", home, "--node", url, "--stake", "100", "--heartbeat", "500ms",
+			"--challenge-poll", "200ms", "--log-level", "info")
+		relays = append(relays, relayProc{home, id})
+	}
+	waitFor(t, 30*time.Second, "6 healthy relays", func() bool {
+		rs, err := c.Relays(ctx)
+		n := 0
+		for _, r := range rs {
+			if r.Healthy {
+				n++
+			}
+		}
+		return err == nil && n == 6
+	})
+
+	owner, _ := crypto.GenerateKey()
+	fund(types.PubkeyToAddress(owner.PublicKey), "100")
+	anchor := &onchain.Anchor{Client: c, Key: owner, K: 4, M: 2}
+	cc, err := cbfs.New(cbfs.Config{Key: owner, Directory: onchain.Directory{Client: c}, Anchor: anchor, RequestTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	vol, err := cc.CreateVolume(ctx, cbfs.VolumeOptions{K: 4, M: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 3<<20)
+	(&patterned{n: int64(len(data)), seed: 7}).Read(data)
+	if _, err := vol.Put(ctx, "/data.bin", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	vid := types.Hash(vol.ID())
+	v, err := c.Volume(ctx, vid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Placement) != 6 || v.Rent == nil || v.Rent.ShardBytes == 0 {
+		t.Fatalf("commitment without a full placement: %+v", v)
+	}
+	// used_bytes × erasure_overhead × rate: shard bytes are 6/4 of the data.
+	if v.Rent.ShardBytes < uint64(len(data))*6/4 {
+		t.Fatalf("shard bytes %d for %d bytes at 4+2", v.Rent.ShardBytes, len(data))
+	}
+	if err := anchor.FundVolume(ctx, vol.ID(), sdk.MustCBY("1")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Ruin the last relay's holdings: corrupt some shard files, delete the
+	// others (the relay keeps running; its store notices on read).
+	bad := relays[5]
+	prefix := hex.EncodeToString(vid[:])
+	nbad := 0
+	filepath.Walk(filepath.Join(bad.home, "data", "objects"), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || !strings.HasPrefix(fi.Name(), prefix) || fi.Size() < 2048 {
+			return nil // not a shard of this volume (placement lists and manifests are small)
+		}
+		if nbad%2 == 0 {
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err == nil {
+				f.WriteAt([]byte("tampered"), 0)
+				f.Close()
+			}
+		} else {
+			os.Remove(p)
+		}
+		nbad++
+		return nil
+	})
+	if nbad == 0 {
+		t.Fatal("found no shard files to tamper with")
+	}
+
+	// Two full epochs after funding: every good relay has answered and
+	// claimed its rent; the bad one has missed and is flagged.
+	start := mustHeight(t, c)
+	ep := v.Rent.EpochBlocks
+	waitFor(t, 90*time.Second, "rent paid to the good relays and the bad relay flagged", func() bool {
+		for _, r := range relays[:5] {
+			rel, err := c.Relay(ctx, r.id)
+			if err != nil || rel.Challenges == nil || rel.Challenges.Earned == "0" || rel.Challenges.Answered == 0 {
+				return false
+			}
+		}
+		rel, err := c.Relay(ctx, bad.id)
+		return err == nil && rel.Challenges != nil && rel.Challenges.Missed+rel.Challenges.Failed > 0 && !rel.Healthy &&
+			mustHeight(t, c) > start+2*ep
+	})
+	v, err = c.Volume(ctx, vid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paid, _ := new(big.Int).SetString(v.Rent.Paid, 10)
+	escrow, _ := new(big.Int).SetString(v.Rent.Escrow, 10)
+	if paid.Sign() <= 0 || new(big.Int).Add(paid, escrow).Cmp(sdk.MustCBY("1")) > 0 {
+		t.Fatalf("rent paid %s, escrow %s of 1 CBY funded", paid, escrow)
+	}
+	for _, r := range relays[:5] {
+		rel, _ := c.Relay(ctx, r.id)
+		if rel.Challenges.Missed+rel.Challenges.Failed != 0 || !rel.Healthy {
+			t.Fatalf("good relay %s: %+v healthy=%v", r.id, rel.Challenges, rel.Healthy)
+		}
+	}
+	var rc *apitypes.RelayChallenges
+	if rc, err = c.RelayChallenges(ctx, bad.id); err != nil {
+		t.Fatal(err)
+	}
+	missed := false
+	for _, ch := range rc.Challenges {
+		missed = missed || ch.Status == "missed" || ch.Status == "failed"
+	}
+	if !missed {
+		t.Fatalf("bad relay's challenges: %+v", rc.Challenges)
+	}
+	t.Logf("after %d blocks: rent paid %s base units, escrow %s; bad relay %+v", mustHeight(t, c)-start, paid, escrow, rc.Challenges[len(rc.Challenges)-1])
+
+	// The client's repair worker sees the flagged relay as unhealthy and
+	// rebuilds its shards on a spare relay (every other relay already holds
+	// a shard of each segment); the file reads back intact.
+	spare := filepath.Join(root, "relay6")
+	if out, err := exec.Command(relayBin, "init", "--home", spare, "--listen", "127.0.0.1:0").CombinedOutput(); err != nil {
+		t.Fatalf("init: %v %s", err, out)
+	}
+	out, err := exec.Command(relayBin, "status", "--home", spare, "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ ID string }
+	json.Unmarshal(out, &st)
+	spareID, _ := types.ParseAddress(st.ID)
+	fund(spareID, "200")
+	startProc(t, relayBin, "run", "--home", spare, "--node", url, "--stake", "100", "--heartbeat", "500ms", "--challenge-poll", "200ms")
+	waitFor(t, 30*time.Second, "the spare relay", func() bool { r, err := c.Relay(ctx, spareID); return err == nil && r.Healthy })
+	rep, err := vol.Repair(ctx, cbfs.RepairOptions{})
+	if err != nil || rep.Repaired == 0 {
+		t.Fatalf("repair: %+v %v", rep, err)
+	}
+	var got bytes.Buffer
+	if _, err := vol.Get(ctx, "/data.bin", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
+		t.Fatalf("read back after repair: %v (%d bytes)", err, got.Len())
+	}
+}
+
+func mustHeight(t *testing.T, c *sdk.Client) uint64 {
+	st, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Height
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
