@@ -25,6 +25,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // Executor runs HTTP jobs. It is safe for concurrent use.
@@ -105,6 +106,7 @@ type source struct {
 	err   error
 	body  []byte
 	value any
+	canon []byte    // the whole body in canonical JSON, for JSON jobs without rules
 	ts    time.Time // zero when unknown
 }
 
@@ -189,17 +191,22 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 
 // prepare extracts one fetched source and applies the freshness bound.
 func (e *Executor) prepare(p *plan, spec *job.JobSpec, s *source, now time.Time) error {
-	d := &document{body: s.body}
 	if len(p.rules) == 0 && spec.ResultSchema.DataFormat == job.FormatJSON {
-		if _, err := d.json(); err != nil {
-			return fmt.Errorf("%w: %w", executor.ErrUpstream, err)
+		// The body is the result: canonicalise it straight from its bytes.
+		c, err := jsoncanon.Canonicalize(s.body)
+		if err != nil {
+			return fmt.Errorf("%w: response is not JSON: %w", executor.ErrUpstream, err)
 		}
+		s.canon = c
 	}
-	v, err := p.extract(d)
-	if err != nil {
-		return fmt.Errorf("%w: extraction: %w", executor.ErrUpstream, err)
+	if s.canon == nil || p.snapshot == SnapshotMedian || p.snapshot == SnapshotMajority {
+		v, err := p.extract(&document{body: s.body})
+		if err != nil {
+			return fmt.Errorf("%w: extraction: %w", executor.ErrUpstream, err)
+		}
+		s.value = v
 	}
-	s.value = v
+	v := s.value
 	if p.tsField != "" {
 		tv := v.(map[string]any)[p.tsField]
 		ts, err := parseTimestamp(tv)
@@ -373,6 +380,8 @@ func encode(spec *job.JobSpec, p *plan, val any, from int, srcs []source) ([]byt
 	var out []byte
 	var err error
 	switch {
+	case from >= 0 && srcs[from].canon != nil:
+		out = srcs[from].canon
 	case spec.ResultSchema.DataFormat == job.FormatJSON:
 		out, err = canonicalJSON(val)
 	case len(p.rules) == 0 && from >= 0:
