@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -95,3 +96,67 @@ func BenchmarkChatExecutorJSON(b *testing.B)   { benchExecutor(b, false, job.For
 func BenchmarkStreamDirect(b *testing.B)       { benchDirect(b, true) }
 func BenchmarkStreamExecutor(b *testing.B)     { benchExecutor(b, true, job.FormatText) }
 func BenchmarkStreamExecutorJSON(b *testing.B) { benchExecutor(b, true, job.FormatJSON) }
+
+// BenchmarkOverheadRatio alternates a direct go-openai call and an executor
+// job on the same stand-in in every iteration and reports the ratio of
+// their total times, which stays meaningful on a loaded machine where
+// separate benchmarks drift.
+func BenchmarkOverheadRatio(b *testing.B) {
+	for _, stream := range []bool{false, true} {
+		name := "chat"
+		if stream {
+			name = "stream"
+		}
+		b.Run(name, func(b *testing.B) {
+			hs := benchServer(b)
+			ex, err := New(Config{Models: []ModelConfig{{Name: "chat", BaseURL: hs.URL + "/v1", UpstreamModel: "standin-chat"}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := `{"model":"chat","prompt":"` + benchPrompt + `","max_tokens":400}`
+			if stream {
+				in = `{"model":"chat","prompt":"` + benchPrompt + `","max_tokens":400,"stream":true}`
+			}
+			req := executor.Request{JobID: types.Hash{1}, Spec: spec(in, job.FormatText, 500)}
+			cfg := openai.DefaultConfig("")
+			cfg.BaseURL = hs.URL + "/v1"
+			c := openai.NewClientWithConfig(cfg)
+			seed := 1
+			creq := openai.ChatCompletionRequest{
+				Model: "standin-chat", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: benchPrompt}},
+				MaxTokens: 400, Temperature: 1e-45, Seed: &seed, Stream: stream,
+			}
+			if stream {
+				creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+			}
+			ctx := context.Background()
+			var direct, viaExec time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if stream {
+					st, err := c.CreateChatCompletionStream(ctx, creq)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for {
+						if _, err := st.Recv(); err != nil {
+							break
+						}
+					}
+					st.Close()
+				} else if _, err := c.CreateChatCompletion(ctx, creq); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := ex.Execute(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				direct += t1.Sub(t0)
+				viaExec += time.Since(t1)
+			}
+			b.ReportMetric(float64(direct.Microseconds())/float64(b.N), "direct-µs/op")
+			b.ReportMetric(float64(viaExec.Microseconds())/float64(b.N), "executor-µs/op")
+			b.ReportMetric(float64(viaExec)/float64(direct), "executor/direct")
+		})
+	}
+}
