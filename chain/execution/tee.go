@@ -246,6 +246,9 @@ func (x *txExec) teeAttest(from types.Address, in *types.TEEAttest) error {
 	if !rn.TEE {
 		return failf("NoTEESupport: %s did not declare TEE support at registration", from)
 	}
+	if p.Policy.IsZero() {
+		return failf("NoTEEPolicy: this chain has no TEE policy configured, so it accepts no evidence")
+	}
 	ev, err := attest.DecodeEvidence(in.Evidence)
 	if err != nil {
 		return failf("InvalidEvidence: %v", err)

@@ -461,3 +461,22 @@ func TestTEEAttestationFollowsResultKey(t *testing.T) {
 		t.Fatal("re-attestation not in force")
 	}
 }
+
+// TestTEENoPolicy: a chain that is not the devnet and configures no policy
+// refuses all evidence and says why.
+func TestTEENoPolicy(t *testing.T) {
+	a := newTEERunner(t, "a")
+	c := newChainFrom(t, seededKey(t, "faucet"), a.key)
+	ex, err := execution.New(execution.Config{ChainID: 99, Fees: c.g.Fees, VM: sharedEngine(t),
+		Offchain: execution.OffchainParams{MinRunnerStake: genesis.CBY(10)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ex.TEEParams().Policy; !p.IsZero() {
+		t.Fatalf("policy on a non-dev chain: %+v", p)
+	}
+	c.ex, c.g.ChainID = ex, 99 // transactions are signed for chain 99 from here on
+	c.ok(registerTEE(c, a, true))
+	tv := types.TEEVerifierAddress
+	expectFail(t, c.block(c.tx(a.key, &tv, a.attestIn(t), 0))[0], "NoTEEPolicy")
+}
