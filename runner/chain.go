@@ -131,8 +131,7 @@ func cbyFloat(v *big.Int) float64 {
 // maybeHeartbeat sends a heartbeat every third of heartbeat_timeout_blocks
 // (at least every block) and refreshes the stake and lag gauges.
 func (d *Daemon) maybeHeartbeat(ctx context.Context, h uint64) {
-	p := d.paramsSnapshot()
-	every := max(p.HeartbeatTimeoutBlocks/3, 1)
+	every := d.heartbeatEvery()
 	d.mu.Lock()
 	due := d.registered && h >= d.lastHeartbeat+every
 	if due {
@@ -150,6 +149,9 @@ func (d *Daemon) maybeHeartbeat(ctx context.Context, h uint64) {
 		if _, err := d.send(cctx, "heartbeat", types.RunnerRegistryAddress, nil, &types.RunnerHeartbeat{}); err != nil {
 			d.log.Warn("heartbeat failed", "err", err)
 		}
+		if err := d.ensureAttested(cctx, every*3); err != nil {
+			d.log.Warn("re-attestation failed", "err", err)
+		}
 		if r, err := d.client.Runner(cctx, d.self); err == nil {
 			d.m.heartbeatLag.Set(float64(r.Height - min(r.Height, r.LastHeartbeat)))
 			if s, err := sdk.ParseAmount(r.Stake); err == nil {
@@ -160,6 +162,12 @@ func (d *Daemon) maybeHeartbeat(ctx context.Context, h uint64) {
 			}
 		}
 	}()
+}
+
+// heartbeatEvery is the heartbeat interval: a third of the chain's
+// heartbeat_timeout_blocks, at least one block.
+func (d *Daemon) heartbeatEvery() uint64 {
+	return max(d.paramsSnapshot().HeartbeatTimeoutBlocks/3, 1)
 }
 
 // build signs a system-actor instruction with the next nonce. Callers hold

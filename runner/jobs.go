@@ -163,7 +163,7 @@ func (d *Daemon) commit(ctx context.Context, rec *JobRecord) error {
 		return err
 	}
 	if h, ok := commitmentOf(cj, d.self); ok && ours {
-		return d.committed(rec, h)
+		return d.committed(ctx, rec, h)
 	}
 	if !ours || cj.Status != chainAssigned {
 		return d.finish(rec, StateDone, "dropped", "assignment ended before commit (job "+cj.Status+")")
@@ -175,12 +175,15 @@ func (d *Daemon) commit(ctx context.Context, rec *JobRecord) error {
 		&types.CommitResult{JobID: rec.ID, Commitment: rec.Commitment})
 }
 
-func (d *Daemon) committed(rec *JobRecord, onChain types.Hash) error {
+func (d *Daemon) committed(ctx context.Context, rec *JobRecord, onChain types.Hash) error {
 	if onChain != rec.Commitment {
 		// Only possible if the data dir was replaced under a running key.
 		return d.finish(rec, StateFailed, "failed", "the chain holds a different commitment from this runner: refusing to reveal")
 	}
 	rec.State, rec.Tx = StateCommitted, nil
+	if spec, err := rec.DecodedSpec(); err == nil && spec.TEERequired {
+		d.attestResult(ctx, rec)
+	}
 	d.m.commitSeconds.WithLabelValues(rec.Type).Observe(time.Since(rec.StartedAt).Seconds())
 	d.log.Info("committed", "job", rec.ID, "commitment", rec.Commitment)
 	return d.put(rec)
@@ -194,7 +197,7 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 			return err
 		}
 		if h, ok := commitmentOf(cj, d.self); ok && ours {
-			return d.committed(rec, h)
+			return d.committed(ctx, rec, h)
 		}
 		if !ours || cj.Status != chainAssigned || cj.Height > rec.Deadline {
 			return d.finish(rec, StateDone, "missed", "commitment did not land before the deadline (job "+cj.Status+")")

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -55,6 +56,10 @@ type Options struct {
 	Models, Domains   []string
 	Rates             job.RateCard
 	TEE               bool
+	// Attester, when set, attests the runner to the TEE Verifier at start
+	// (and before the attestation expires) and evidences each result of a
+	// tee_required job. Setting it implies TEE.
+	Attester attest.Attester
 
 	AggregatorListen string // "" = no aggregator API (members still push to others)
 	PublicURL        string // registered endpoint; "" = none
@@ -118,6 +123,9 @@ func New(o Options) (*Daemon, error) {
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
 	}
+	if o.Attester != nil {
+		o.TEE = true
+	}
 	if len(o.JobTypes) == 0 {
 		o.JobTypes = o.Executors.Types()
 	}
@@ -174,6 +182,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	if err := d.ensureRegistered(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	if err := d.ensureAttested(ctx, d.heartbeatEvery()*3); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}

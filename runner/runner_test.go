@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
@@ -378,4 +379,55 @@ func TestConfigRoundTrip(t *testing.T) {
 	}
 	_ = errors.New
 	_ = fmt.Sprint
+}
+
+// TestSimulatedTEEAttestation: a runner with the simulation attester
+// registers with TEE support and is attested by the TEE Verifier, and a
+// tee_required job gets per-result evidence.
+func TestSimulatedTEEAttestation(t *testing.T) {
+	n := newTestNet(t)
+	key, _ := crypto.GenerateKey()
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	_, platform, _ := ed25519.GenerateKey(rand.Reader)
+	n.fund(t, types.PubkeyToAddress(key.PublicKey), "100")
+	sim, err := attest.NewSimulation(platform, attest.SimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := n.options(t, key, ed, t.TempDir(), &fixedExecutor{out: []byte(`{"price": 1}`)})
+	o.Attester = sim
+	d, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-d.Ready():
+	case err := <-done:
+		t.Fatalf("runner stopped: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready")
+	}
+	a, err := n.client.Attestation(context.Background(), d.Address())
+	if err != nil || !a.Valid || a.Backend != "SIMULATION" {
+		t.Fatalf("attestation: %+v %v", a, err)
+	}
+	r, err := n.client.Runner(context.Background(), d.Address())
+	if err != nil || !r.TEE {
+		t.Fatalf("runner record: %+v %v", r, err)
+	}
+	spec := httpSpec(1)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	spec.TEERequired = true
+	id := n.submit(t, spec)
+	if j := n.waitJob(t, id, 30*time.Second, finished); j.Status != "finalized" {
+		t.Fatalf("tee job: %+v", j)
+	}
+	ras, err := n.client.ResultAttestations(context.Background(), id)
+	if err != nil || len(ras) != 1 {
+		t.Fatalf("result attestations: %+v %v", ras, err)
+	}
 }

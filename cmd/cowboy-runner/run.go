@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/runner"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
@@ -120,6 +121,22 @@ func runRun(parent context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	var attester attest.Attester
+	if s.TEESimulated {
+		// Devnets only: evidence signed by a local platform key; every
+		// production policy refuses it.
+		path := runner.Path(o.Home, "tee-simulation.key")
+		pk, err := runner.LoadResultKey(path)
+		if err != nil {
+			if pk, err = runner.NewResultKey(path); err != nil {
+				return err
+			}
+		}
+		if attester, err = attest.NewSimulation(pk, attest.SimOptions{}); err != nil {
+			return err
+		}
+		log.Warn("TEE backend is SIMULATION: attestations are not backed by hardware and only devnet policies accept them")
+	}
 	ctx, stop := signal.NotifyContext(parent, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	execs, err := runner.BuildExecutors(ctx, &c, s.JobTypes, log)
@@ -149,7 +166,7 @@ func runRun(parent context.Context, o *RunOptions) error {
 	d, err := runner.New(runner.Options{
 		Client: sdk.New(c.Node), Key: key, ResultKey: resultKey, Executors: execs, Check: runner.DefaultCheck,
 		DataDir: runner.Path(o.Home, c.DataDir), Stake: s.Stake, MaxConcurrentJobs: c.Registration.MaxConcurrentJobs,
-		MaxJobValue: s.MaxJobValue, JobTypes: s.JobTypes, Models: models, Domains: domains, Rates: s.Rates, TEE: s.TEESimulated,
+		MaxJobValue: s.MaxJobValue, JobTypes: s.JobTypes, Models: models, Domains: domains, Rates: s.Rates, Attester: attester,
 		AggregatorListen: c.Aggregator.Listen, PublicURL: s.PublicURL, PushTimeout: s.PushTimeout, MetricsListen: c.Metrics.Listen,
 		CommitMarginBlocks: c.Jobs.CommitMarginBlocks, KeepBlocks: c.Jobs.KeepBlocks, Grace: o.Grace, Logger: log,
 	})
