@@ -183,7 +183,7 @@ func newTEEAttestCmd(f *Factory) *cobra.Command {
 
 func newSecretCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secret", Short: "Secrets released only to attested runners (Secrets Manager 0x…04)"}
-	cmd.AddCommand(newSecretPutCmd(f), newSecretGrantCmd(f), newSecretRevokeCmd(f), newSecretRmCmd(f), newSecretListCmd(f))
+	cmd.AddCommand(newSecretPutCmd(f), newSecretGrantCmd(f), newSecretRevokeCmd(f), newSecretRmCmd(f), newSecretListCmd(f), newSecretShowCmd(f))
 	return cmd
 }
 
@@ -385,6 +385,46 @@ func newSecretListCmd(f *Factory) *cobra.Command {
 					pol += ", SIMULATION allowed"
 				}
 				fmt.Fprintf(f.Out, "%-24s v%d  %d grants  updated at %d  %s\n", s.Name, s.Version, s.Grants, s.UpdatedAt, pol)
+			}
+			return nil
+		},
+	}
+	jsonFlag(cmd, &asJSON)
+	return cmd
+}
+
+func newSecretShowCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show [OWNER] NAME",
+		Short: "Show a secret's version, policy and the runners it is granted to (never the plaintext)",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			ownerArg, name := "", a[len(a)-1]
+			if len(a) == 2 {
+				ownerArg = a[0]
+			}
+			owner, err := f.addressOrOnlyKey(ownerArg)
+			if err != nil {
+				return err
+			}
+			s, err := f.Client().Secret(cmd.Context(), owner, name)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(f.Out, s)
+			}
+			fmt.Fprintf(f.Out, "Secret      %s/%s version %d (%d bytes of ciphertext)\n", s.Owner, s.Name, s.Version, len(s.Ciphertext))
+			fmt.Fprintf(f.Out, "Policy      %s: unique id %s, signer id %s product %d svn >= %d\n", s.PolicyID, orAny(s.Policy.UniqueID),
+				orAny(s.Policy.SignerID), s.Policy.ProductID, s.Policy.MinSecurityVersion)
+			fmt.Fprintf(f.Out, "            debug %v, outdated TCB %v, SIMULATION %v\n", s.Policy.AllowDebug, s.Policy.AllowOutdatedTCB, s.Policy.AllowSimulation)
+			fmt.Fprintf(f.Out, "Updated     block %d (created %d)\n", s.UpdatedAt, s.CreatedAt)
+			if len(s.GrantList) == 0 {
+				fmt.Fprintln(f.Out, "Grants      none")
+			}
+			for _, g := range s.GrantList {
+				fmt.Fprintf(f.Out, "Grant       %s  enclave 0x%x  seal key 0x%x  at block %d\n", g.Runner, []byte(g.UniqueID), []byte(g.SealKey), g.GrantedAt)
 			}
 			return nil
 		},

@@ -59,6 +59,9 @@ func TestTEEAndSecretCommands(t *testing.T) {
 	if out := h.must("secret", "list", "owner"); !strings.Contains(out, "llm") || !strings.Contains(out, "v1  1 grants") || !strings.Contains(out, "SIMULATION allowed") {
 		t.Fatalf("list: %s", out)
 	}
+	if out := h.must("secret", "show", "owner", "llm"); !strings.Contains(out, "version 1") || !strings.Contains(out, "Grant ") || strings.Contains(out, "sk-1") {
+		t.Fatalf("show: %s", out)
+	}
 	if out := h.must("secret", "revoke", "llm", "r1", "--from", "owner"); !strings.Contains(out, "success") {
 		t.Fatalf("revoke: %s", out)
 	}
