@@ -1,3 +1,7 @@
+// Tests against the real @modelcontextprotocol/server-everything (node
+// processes over stdio and streamable HTTP; `make deps` installs it). Every
+// process started here is stopped by the test's cleanup.
+
 package mcp
 
 import (
