@@ -37,6 +37,8 @@ func NewRoot(f *Factory) *cobra.Command {
 		newVolumeCmd(f),
 		newJobCmd(f),
 		newRunnerCmd(f),
+		newEntitlementCmd(f),
+		newPoolCmd(f),
 		newTEECmd(f),
 		newSecretCmd(f),
 		newTimerCmd(f),

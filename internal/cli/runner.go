@@ -19,6 +19,7 @@ import (
 func newRunnerCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "runner", Short: "Off-chain compute runners in the Runner Registry (0x…01)"}
 	cmd.AddCommand(newRunnerRegisterCmd(f), newRunnerHeartbeatCmd(f), newRunnerDeregisterCmd(f), newRunnerStatusCmd(f), newRunnerListCmd(f))
+	cmd.AddCommand(newRunnerStakingCmds(f)...)
 	return cmd
 }
 
@@ -188,7 +189,7 @@ func newRunnerDeregisterCmd(f *Factory) *cobra.Command {
 	var tf txFlags
 	cmd := &cobra.Command{
 		Use:   "deregister [--from KEY]",
-		Short: "Leave the registry and withdraw the self-bond (no active jobs allowed)",
+		Short: "Leave the registry; the self-bond unbonds (withdraw it after the unbonding period; no active jobs allowed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			key, err := f.signer(tf.from)
@@ -233,7 +234,9 @@ func newRunnerStatusCmd(f *Factory) *cobra.Command {
 			}
 			fmt.Fprintf(f.Out, "Runner      %s\n", r.Address)
 			fmt.Fprintf(f.Out, "Status      %s, %s\n", r.Status, runnerHealth(*r))
-			fmt.Fprintf(f.Out, "Stake       %s (max job value %s)\n", sdk.FormatCBY(mustBig(r.Stake)), sdk.FormatCBY(mustBig(r.MaxJobValue)))
+			fmt.Fprintf(f.Out, "Stake       %s self + %s delegated by %d = %s effective (max job value %s)\n", sdk.FormatCBY(mustBig(r.Stake)),
+				sdk.FormatCBY(mustBig(r.Delegated)), r.Delegators, sdk.FormatCBY(mustBig(r.EffectiveStake)), sdk.FormatCBY(mustBig(r.MaxJobValue)))
+			fmt.Fprintf(f.Out, "Commission  %d bps; eligible %v; consecutive slashes %d\n", r.CommissionBps, r.Eligible, r.ConsecutiveSlashes)
 			fmt.Fprintf(f.Out, "Reputation  %d\n", r.Reputation)
 			fmt.Fprintf(f.Out, "Job types   %s\n", strings.Join(r.JobTypes, ", "))
 			if len(r.Models) > 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
@@ -85,52 +86,95 @@ func TestRunnerAndJobCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last types.Hash
-	wait := func(tx *types.Tx, err error) {
+	var sent []types.Hash
+	send := func(tx *types.Tx, err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
-		last = tx.Hash()
-		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		r, err := c.WaitForReceipt(wctx, tx.Hash())
-		if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
-			t.Fatalf("tx %s: %+v %v", tx.Hash(), r.Receipt, err)
-		}
+		sent = append(sent, tx.Hash())
 	}
+	waitAll := func() {
+		t.Helper()
+		for _, h := range sent {
+			last = h
+			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			r, err := c.WaitForReceipt(wctx, h)
+			cancel()
+			if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+				t.Fatalf("tx %s: %+v %v", h, r.Receipt, err)
+			}
+		}
+		sent = nil
+	}
+	wait := func(tx *types.Tx, err error) { t.Helper(); send(tx, err); waitAll() }
 	result := []byte(`{"price": 97000.5}`)
 	var reveals []verify.Reveal
-	var aggKey string
+	keys := map[types.Address]*ecdsa.PrivateKey{}
 	for _, n := range names {
 		addr, _ := (&Factory{Home: h.home}).resolveAddress(n)
 		key, err := ks.Unlock(n, "pw")
 		if err != nil {
 			t.Fatal(err)
 		}
+		keys[addr] = key
 		sig := verify.Sign(eds[addr], id, addr, result, nil)
 		reveals = append(reveals, verify.Reveal{Runner: addr, Result: result, Signature: sig})
-		wait(c.CommitResult(ctx, key, id, verify.Commitment(result, sig), sdk.TxOptions{}))
-		if addr == j.Aggregator {
-			aggKey = n
-		}
 	}
 	slices.SortFunc(reveals, func(a, b verify.Reveal) int { return strings.Compare(string(a.Runner[:]), string(b.Runner[:])) })
 	agreed := []types.Address{}
 	for _, r := range reveals {
 		agreed = append(agreed, r.Runner)
 	}
-	key, err := ks.Unlock(aggKey, "pw")
-	if err != nil {
+	// The devnet's aggregator window is 10 blocks (20 ms each here): commit
+	// all at once, and have the aggregator's submission signed beforehand
+	// (its nonce follows its commit) so that it goes out as soon as the job
+	// is committed.
+	var subTx *types.Tx
+	for _, rv := range reveals {
+		tx, err := c.CommitResult(ctx, keys[rv.Runner], id, verify.Commitment(rv.Result, rv.Signature), sdk.TxOptions{})
+		send(tx, err)
+		if rv.Runner == j.Aggregator {
+			sub := &verify.Submission{Claim: verify.VerifiedResult{JobID: id, ResultHash: types.Keccak256(result), Agreed: agreed,
+				Dissented: []types.Address{}}, Reveals: reveals}
+			enc, err := sub.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			nonce, verifier := tx.Nonce()+1, types.ResultVerifierAddress
+			if subTx, err = c.BuildTx(ctx, keys[rv.Runner], sdk.TxRequest{To: &verifier, Instruction: &types.SubmitResult{JobID: id, Submission: enc},
+				ExpectCycles: sdk.OffchainExpectCycles, ExpectCells: sdk.OffchainExpectCells, Options: sdk.TxOptions{Nonce: &nonce}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sent = nil
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		if jj, err := c.Job(ctx, id); err == nil && jj.Status == "committed" {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("job not committed: %+v %v", jj, err)
+		}
+	}
+	if _, err := c.Submit(ctx, subTx); err != nil {
 		t.Fatal(err)
 	}
-	wait(c.SubmitVerifiedResult(ctx, key, &verify.Submission{Claim: verify.VerifiedResult{JobID: id, ResultHash: types.Keccak256(result),
-		Agreed: agreed, Dissented: []types.Address{}}, Reveals: reveals}, sdk.TxOptions{}))
-	if out := h.must("actor", "query", oracle, "latest"); !strings.Contains(out, "97000.5") {
-		r, _ := c.Tx(ctx, last)
-		t.Fatalf("oracle latest: %s\n%+v", out, r.Receipt.Messages)
+	wait(subTx, nil)
+	// The callback arrives as a message in a later block.
+	deadline := time.Now().Add(10 * time.Second)
+	for out := h.must("actor", "query", oracle, "latest"); !strings.Contains(out, "97000.5"); out = h.must("actor", "query", oracle, "latest") {
+		if time.Now().After(deadline) {
+			r, _ := c.Tx(ctx, last)
+			t.Fatalf("oracle latest: %s\n%+v", out, r.Receipt.Events)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	out := h.must("job", "show", id.String())
-	for _, want := range []string{"verified", "majority_vote", "Aggregator  " + j.Aggregator.String(), "Commitment", "97000.5"} {
+	// The devnet's challenge window is 5 blocks: the job may already be settled.
+	if !strings.Contains(out, "verified") && !strings.Contains(out, "finalized") {
+		t.Fatalf("job show: not verified:\n%s", out)
+	}
+	for _, want := range []string{"majority_vote", "Aggregator  " + j.Aggregator.String(), "Commitment", "97000.5"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("job show lacks %q:\n%s", want, out)
 		}
@@ -157,5 +201,54 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	}
 	if out := h.must("runner", "status", names[0]); !strings.Contains(out, "Reputation  100") || !strings.Contains(out, "1 active of 4") {
 		t.Fatalf("runner status: %s", out)
+	}
+}
+
+// TestStakingAndEntitlementCommands: delegation, commission and unbonding
+// through the CLI, then a runner pool granted with `pool grant` and read
+// back with `entitlement list|check`.
+func TestStakingAndEntitlementCommands(t *testing.T) {
+	h := newActorHarness(t)
+	for _, n := range []string{"r1", "dave", "owner"} {
+		h.must("keys", "new", n, "--light-kdf")
+		h.must("faucet", n, "--value", "20000")
+	}
+	h.must("runner", "register", "--from", "r1", "--result-key", "0x"+strings.Repeat("22", 32), "--job-types", "http", "--stake", "100")
+	h.must("runner", "commission", "500", "--from", "r1")
+	if out, err := h.run("", "runner", "delegate", "r1", "901", "--from", "dave"); err == nil || !strings.Contains(out+err.Error(), "InsufficientSelfBond") {
+		t.Fatalf("over-delegation: %v %s", err, out)
+	}
+	h.must("runner", "delegate", "r1", "300", "--from", "dave")
+	out := h.must("runner", "status", "r1")
+	for _, want := range []string{"100 CBY self + 300 CBY delegated by 1 = 400 CBY effective", "Commission  500 bps; eligible true"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("runner status lacks %q:\n%s", want, out)
+		}
+	}
+	if out := h.must("runner", "delegations", "r1"); !strings.Contains(out, "300 CBY") {
+		t.Fatalf("delegations: %s", out)
+	}
+	h.must("runner", "undelegate", "r1", "100", "--from", "dave")
+	if out := h.must("runner", "unbonding", "--from", "dave"); !strings.Contains(out, "100 CBY from runner") {
+		t.Fatalf("unbonding: %s", out)
+	}
+
+	out = h.must("pool", "grant", "gpu", "r1", "--from", "owner")
+	m := regexp.MustCompile(`Entitlement (0x[0-9a-f]{64})`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("pool grant printed no id: %s", out)
+	}
+	if out := h.must("entitlement", "list", "r1"); !strings.Contains(out, m[1]) || !strings.Contains(out, "join_pool:gpu on pool:gpu") {
+		t.Fatalf("entitlement list: %s", out)
+	}
+	if out := h.must("entitlement", "check", "r1", "--scope", "pool:gpu", "--action", "join_pool:gpu"); !strings.HasSuffix(strings.TrimSpace(out), "allowed") {
+		t.Fatalf("check: %s", out)
+	}
+	if out, err := h.run("", "pool", "grant", "gpu", "dave", "--from", "dave"); err == nil || !strings.Contains(out+err.Error(), "Unauthorized") {
+		t.Fatalf("foreign pool grant: %v %s", err, out)
+	}
+	h.must("entitlement", "revoke", m[1], "--from", "owner")
+	if out := h.must("entitlement", "check", "r1", "--scope", "pool:gpu", "--action", "join_pool:gpu"); !strings.HasSuffix(strings.TrimSpace(out), "denied") {
+		t.Fatalf("check after revoke: %s", out)
 	}
 }
