@@ -490,7 +490,7 @@ def base_modules():
     }
     sdk_coll = _proxy("cowboy_sdk.collections", _oc, ["ordered_set", "OrderedSet", "FrozenOrderedSet",
                                                       "frozen_ordered_set"])
-    sdk = _proxy("cowboy_sdk", cowboy_sdk, ["actor", "public", "view", "runtime", "storage", "HostError",
+    sdk = _proxy("cowboy_sdk", cowboy_sdk, ["actor", "public", "view", "runtime", "runner", "storage", "HostError",
                                             "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set"])
     sdk.collections = sdk_coll
     mods["cowboy_sdk"] = sdk

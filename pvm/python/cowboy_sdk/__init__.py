@@ -149,6 +149,120 @@ runtime = _Runtime()
 storage = Storage()
 
 
+# Off-chain jobs as message-passing continuations (spec 002 "Message-Passing
+# Continuation Model"): runner.submit_job records the job under its id (the
+# correlation id) with the context the continuation needs, optionally with
+# a timeout timer; the verified result (or the failure) arrives in a later
+# block as a message from the Result Verifier to the @runner.continuation
+# handler, which finds the record, cancels the timer and calls the handler
+# with (result, context). If the timer fires first, the @runner.timeout
+# handler gets (job_id, context) and a late result is dropped.
+#
+# In a class that marks handlers @public, mark continuations and timeout
+# handlers @public too (the decorators stack in either order).
+
+RESULT_VERIFIER = bytes(19) + b"\x03"
+TIMER_ESCROW = bytes(18) + b"\x00\x10"
+
+
+def _job_key(job_id):
+    if type(job_id) is not bytes or len(job_id) != 32:
+        raise ValueError("job_id must be 32 bytes")
+    return "_runner/" + job_id.hex()
+
+
+def _handler_name(h, marker, what):
+    if type(h) is str and h:
+        return h
+    if callable(h) and getattr(h, marker, False):
+        return h.__name__
+    raise ValueError(what + " must be a handler name or a method decorated with @runner." + what)
+
+
+class _Runner:
+    __slots__ = ()
+
+    def submit_job(self, spec, continuation, context=None, timeout_blocks=None, on_timeout=None):
+        """Submit an off-chain job (a dict of JobSpec fields, see
+        runtime.submit_job) whose result goes to `continuation`; returns the
+        32-byte job id, which is also the correlation id. `context` is kept
+        for the continuation (capture what it needs: state may change before
+        the result arrives). With timeout_blocks, `on_timeout` runs if no
+        result arrived that many blocks from now."""
+        if type(spec) is not dict:
+            raise ValueError("spec must be a dict")
+        spec = dict(spec)
+        spec["handler"] = _handler_name(continuation, "_runner_continuation", "continuation")
+        timeout_name = None
+        if timeout_blocks is not None or on_timeout is not None:
+            if type(timeout_blocks) is not int or timeout_blocks <= 0:
+                raise ValueError("timeout_blocks must be a positive int")
+            timeout_name = _handler_name(on_timeout, "_runner_timeout", "timeout")
+        job_id = runtime.submit_job(spec)
+        timer = None
+        if timeout_name is not None:
+            timer = runtime.set_timer(runtime.block_info()["height"] + timeout_blocks, timeout_name, job_id)
+        storage[_job_key(job_id)] = [spec["handler"], context, timer]
+        return job_id
+
+    def pending(self, job_id):
+        """Whether job_id still awaits its result here."""
+        return storage.get(_job_key(job_id)) is not None
+
+    def continuation(self, fn):
+        """Decorate the method that receives job results:
+        fn(self, result, context), result being the dict with job_id, status
+        ("verified"/"failed"), result, result_hash and fail_reason. Messages
+        not from the Result Verifier are refused; results of jobs this actor
+        did not submit through this continuation, or that already timed
+        out, are dropped (event RunnerResultDropped)."""
+        name = fn.__name__
+
+        def handler(actor_self, res):
+            if runtime.caller() != RESULT_VERIFIER:
+                raise PermissionError("job results come only from the Result Verifier")
+            key = _job_key(res["job_id"])
+            rec = storage.get(key)
+            if rec is None or rec[0] != name:
+                runtime.emit_event("RunnerResultDropped", {"job_id": res["job_id"], "status": res["status"]})
+                return None
+            del storage[key]
+            if rec[2] is not None:
+                runtime.cancel_timer(rec[2])
+            return fn(actor_self, res, rec[1])
+
+        handler.__name__ = name
+        handler.__doc__ = fn.__doc__
+        handler._runner_continuation = True
+        handler._pvm_public = getattr(fn, "_pvm_public", False)
+        return handler
+
+    def timeout(self, fn):
+        """Decorate the method run when a job's timeout timer fires before
+        its result: fn(self, job_id, context). The job is forgotten; its
+        result, if it still comes, is dropped."""
+        name = fn.__name__
+
+        def handler(actor_self, job_id):
+            if runtime.caller() != TIMER_ESCROW:
+                raise PermissionError("job timeouts are run by the timer")
+            key = _job_key(job_id)
+            rec = storage.get(key)
+            if rec is None:
+                return None  # the result came first
+            del storage[key]
+            return fn(actor_self, job_id, rec[1])
+
+        handler.__name__ = name
+        handler.__doc__ = fn.__doc__
+        handler._runner_timeout = True
+        handler._pvm_public = getattr(fn, "_pvm_public", False)
+        return handler
+
+
+runner = _Runner()
+
+
 def actor(cls):
     """Mark a class as a CIP-6 actor: instances get `self.storage`."""
     cls._pvm_actor = True

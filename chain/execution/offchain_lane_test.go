@@ -1,0 +1,96 @@
+package execution_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+func decodeReturn(r *types.Receipt, v any) error { return codec.Unmarshal(r.Return, v) }
+
+// TestContinuationExample runs examples/jobs/continuation.py: a result
+// reaches the @runner.continuation in a later block with the captured
+// context and cancels the timeout timer; a job that never completes hits
+// the @runner.timeout handler and its late failure is dropped.
+func TestContinuationExample(t *testing.T) {
+	src, err := os.ReadFile("../../examples/jobs/continuation.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, _ := crypto.GenerateKey()
+	c, runners := newJobChain(t, 3, alice)
+	rmap := byAddr(runners)
+	url := "https://api.example.com/btc"
+
+	// give_up_blocks 30: the result comes first.
+	w := deployValue(c, alice, string(src), "w1", genesis.CBY(50), cborArgs([]any{genesis.CBY(1), 3, 5, 30}))
+	rs := c.ok(c.tx(alice, &w, &types.Call{Handler: "watch", Args: cborArgs([]any{"btc", url, 40})}, 0))
+	var id types.Hash
+	{
+		var raw []byte
+		if err := decodeReturn(rs[0], &raw); err != nil {
+			t.Fatal(err)
+		}
+		id, _ = types.BytesToHash(raw)
+	}
+	if c.query(w, "waiting", []any{id[:]}) != true {
+		t.Fatal("job not pending after watch")
+	}
+	reveals := map[types.Address]verify.Reveal{}
+	for _, a := range readJob(t, c, id).Runners {
+		reveals[a] = rmap[a].reveal(id, `{"price": 42}`)
+	}
+	runToVerified(t, c, id, rmap, reveals)
+	if got := c.query(w, "alerts", nil).([]any); len(got) != 0 {
+		t.Fatalf("continuation ran in the verifying block: %v", got)
+	}
+	verifiedAt := c.head().Height
+	rs = c.ok()
+	if len(rs) != 1 || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") || !hasEvent(rs[0], types.TimerEscrowAddress, execution.TopicTimerCancelled) {
+		t.Fatalf("callback receipt %+v", rs)
+	}
+	alerts := c.query(w, "alerts", nil).([]any)
+	if len(alerts) != 1 || alerts[0].([]any)[0] != "btc" || alerts[0].([]any)[1] != uint64(42) {
+		t.Fatalf("alerts %v", alerts)
+	}
+	log := c.query(w, "log", nil).([]any)
+	if len(log) != 1 || log[0].([]any)[1] != "price" || log[0].([]any)[3] != verifiedAt+1 {
+		t.Fatalf("log %v", log)
+	}
+	if c.query(w, "waiting", []any{id[:]}) != false {
+		t.Fatal("job still pending after its result")
+	}
+
+	// give_up_blocks 3: nobody commits, the timer fires first.
+	w2 := deployValue(c, alice, string(src), "w2", genesis.CBY(50), cborArgs([]any{genesis.CBY(1), 3, 5, 3}))
+	rs = c.ok(c.tx(alice, &w2, &types.Call{Handler: "watch", Args: cborArgs([]any{"eth", url, 1})}, 0))
+	var raw []byte
+	if err := decodeReturn(rs[0], &raw); err != nil {
+		t.Fatal(err)
+	}
+	id2, _ := types.BytesToHash(raw)
+	dropped := false
+	for !readJob(t, c, id2).State.Terminal() || !dropped {
+		for _, r := range c.ok() {
+			dropped = dropped || hasEvent(r, w2, "RunnerResultDropped")
+		}
+		if c.head().Height > 200 {
+			t.Fatal("job never ended")
+		}
+	}
+	log = c.query(w2, "log", nil).([]any)
+	if len(log) != 1 || log[0].([]any)[1] != "timeout" {
+		t.Fatalf("log %v", log)
+	}
+	if j := readJob(t, c, id2); j.State != job.StateFailed {
+		t.Fatalf("job %s", j.State)
+	}
+	auditSupply(t, c)
+}
