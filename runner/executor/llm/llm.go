@@ -89,6 +89,33 @@ func (e *Executor) Type() job.JobType { return job.JobTypeLLM }
 // Models lists the configured model names in configuration order.
 func (e *Executor) Models() []string { return append([]string(nil), e.names...) }
 
+// Probe asks every configured server for its model list and checks that
+// each model's upstream id (and embeddings model) is served, so an operator
+// sees a wrong base_url, key or model name before a job fails on it. The
+// result maps model names to their problem; an empty map means all is well.
+// Servers without GET /models (some proxies) report that as the problem.
+func (e *Executor) Probe(ctx context.Context) map[string]error {
+	out := map[string]error{}
+	for _, name := range e.names {
+		m := e.models[name]
+		list, err := m.client.ListModels(ctx)
+		if err != nil {
+			out[name] = fmt.Errorf("list models at %s: %w", m.cfg.BaseURL, err)
+			continue
+		}
+		ids := map[string]bool{}
+		for _, md := range list.Models {
+			ids[md.ID] = true
+		}
+		if !ids[m.cfg.upstream()] {
+			out[name] = fmt.Errorf("%s does not serve model %q", m.cfg.BaseURL, m.cfg.upstream())
+		} else if m.cfg.EmbeddingsModel != "" && !ids[m.cfg.EmbeddingsModel] {
+			out[name] = fmt.Errorf("%s does not serve embeddings model %q", m.cfg.BaseURL, m.cfg.EmbeddingsModel)
+		}
+	}
+	return out
+}
+
 // Close releases idle connections. Safe to call more than once.
 func (e *Executor) Close() error {
 	e.http.CloseIdleConnections()

@@ -5,9 +5,11 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -391,6 +393,38 @@ func TestStripFence(t *testing.T) {
 	} {
 		if got := stripFence(in); got != want {
 			t.Errorf("stripFence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestProbeAndConcurrency(t *testing.T) {
+	f := newFixture(t, standin.Options{}, nil)
+	if p := f.exec.Probe(context.Background()); len(p) != 0 {
+		t.Fatalf("probe: %v", p)
+	}
+	f2 := newFixture(t, standin.Options{}, func(m *ModelConfig) { m.EmbeddingsModel = "nope" })
+	if p := f2.exec.Probe(context.Background()); p["chat"] == nil || !strings.Contains(p["chat"].Error(), "nope") {
+		t.Fatalf("probe: %v", p)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := fmt.Sprintf(`{"model":"chat","prompt":"What is %d + 1?","stream":%v}`, i, i%2 == 0)
+			res, err := run(t, f, spec(in, job.FormatText, 200))
+			if err == nil && !strings.HasSuffix(string(res.Output), fmt.Sprintf("The answer is %d.", i+1)) {
+				err = fmt.Errorf("job %d: %q", i, res.Output)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -7,8 +7,10 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -115,6 +117,29 @@ func TestToolsOverStdioAndHTTP(t *testing.T) {
 		}
 		if !strings.HasPrefix(string(res.Output), `[{"text":`) || !strings.Contains(string(res.Output), `"mimeType":"image/png","type":"image"`) {
 			t.Fatalf("image result %.200s", res.Output)
+		}
+	}
+	// Concurrent jobs share each session.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		srv := []string{"stdio", "http"}[i%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := fmt.Sprintf("job %d", i)
+			res, err := runJob(ex, mcpSpec(`{"server":"`+srv+`","tool":"echo","arguments":{"message":"`+msg+`"}}`, job.FormatText))
+			if err == nil && string(res.Output) != "Echo: "+msg {
+				err = fmt.Errorf("%s: output %q", srv, res.Output)
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	// A tool running past the wall-time bound is cancelled; the session survives.
