@@ -203,6 +203,7 @@ type Settings struct {
 	PushTimeout  time.Duration
 	PublicURL    string
 	TEESimulated bool
+	TEESGX       bool // needs a binary built with -tags ego, run in an EGo enclave (docs/TEE.md §5)
 }
 
 // Validate checks the configuration and parses its amounts.
@@ -263,7 +264,7 @@ func (c *Config) Validate() (*Settings, error) {
 	case "simulation":
 		s.TEESimulated = true
 	case "sgx":
-		return nil, errors.New("config: tee.backend sgx needs the runner built and run inside an ego enclave (docs/RUNNER.md); this build supports none and simulation")
+		s.TEESGX = true
 	default:
 		return nil, fmt.Errorf("config: tee.backend %q: none, simulation or sgx", c.TEE.Backend)
 	}

@@ -122,6 +122,13 @@ func runRun(parent context.Context, o *RunOptions) error {
 		return err
 	}
 	var attester attest.Attester
+	if s.TEESGX {
+		sgx, err := attest.NewSGX()
+		if err != nil {
+			return fmt.Errorf("tee.backend sgx: %w (build with ego-go build -tags ego and run under ego run; docs/TEE.md §5)", err)
+		}
+		attester = sgx
+	}
 	if s.TEESimulated {
 		// Devnets only: evidence signed by a local platform key; every
 		// production policy refuses it.

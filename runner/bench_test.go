@@ -1,0 +1,207 @@
+package runner
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/runner/executor/httpx"
+	"github.com/cowboy-foundation/cowboy/sdk"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// benchNet is a devnet at the given block interval with a local price feed.
+func benchNet(b *testing.B, interval time.Duration) (*testNet, *httptest.Server) {
+	d := nodetest.New(b)
+	srv := d.Serve(b, interval)
+	feed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"price": 97000.5, "currency": "USD"}`)
+	}))
+	b.Cleanup(feed.Close)
+	return &testNet{url: srv.URL, client: sdk.New(srv.URL), faucet: d.Faucet}, feed
+}
+
+func benchHTTPExecutor(b *testing.B) executor.Executor {
+	e, err := httpx.New(httpx.Config{AllowPrivate: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	return e
+}
+
+func benchSpec(feed string, runners uint8) *job.JobSpec {
+	s := httpSpec(runners)
+	s.Input = []byte(fmt.Sprintf(`{"url": %q, "extract": [{"kind": "jsonpath", "query": "$.price", "name": "price"}]}`, feed+"/btc"))
+	s.RequiredDomains = []string{"127.0.0.1"}
+	if runners == 1 {
+		s.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	}
+	return s
+}
+
+func (n *testNet) benchRunner(b *testing.B, ex executor.Executor, maxJobs uint64) *Daemon {
+	key, _ := crypto.GenerateKey()
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	n.fund(b, types.PubkeyToAddress(key.PublicKey), "1000")
+	o := Options{Client: n.client, Key: key, ResultKey: ed, Executors: executor.NewRegistry(ex), DataDir: b.TempDir(),
+		Stake: sdk.MustCBY("10"), MaxConcurrentJobs: maxJobs, Domains: []string{"127.0.0.1"}, MaxJobValue: sdk.MustCBY("6"),
+		Rates: job.RateCard{Base: sdk.MustCBY("0.001")}, AggregatorListen: "127.0.0.1:0", Grace: time.Second, Check: DefaultCheck}
+	d, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	b.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-d.Ready():
+	case err := <-done:
+		b.Fatalf("runner: %v", err)
+	case <-time.After(30 * time.Second):
+		b.Fatal("runner not ready")
+	}
+	return d
+}
+
+// directRate is the baseline: the same HTTP job run straight on the
+// executor, sequentially, in jobs per second.
+func directRate(b *testing.B, ex executor.Executor, spec *job.JobSpec, n int) (float64, time.Duration) {
+	reg := executor.NewRegistry(ex)
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := reg.Execute(context.Background(), executor.Request{Spec: spec}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	el := time.Since(start)
+	return float64(n) / el.Seconds(), el / time.Duration(n)
+}
+
+// BenchmarkRunnerHTTPThroughput measures how many single-runner HTTP jobs
+// (mode none) one daemon takes from assignment to an accepted result per
+// second, with b.N jobs submitted at once on a 50 ms devnet, against the
+// same job run directly on the executor.
+func BenchmarkRunnerHTTPThroughput(b *testing.B) {
+	n, feed := benchNet(b, 50*time.Millisecond)
+	ex := benchHTTPExecutor(b)
+	n.benchRunner(b, ex, 1024)
+	spec := benchSpec(feed.URL, 1)
+	direct, _ := directRate(b, ex, spec, 200)
+
+	const senders = 8
+	keys := make([]*senderKey, senders)
+	for i := range keys {
+		k, _ := crypto.GenerateKey()
+		n.fund(b, types.PubkeyToAddress(k.PublicKey), "100")
+		keys[i] = &senderKey{key: k}
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	start := time.Now()
+	var txs []types.Hash
+	for i := 0; i < b.N; i++ {
+		k := keys[i%senders]
+		nonce := k.next
+		tx, err := n.client.SubmitJob(ctx, k.key, spec, sdk.TxOptions{Nonce: &nonce})
+		if err != nil {
+			b.Fatal(err)
+		}
+		k.next++
+		txs = append(txs, tx.Hash())
+	}
+	var ids []types.Hash
+	for _, h := range txs {
+		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		r, err := n.client.WaitForReceipt(wctx, h)
+		cancel()
+		if err != nil || r.Receipt.Status != "success" {
+			b.Fatalf("submit: %+v %v", r, err)
+		}
+		id, err := types.BytesToHash(trimCBORBytes(r.Receipt.Return))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		deadline := time.Now().Add(120 * time.Second)
+		for {
+			j, err := n.client.Job(ctx, id)
+			if err == nil && (j.Status == "verified" || j.Status == "finalized") {
+				break
+			}
+			if err == nil && j.Status == "failed" {
+				b.Fatalf("job %s failed: %s", id, j.FailReason)
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("job %s not verified: %+v", id, j)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	el := time.Since(start)
+	b.StopTimer()
+	rate := float64(b.N) / el.Seconds()
+	b.ReportMetric(rate, "jobs/s")
+	b.ReportMetric(direct, "direct-jobs/s")
+	b.ReportMetric(rate/direct, "ratio")
+}
+
+type senderKey struct {
+	key  *ecdsa.PrivateKey
+	next uint64
+}
+
+// BenchmarkCommitRevealLatency measures, per job, the time and blocks from
+// submission to the verified result for a committee of three (execute,
+// commit, push, aggregate, submit) on a 100 ms devnet, against running the
+// job directly on the executor.
+func BenchmarkCommitRevealLatency(b *testing.B) {
+	n, feed := benchNet(b, 100*time.Millisecond)
+	ex := benchHTTPExecutor(b)
+	for i := 0; i < 3; i++ {
+		n.benchRunner(b, ex, 16)
+	}
+	spec := benchSpec(feed.URL, 3)
+	_, directPer := directRate(b, ex, spec, 50)
+	p, err := n.client.OffchainParams(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	var blocks uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		id := n.submit(b, spec)
+		j := n.waitJob(b, id, 60*time.Second, func(j *apitypes.Job) bool { return j.Status == "verified" || j.Status == "finalized" })
+		total += time.Since(start)
+		// Verified sets the deadline to the verification height plus
+		// the challenge window.
+		verifiedAt := j.Deadline - p.ChallengeWindowBlocks
+		if j.Status == "finalized" {
+			b.Fatalf("job finalized before observed verified; raise the challenge window")
+		}
+		blocks += verifiedAt - j.SubmittedAt
+	}
+	b.StopTimer()
+	per := total / time.Duration(b.N)
+	b.ReportMetric(float64(per.Milliseconds()), "ms/job")
+	b.ReportMetric(float64(blocks)/float64(b.N), "blocks/job")
+	b.ReportMetric(float64(directPer.Microseconds())/1000, "direct-ms/job")
+	b.ReportMetric(per.Seconds()/directPer.Seconds(), "ratio")
+}
