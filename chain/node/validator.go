@@ -123,6 +123,11 @@ type validator struct {
 	qmu   sync.Mutex
 	queue []finalRecord
 	qwake chan struct{}
+
+	// Transactions waiting to be gossiped.
+	gmu   sync.Mutex
+	gbuf  []types.Bytes
+	gwake chan struct{}
 }
 
 type outMsg struct {
@@ -195,7 +200,7 @@ func (n *Node) newValidator() (*validator, error) {
 		addr: vals[self].Address, signer: consensus.BLSSigner{Key: nc.Key}, seed: n.gen.Seed(g0),
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
 		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{},
-		qwake: make(chan struct{}, 1), lastFin: time.Now(),
+		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(),
 	}
 	ok := false
 	defer func() {
@@ -325,6 +330,9 @@ func (v *validator) run(ctx context.Context) error {
 		case <-tick.C:
 			v.core.Tick()
 			v.maybeSync()
+			v.flushGossip()
+		case <-v.gwake:
+			v.flushGossip()
 		case <-hello.C:
 			v.hello(ctx)
 		case in := <-v.tr.Inbound():
@@ -396,9 +404,35 @@ func (v *validator) send(to int, kind byte, data []byte) {
 	}
 }
 
-// gossip relays a transaction admitted to this node's mempool to every
-// validator. Called from API goroutines: it only touches the queues.
-func (v *validator) gossip(tx *types.Tx) { v.send(consensus.Broadcast, p2p.KindTx, tx.Encode()) }
+// gossip queues a transaction admitted to this node's mempool for relay to
+// every validator; the loop sends the queue as one batch per tick (or as
+// soon as it holds maxGossipBatch), which costs one stream per peer
+// instead of one per transaction. Called from API goroutines.
+func (v *validator) gossip(tx *types.Tx) {
+	v.gmu.Lock()
+	v.gbuf = append(v.gbuf, tx.Encode())
+	full := len(v.gbuf) >= maxGossipBatch
+	v.gmu.Unlock()
+	if full {
+		select {
+		case v.gwake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+const maxGossipBatch = 512
+
+// flushGossip sends the queued transactions as one KindTx batch.
+func (v *validator) flushGossip() {
+	v.gmu.Lock()
+	batch := v.gbuf
+	v.gbuf = nil
+	v.gmu.Unlock()
+	if len(batch) > 0 {
+		v.send(consensus.Broadcast, p2p.KindTx, codec.MustMarshal(batch))
+	}
+}
 
 // sender delivers one peer's queue. A dead peer costs only its own queue.
 func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
@@ -429,12 +463,18 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 			v.log.Debug("consensus message refused", "from", in.From, "err", err)
 		}
 	case p2p.KindTx:
-		tx, err := types.DecodeTx(in.Data)
-		if err != nil {
+		var batch []types.Bytes
+		if err := codec.Unmarshal(in.Data, &batch); err != nil {
 			return
 		}
-		if _, err := v.n.submit(tx, false); err != nil {
-			v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+		for _, raw := range batch {
+			tx, err := types.DecodeTx(raw)
+			if err != nil {
+				return
+			}
+			if _, err := v.n.submit(tx, false); err != nil {
+				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+			}
 		}
 	case p2p.KindSync:
 		v.onSyncRequest(in)
