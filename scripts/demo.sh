@@ -10,6 +10,7 @@ WORK=$(mktemp -d -t cowboy-demo.XXXXXX)
 PORT=${COWBOY_DEMO_PORT:-$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')}
 NODE_PID=""
 RELAY_PIDS=()
+RELAY_IDS=()
 EXTRA_PIDS=() # runners and their local services (scripts/demo_runners.sh)
 cleanup() {
   for p in "${EXTRA_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -109,6 +110,7 @@ start_relay() { # $1 = index; starts a relay process registered on chain
   "$BIN/cowboy" faucet "$id" --value 200 >/dev/null
   "$BIN/cowboy-relay" run --home "$home" --node "$COWBOY_NODE" --stake 100 --heartbeat 1s --log-level warn 2>"$home.log" &
   RELAY_PIDS[$1]=$!
+  RELAY_IDS[$1]=$id
 }
 wait_relays() { # $1 = expected healthy relays
   for _ in $(seq 1 200); do
@@ -128,6 +130,15 @@ step "alice creates a 4+2 volume and stores a 12 MiB file (AES-256-GCM, Reed-Sol
 head -c $((12 * 1024 * 1024)) /dev/urandom > "$WORK/dataset.bin"
 "$BIN/cowboy" volume put demo "$WORK/dataset.bin" datasets/dataset.bin --from alice
 "$BIN/cowboy" volume info demo --from alice
+
+step "alice funds the rent escrow; each storage epoch (20 blocks) the Storage Manager challenges every relay, which answers automatically (leaf + chunk Merkle proofs) and then claims its rent"
+"$BIN/cowboy" volume fund demo 1 --from alice
+for _ in $(seq 1 160); do
+  "$BIN/cowboy" relay list --json | python3 -c 'import json,sys; rs=json.load(sys.stdin); sys.exit(0 if len(rs)==6 and all(r["challenges"]["earned"]!="0" for r in rs) else 1)' && break
+  sleep 0.25
+done
+"$BIN/cowboy" volume info demo --from alice | sed -n '/^Placement/,$p'
+"$BIN/cowboy" relay status "${RELAY_IDS[3]}" | sed -n '/^Challenges/,$p'
 
 step "Killing two relays (kill -9)"
 kill -9 "${RELAY_PIDS[1]}" "${RELAY_PIDS[2]}"; wait "${RELAY_PIDS[1]}" "${RELAY_PIDS[2]}" 2>/dev/null || true

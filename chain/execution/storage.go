@@ -26,8 +26,9 @@ type StorageParams struct {
 	// answered (less than EpochBlocks). Default EpochBlocks/4.
 	ResponseWindow uint64 `json:"response_window,omitempty"`
 	// RentRate is the storage_rent_rate: base units per stored shard byte
-	// per epoch. Default 20 (about 0.09 CBY per GiB of shards a month at
-	// 1 s blocks). Shard bytes already include the erasure overhead.
+	// per epoch. Default 20,000: with the default 600-block epochs at 1 s
+	// blocks, about 0.09 CBY per GiB of shards a month. Shard bytes
+	// already include the erasure overhead.
 	RentRate *big.Int `json:"rent_rate,omitempty"`
 	// GraceEpochs is how many consecutive epochs a volume may go unpaid
 	// before its placement is evicted. Default 3.
@@ -68,7 +69,7 @@ func (p *StorageParams) fill() {
 		}
 	}
 	if p.RentRate == nil {
-		p.RentRate = big.NewInt(20)
+		p.RentRate = big.NewInt(20_000)
 	}
 	if p.GraceEpochs == 0 {
 		p.GraceEpochs = 3
