@@ -30,7 +30,9 @@ func (s *Server) offchainParams(c *gin.Context) {
 	p := s.node.Executor().OffchainParams()
 	c.JSON(http.StatusOK, apitypes.OffchainParams{MinRunnerStake: decStr(p.MinRunnerStake), HeartbeatTimeoutBlocks: p.HeartbeatTimeout,
 		AggregatorTimeoutBlocks: p.Job.AggregatorTimeoutBlocks, RevealTimeoutBlocks: p.Job.RevealTimeoutBlocks,
-		ChallengeWindowBlocks: p.Job.ChallengeWindowBlocks, MaxRetries: p.Job.MaxRetries})
+		ChallengeWindowBlocks: p.Job.ChallengeWindowBlocks, MaxRetries: p.Job.MaxRetries,
+		ChallengeBond: decStr(p.ChallengeBond), SlashBps: p.SlashBps, ChallengerBps: p.ChallengerBps, UnbondingBlocks: p.UnbondingBlocks,
+		MinSelfBondBps: p.MinSelfBondBps, MaxDelegators: p.MaxDelegators, MaxTranches: p.MaxTranches})
 }
 
 func decStr(v *big.Int) string {

@@ -51,6 +51,14 @@ type OffchainParams struct {
 	RevealTimeoutBlocks     uint64 `json:"reveal_timeout_blocks"`
 	ChallengeWindowBlocks   uint64 `json:"challenge_window_blocks"`
 	MaxRetries              uint32 `json:"max_retries"`
+	// Staking, challenges and slashing (CIP-13).
+	ChallengeBond   string `json:"challenge_bond"`
+	SlashBps        uint64 `json:"slash_bps"`
+	ChallengerBps   uint64 `json:"challenger_bps"`
+	UnbondingBlocks uint64 `json:"unbonding_blocks"`
+	MinSelfBondBps  uint64 `json:"min_self_bond_bps"`
+	MaxDelegators   uint32 `json:"max_delegators"`
+	MaxTranches     int    `json:"max_tranches"`
 }
 
 // JobCommitment is one committee member's commitment.

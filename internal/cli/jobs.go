@@ -125,6 +125,13 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 			}
 			for _, r := range j.Reveals {
 				fmt.Fprintf(w, "Reveal      %s %q\n", r.Runner, string(r.Result))
+				if u := r.Report; u != nil {
+					fmt.Fprintf(w, "  usage     %d tokens, %d ms, %d bytes", u.Tokens, u.WallTimeMs, u.MemoryBytes)
+					if u.Fault != "" {
+						fmt.Fprintf(w, "; fault %s at %d bps progress", u.Fault, u.ProgressBps)
+					}
+					fmt.Fprintln(w)
+				}
 			}
 			if j.Result != nil {
 				fmt.Fprintf(w, "Result      %q (hash %s)\n", string(j.Result), j.ResultHash)
