@@ -39,6 +39,10 @@ func benchServer(b *testing.B) *httptest.Server {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, jp)
 	})
+	mux.HandleFunc("/price", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"symbol": "CBY", "price": 1234.50, "ts": 1795348800}`)
+	})
 	mux.HandleFunc("/p.html", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, hp)
 	})
@@ -49,29 +53,33 @@ func benchServer(b *testing.B) *httptest.Server {
 
 // BenchmarkJobs compares a whole HTTP job through the executor (policy,
 // capped read, extraction, canonical JSON) with a plain net/http GET and
-// read of the same page over the same kind of keep-alive connection.
+// read of the same page over the same kind of keep-alive connection: a
+// 55-byte price quote (the oracle example's shape) and a 6 KB price list.
 func BenchmarkJobs(b *testing.B) {
 	srv := benchServer(b)
-	b.Run("baseline_plain_get", func(b *testing.B) {
-		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
-		defer c.CloseIdleConnections()
-		for b.Loop() {
-			resp, err := c.Get(srv.URL + "/p.json")
-			if err != nil {
-				b.Fatal(err)
+	for _, page := range []string{"/price", "/p.json"} {
+		b.Run("baseline_plain_get"+strings.ReplaceAll(page, "/", "_"), func(b *testing.B) {
+			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+			defer c.CloseIdleConnections()
+			for b.Loop() {
+				resp, err := c.Get(srv.URL + page)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadAll(resp.Body); err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
 			}
-			if _, err := io.ReadAll(resp.Body); err != nil {
-				b.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-	})
+		})
+	}
 	e, err := New(Config{AllowPrivate: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer e.Close()
 	for _, c := range []struct{ name, input string }{
+		{"executor_oracle_price", srv.URL + "/price"},
 		{"executor_plain_url", srv.URL + "/p.json"},
 		{"executor_jsonpath", fmt.Sprintf(`{"url":%q,"extract":[{"kind":"jsonpath","query":"$.tickers[?(@.symbol == 'T042')].price","name":"price"}]}`, srv.URL+"/p.json")},
 		{"executor_css", fmt.Sprintf(`{"url":%q,"extract":[{"kind":"css","query":"tr.row:nth-child(43) td.price","name":"price","as":"number"}]}`, srv.URL+"/p.html")},

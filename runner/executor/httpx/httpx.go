@@ -143,25 +143,30 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	bud.left.Store(total)
 
 	srcs := make([]source, len(p.sources))
-	var wg sync.WaitGroup
-	for i, u := range p.sources {
-		wg.Go(func() {
-			f, err := e.fetch(ctx, pol, p, u, limit, bud)
-			if err != nil {
-				srcs[i].err = err
-				return
-			}
-			srcs[i].body = f.body
-			if spec.ResultSchema.DataFormat != job.FormatBinary {
-				srcs[i].body = toUTF8(f.body, f.contentType)
-			}
-			srcs[i].ts = f.lastModified
-			if srcs[i].ts.IsZero() {
-				srcs[i].ts = f.date
-			}
-		})
+	get := func(i int) {
+		f, err := e.fetch(ctx, pol, p, p.sources[i], limit, bud)
+		if err != nil {
+			srcs[i].err = err
+			return
+		}
+		srcs[i].body = f.body
+		if spec.ResultSchema.DataFormat != job.FormatBinary {
+			srcs[i].body = toUTF8(f.body, f.contentType)
+		}
+		srcs[i].ts = f.lastModified
+		if srcs[i].ts.IsZero() {
+			srcs[i].ts = f.date
+		}
 	}
-	wg.Wait()
+	if len(srcs) == 1 {
+		get(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := range srcs {
+			wg.Go(func() { get(i) })
+		}
+		wg.Wait()
+	}
 	used := total - max(bud.left.Load(), 0)
 
 	// Extraction runs here, in source order, rather than in the fetch
