@@ -21,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -170,10 +171,16 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 		return executor.Result{}, err
 	}
 	var out completion
-	if in.Stream {
-		out, err = e.streamChat(ctx, m, creq, spec)
-	} else {
-		out, err = e.chat(ctx, m, creq, spec)
+	for attempt := 0; ; attempt++ {
+		if in.Stream {
+			out, err = e.streamChat(ctx, m, creq, spec)
+		} else {
+			out, err = e.chat(ctx, m, creq, spec)
+		}
+		if err == nil || attempt+1 >= maxAttempts || !retryable(err) || !sleepCtx(ctx, retryBackoff<<attempt) {
+			break
+		}
+		e.log.Debug("llm upstream busy; retrying", "job", req.JobID, "model", in.Model, "attempt", attempt+1, "err", err)
 	}
 	if err != nil {
 		return executor.Result{}, e.classify(ctx, spec, err)
@@ -214,6 +221,49 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	e.log.Debug("llm job done", "job", req.JobID, "model", in.Model, "stream", in.Stream,
 		"tokens", usage.Tokens, "bytes", len(output), "ms", usage.WallTimeMs)
 	return res, nil
+}
+
+// Retries of calls that produced nothing: rate limiting and overloaded or
+// unreachable servers are common with hosted APIs and usually pass within
+// a second; the job's deadline bounds the waiting.
+const (
+	maxAttempts  = 3
+	retryBackoff = 250 * time.Millisecond
+)
+
+// retryable reports whether a failed call produced no completion and may be
+// repeated: HTTP 429, 502, 503 or 504, or a connection that was refused.
+func retryable(err error) bool {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	code := 0
+	switch {
+	case errors.As(err, &apiErr):
+		code = apiErr.HTTPStatusCode
+	case errors.As(err, &reqErr):
+		code = reqErr.HTTPStatusCode
+	default:
+		var opErr *net.OpError
+		return errors.As(err, &opErr) && opErr.Op == "dial"
+	}
+	return code == http.StatusTooManyRequests || code == http.StatusBadGateway ||
+		code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+}
+
+// sleepCtx waits d, or returns false at once if ctx ends first or has less
+// than d left.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // classify wraps an upstream failure: the job's wall-time bound when ctx is

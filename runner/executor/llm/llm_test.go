@@ -428,3 +428,41 @@ func TestProbeAndConcurrency(t *testing.T) {
 		}
 	}
 }
+
+func TestRetriesBusyServer(t *testing.T) {
+	f := newFixture(t, standin.Options{}, nil)
+	f.srv.SetFault(standin.FaultFlaky)
+	for _, stream := range []string{"false", "true"} {
+		before := f.srv.Requests()
+		res, err := run(t, f, spec(`{"model":"chat","prompt":"What is 1 + 1?","stream":`+stream+`}`, job.FormatText, 100))
+		if err != nil || !strings.HasSuffix(string(res.Output), "The answer is 2.") {
+			t.Fatalf("stream=%s: %q %v", stream, res.Output, err)
+		}
+		if n := f.srv.Requests() - before; n != 2 {
+			t.Fatalf("stream=%s: %d requests, want 2 (one 503, one retry)", stream, n)
+		}
+	}
+	// No retry when the deadline leaves no room for the backoff.
+	s := spec(`{"model":"chat","prompt":"hi"}`, job.FormatText, 100)
+	s.Bounds.MaxWallTimeMs = 100
+	before := f.srv.Requests()
+	if _, err := run(t, f, s); !errors.Is(err, executor.ErrUpstream) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("short deadline: %v", err)
+	}
+	if n := f.srv.Requests() - before; n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+	// A server that is down is retried, then reported.
+	hs := httptest.NewServer(nil)
+	url := hs.URL
+	hs.Close()
+	ex, err := New(Config{Models: []ModelConfig{{Name: "chat", BaseURL: url + "/v1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = executor.NewRegistry(ex).Execute(context.Background(), executor.Request{Spec: spec(`{"model":"chat","prompt":"hi"}`, job.FormatText, 100)})
+	if !errors.Is(err, executor.ErrUpstream) || time.Since(start) < 750*time.Millisecond {
+		t.Fatalf("down server: %v after %v", err, time.Since(start))
+	}
+}

@@ -69,6 +69,9 @@ const (
 	FaultOverrun
 	// FaultNoUsage omits usage from responses and streams.
 	FaultNoUsage
+	// FaultFlaky answers every other API request with 503 (overloaded),
+	// starting with the first.
+	FaultFlaky
 )
 
 // LongAnswerWords is how many words FaultOverrun generates.
@@ -96,6 +99,7 @@ type Server struct {
 	models   map[string]bool
 	fault    atomic.Int32
 	requests atomic.Int64
+	flaky    atomic.Int64
 	mux      *http.ServeMux
 	hangOnce sync.Once
 	stop     chan struct{}
@@ -163,6 +167,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case FaultServerError:
 		apiError(w, http.StatusInternalServerError, "server_error", "local stand-in: injected server error")
 		return
+	case FaultFlaky:
+		if s.flaky.Add(1)%2 == 1 {
+			w.Header().Set("Retry-After", "0")
+			apiError(w, http.StatusServiceUnavailable, "overloaded", "local stand-in: injected overload, retry")
+			return
+		}
 	}
 	s.mux.ServeHTTP(w, r)
 }
