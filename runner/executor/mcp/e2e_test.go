@@ -224,6 +224,9 @@ func TestErrors(t *testing.T) {
 	if _, err := runJob(ex, s); !errors.Is(err, executor.ErrBoundExceeded) {
 		t.Fatalf("memory bound: %v", err)
 	}
+	if d := ex.Domains(); len(d) != 1 || d[0] != "*.example.com" {
+		t.Fatalf("domains %v", d)
+	}
 	// required_domains must be covered by the server's domains.
 	s = mcpSpec(`{"server":"stdio","tool":"echo","arguments":{"message":"x"}}`, job.FormatText)
 	s.RequiredDomains = []string{"api.example.com"}

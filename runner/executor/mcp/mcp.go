@@ -121,6 +121,17 @@ func (e *Executor) Type() job.JobType { return job.JobTypeMCP }
 // Servers lists the configured server names in configuration order.
 func (e *Executor) Servers() []string { return slices.Clone(e.names) }
 
+// Domains is the sorted union of the servers' domains: what the runner can
+// advertise for MCP jobs in its registration.
+func (e *Executor) Domains() []string {
+	var out []string
+	for _, name := range e.names {
+		out = append(out, e.servers[name].cfg.Domains...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Tools lists the tools server offers (from its session, reconnecting if
 // needed), sorted by name.
 func (e *Executor) Tools(ctx context.Context, server string) ([]string, error) {
