@@ -37,7 +37,7 @@ const relPath = "node_modules/@modelcontextprotocol/server-everything/dist/index
 func Path() (string, error) {
 	if p := os.Getenv(EnvPath); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("mcptest: %s=%s: %w", EnvPath, p, err)
+			return "", fmt.Errorf("mcptest: %s=%s: %w (unset it to use the copy `make deps` installs in node_modules)", EnvPath, p, err)
 		}
 		return p, nil
 	}
