@@ -418,3 +418,54 @@ func TestChallengeVerify(t *testing.T) {
 		}
 	}
 }
+
+// A relay that finds the commitment misstating its holdings refuses it: it
+// leaves the placement, its open challenge closes without penalty and the
+// reserved rent returns to the escrow.
+func TestRefusePlacement(t *testing.T) {
+	owner, _ := crypto.GenerateKey()
+	rk, _ := crypto.GenerateKey()
+	c := rentChain(t, owner, rk)
+	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
+	id := types.PubkeyToAddress(rk.PublicKey)
+	c.ok(c.txValue(rk, &reg, &types.RelayRegister{Addr: "127.0.0.1:1", PubKey: crypto.CompressPubkey(&rk.PublicKey)}, genesis.CBY(100)))
+	var vol types.Hash
+	oaddr := types.PubkeyToAddress(owner.PublicKey)
+	copy(vol[:], oaddr[:])
+	c.ok(c.tx(owner, &mgr, &types.VolumeCreate{Volume: vol, K: 1, M: 0}, 0))
+	set := makeShards(5, 2048)
+	c.ok(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{1}, Version: 1, Size: 2048, Placement: []types.RelayPlacement{set.placement(id)}}, 0))
+	// Value rules: only volume_fund carries value.
+	if _, err := c.ex.CheckTx(c.txValue(rk, &mgr, &types.ClaimRent{Epoch: 1, Volumes: []types.Hash{vol}}, big.NewInt(1))); err == nil {
+		t.Fatal("claim_rent with value accepted")
+	}
+	c.nonce[id]--
+	fund := genesis.CBY(1)
+	c.ok(c.txValue(owner, &mgr, &types.VolumeFund{Volume: vol}, fund))
+	c.until(E)
+	ch := c.challengeOf(1, vol, id)
+	if r := c.one(c.tx(rk, &mgr, &types.RefusePlacement{Volume: vol, Version: 2}, 0)); !strings.Contains(r.Error, "NoSuchPlacement") {
+		t.Fatalf("refusing another version: %+v", r)
+	}
+	c.ok(c.tx(rk, &mgr, &types.RefusePlacement{Volume: vol, Version: 1}, 0))
+	if got := c.challengeOf(1, vol, id); got.Status != execution.ChallengeRefused {
+		t.Fatalf("challenge after refusal: %d", got.Status)
+	}
+	if a := c.account(vol); a.Escrow.Cmp(fund) != 0 {
+		t.Fatalf("escrow %s, want the reserved %s back: %s", a.Escrow, ch.Rent, fund)
+	}
+	if st := c.stats(id); st.Missed+st.Failed != 0 || st.Flagged(1) || st.Reputation != execution.MaxReputation {
+		t.Fatalf("refusal penalised: %+v", st)
+	}
+	c.view(func(v *store.View) {
+		if p, _ := execution.ReadPlacement(v, vol); p != nil {
+			t.Fatalf("placement kept: %+v", p)
+		}
+	})
+	c.until(2 * E)
+	c.view(func(v *store.View) {
+		if ch, _ := execution.ReadChallenge(v, 2, vol, id); ch != nil {
+			t.Fatal("a refused placement was challenged again")
+		}
+	})
+}

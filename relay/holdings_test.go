@@ -1,0 +1,81 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
+	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
+	"github.com/cowboy-foundation/cowboy/relay"
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
+	"github.com/cowboy-foundation/cowboy/relay/wire"
+)
+
+// The relay answers a chain challenge from its store and placement list;
+// the answer verifies. A list that does not match the commitment is
+// refusable; a corrupt shard is not (it is the relay's failure); a
+// path-restricted token cannot write placement lists.
+func TestNodeAnswersChallenges(t *testing.T) {
+	h := newHarness(t, 0)
+	all := h.token(captoken.Caveats{Perms: captoken.PermAll})
+	var leaves []challenge.Leaf
+	for i, n := range []int{3000, 1024, 0, 70000} {
+		data := bytes.Repeat([]byte{byte(i + 1), 2, 3}, n/3+1)[:n]
+		id := [32]byte{byte(10 + i)}
+		if r, _ := h.send(&wire.Request{Op: wire.OpPut, ID: id, Hash: merkle.Sum(data), Size: uint64(n)}, all, data); r.Status != wire.StatusOK {
+			t.Fatalf("put: %s %s", r.Status, r.Error)
+		}
+		leaves = append(leaves, challenge.Leaf{ID: id, Hash: merkle.Sum(data), Size: uint64(n)})
+	}
+	leaves, _ = challenge.SortLeaves(leaves)
+	sum, _ := challenge.Summarize(leaves)
+	body, _ := wire.Marshal(leaves)
+	put := func(tok *captoken.Token, ver uint64) *wire.Response {
+		r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindPlacement, ID: wire.PlacementID(h.vol, ver, sum.ShardsRoot),
+			Version: ver, Hash: merkle.Sum(body), Size: uint64(len(body))}, tok, body)
+		return r
+	}
+	if r := put(h.token(captoken.Caveats{Perms: captoken.PermAll, Prefix: "/a"}), 1); r.Status != wire.StatusUnauthorized {
+		t.Fatalf("prefix token wrote a placement list: %s", r.Status)
+	}
+	ctx := context.Background()
+	if _, err := h.node.Answer(ctx, h.vol, 1, sum, [32]byte{1}); !relay.IsRefusable(err) {
+		t.Fatalf("no list: %v", err)
+	}
+	if r := put(all, 1); r.Status != wire.StatusOK {
+		t.Fatalf("put list: %s %s", r.Status, r.Error)
+	}
+	for e := range 16 {
+		seed := challenge.Seed([32]byte{byte(e)}, h.vol, h.node.ID(), uint64(e))
+		a, err := h.node.Answer(ctx, h.vol, 1, sum, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := challenge.Verify(sum, seed, a); err != nil {
+			t.Fatalf("seed %d: %v", e, err)
+		}
+	}
+	wrong := sum
+	wrong.Bytes++
+	if _, err := h.node.Answer(ctx, h.vol, 1, wrong, [32]byte{1}); !relay.IsRefusable(err) {
+		t.Fatalf("misstated bytes: %v", err)
+	}
+	// Corrupt every shard on disk: answers fail, and not as refusable.
+	for _, l := range leaves {
+		if l.Size > 0 {
+			os.WriteFile(h.node.Store().Path(h.vol, l.ID), bytes.Repeat([]byte{9}, int(l.Size)), 0o600)
+		}
+	}
+	for e := range 8 {
+		seed := challenge.Seed([32]byte{byte(e)}, h.vol, h.node.ID(), uint64(e))
+		li := challenge.LeafIndex(seed, sum.Count)
+		if leaves[li].Size == 0 {
+			continue
+		}
+		if _, err := h.node.Answer(ctx, h.vol, 1, sum, seed); err == nil || relay.IsRefusable(err) {
+			t.Fatalf("corrupt shard: %v", err)
+		}
+	}
+}
