@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,11 +46,17 @@ func startRelays(t *testing.T, c *sdk.Client, n int) {
 		go func() { defer close(done); node.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 		<-node.Ready()
-		reg := &onchain.Registrar{Client: c, Key: key, Addr: node.Addr().String(), Capacity: 1 << 30, Stake: genesis.CBY(100), Interval: time.Second, Logger: slog.New(slog.DiscardHandler)}
+		var mu sync.Mutex
+		reg := &onchain.Registrar{Client: c, Key: key, Addr: node.Addr().String(), Capacity: 1 << 30, Stake: genesis.CBY(100), Interval: time.Second,
+			Logger: slog.New(slog.DiscardHandler), SendMu: &mu}
 		if err := reg.Register(ctx); err != nil {
 			t.Fatal(err)
 		}
 		go reg.Run(ctx)
+		// Answer storage challenges and claim rent, as cowboy-relay run does.
+		prover := &onchain.Prover{Client: c, Key: key, Holdings: node, Refusable: relay.IsRefusable, Interval: 50 * time.Millisecond,
+			Logger: slog.New(slog.DiscardHandler), SendMu: &mu}
+		go prover.Run(ctx)
 	}
 }
 
@@ -91,6 +98,35 @@ func TestVolumeCommands(t *testing.T) {
 	// The on-chain commitment tracks the manifest version.
 	if !strings.Contains(info, "On chain      version 2") {
 		t.Fatalf("commitment: %s", info)
+	}
+	// Rent: fund the escrow; the relays answer the next epoch's challenges
+	// and claim their rent, which info and relay status show.
+	if _, err := h.run("", "volume", "fund", "photos", "0"); err == nil {
+		t.Fatal("funding with 0 accepted")
+	}
+	if out := h.must("volume", "fund", "photos", "1"); !strings.Contains(out, "with 1 CBY; escrow 0.9") && !strings.Contains(out, "escrow 1 CBY") {
+		t.Fatalf("fund: %s", out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info = h.must("volume", "info", "photos")
+		if strings.Count(info, "challenge claimed") == 6 || (strings.Count(info, "challenge answered")+strings.Count(info, "challenge claimed") == 6 && strings.Contains(info, "paid        0.0")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("challenges not answered and paid: %s", info)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(info, "per epoch") || !strings.Contains(info, "escrow      0.99") {
+		t.Fatalf("rent in info: %s", info)
+	}
+	rs, err := c.Relays(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.must("relay", "status", rs[0].ID.String()); !strings.Contains(st, "Challenges") || !strings.Contains(st, "Earnings") || !strings.Contains(st, "answered") {
+		t.Fatalf("relay status: %s", st)
 	}
 
 	// Grant bob read access; he reads with --token, cannot write.
