@@ -237,9 +237,10 @@ func TestErrors(t *testing.T) {
 	if _, err := runJob(ex, s); !errors.Is(err, executor.ErrRefused) {
 		t.Fatalf("uncovered domain: %v", err)
 	}
-	// Tool allowlist.
-	ex2, _ := everything(t, false, func(s *ServerConfig) { s.Tools = []string{"echo"} })
-	if _, err := runJob(ex2, mcpSpec(`{"server":"stdio","tool":"get-sum","arguments":{"a":1,"b":2}}`, job.FormatText)); !errors.Is(err, executor.ErrRefused) {
+	// Tool allowlist: checked before any session is needed, so a server
+	// that was never started will do.
+	ex2 := &Executor{servers: map[string]*server{"s": {cfg: ServerConfig{Name: "s", Command: "unused", Tools: []string{"echo"}}}}, names: []string{"s"}}
+	if _, err := runJob(ex2, mcpSpec(`{"server":"s","tool":"get-sum","arguments":{"a":1,"b":2}}`, job.FormatText)); !errors.Is(err, executor.ErrRefused) {
 		t.Fatalf("tool allowlist: %v", err)
 	}
 }

@@ -152,13 +152,14 @@ func (e *Executor) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
-	var first error
+	// In parallel: a stdio server gets two seconds to exit after its stdin
+	// closes before it is signalled, and many do not exit on their own.
+	var wg sync.WaitGroup
 	for _, name := range e.names {
-		if err := e.servers[name].close(); err != nil && first == nil {
-			first = fmt.Errorf("mcp: close %s: %w", name, err)
-		}
+		wg.Go(e.servers[name].close)
 	}
-	return first
+	wg.Wait()
+	return nil
 }
 
 // Input is the job input of an MCP job.
@@ -328,9 +329,10 @@ type server struct {
 	http   *http.Client
 	log    *slog.Logger
 
-	mu     sync.Mutex // guards sess, closed
-	sess   *session
-	closed bool
+	mu      sync.Mutex // guards sess, closed
+	sess    *session
+	closed  bool
+	retired sync.WaitGroup // sessions shutting down in the background
 }
 
 // session is one live connection. done closes when the SDK session ends
@@ -453,7 +455,7 @@ func (s *server) session(ctx context.Context) (*session, error) {
 			return s.sess, nil
 		}
 		s.log.Warn("mcp session ended; reconnecting", "stderr", s.sess.stderr.String())
-		s.sess.shutdown()
+		s.retire(s.sess)
 		s.sess = nil
 	}
 	sess, err := s.connect(ctx)
@@ -468,11 +470,17 @@ func (s *server) session(ctx context.Context) (*session, error) {
 // reconnects.
 func (s *server) drop(sess *session) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.sess == sess {
 		s.sess = nil
+		s.retire(sess)
 	}
-	s.mu.Unlock()
-	sess.shutdown()
+}
+
+// retire shuts sess down in the background, so a job does not wait for a
+// broken server to exit; close waits for every retired session.
+func (s *server) retire(sess *session) {
+	s.retired.Go(sess.shutdown)
 }
 
 func (s *server) connect(ctx context.Context) (*session, error) {
@@ -526,7 +534,7 @@ func (s *session) shutdown() {
 	}
 }
 
-func (s *server) close() error {
+func (s *server) close() {
 	s.mu.Lock()
 	s.closed = true
 	sess := s.sess
@@ -535,7 +543,7 @@ func (s *server) close() error {
 	if sess != nil {
 		sess.shutdown()
 	}
-	return nil
+	s.retired.Wait()
 }
 
 // call runs one tool call and returns the result and its wire size. A call
