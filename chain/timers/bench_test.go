@@ -75,7 +75,7 @@ func benchSize(b *testing.B, n int) {
 			})
 		}
 		// One block's timer phase: Due at the next height (ring slot → due
-		// set, epoch migrations every 128 blocks, basefee update), then
+		// set, tier promotions, basefee update), then
 		// MarkFired for every due timer, directly on the store.
 		b.Run("dequeueBlock", func(b *testing.B) {
 			st, err := q.Stats(kv)

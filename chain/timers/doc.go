@@ -11,13 +11,14 @@
 // The queue is the tiered calendar queue of the spec:
 //
 //   - tier 1, a block ring buffer of RingSlots (256) slots, one slot per
-//     height, holding the timers due in the current and the next scheduler
-//     epoch (O(1) enqueue and dequeue);
-//   - tier 2, one bucket per scheduler epoch for the next EpochBuckets
-//     epochs, moved to tier 1 one bucket at a time at epoch boundaries
-//     (amortised O(1): each timer moves at most twice);
+//     height, holding the timers due in the next RingSlots heights (O(1)
+//     enqueue and dequeue);
+//   - tier 2, buckets keyed by scheduler epoch and height for the
+//     EpochBuckets×EpochLength heights after the ring; each block moves
+//     the one height entering the ring's window (O(1) per timer, no
+//     epoch-boundary burst; each timer moves at most twice);
 //   - tier 3, an ordered set keyed by (epoch, height, id) for distant
-//     timers; ordered keys make "the next epoch's timers" one prefix scan,
+//     timers; ordered keys make "the timers of height h" one prefix scan,
 //     O(log n) in the store's ordered index, and the state root (a sparse
 //     Merkle tree over every key) commits to the whole set.
 //

@@ -9,16 +9,16 @@ import (
 
 // Queue geometry. Consensus constants: they fix the key layout.
 const (
-	// RingSlots is the size of the tier-1 block ring buffer.
+	// RingSlots is the size of the tier-1 block ring buffer: it holds the
+	// timers of the next RingSlots heights.
 	RingSlots = 256
-	// EpochLength is the scheduler epoch (tier-2 bucket width), in blocks.
-	// Tier 1 holds the current and the next epoch, so 2×EpochLength must
-	// not exceed RingSlots. (This is the queue's own epoch, not the
+	// EpochLength is the scheduler epoch, in blocks: tier-2 and tier-3 keys
+	// lead with the target's epoch. (This is the queue's own epoch, not the
 	// 3,600-block consensus epoch.)
 	EpochLength = RingSlots / 2
-	// EpochBuckets is the number of epochs tier 2 covers beyond tier 1:
-	// timers up to (2+EpochBuckets)×EpochLength ≈ 8,448 blocks (~2.3 h) ahead
-	// are in tiers 1–2; further ones are in tier 3.
+	// EpochBuckets is how many epochs' worth of heights tier 2 covers after
+	// the ring: timers up to RingSlots + EpochBuckets×EpochLength = 8,448
+	// blocks (~2.3 h) ahead are in tiers 1–2; further ones are in tier 3.
 	EpochBuckets = 64
 )
 

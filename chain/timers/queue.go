@@ -104,23 +104,36 @@ func (m *meta) count(t tier) *uint64 {
 
 func (m *meta) depth() uint64 { return m.Tier1 + m.Tier2 + m.Tier3 + m.Due }
 
-// locate returns where a timer with this target lives when the queue has
-// advanced to cursor. With e = epoch(cursor+1): targets ≤ cursor are due;
-// epochs ≤ e+1 are in the ring, e+2 … e+1+EpochBuckets in tier 2, the rest
-// in tier 3.
-func locate(target, cursor uint64, id types.Hash) (tier, []byte) {
-	if target <= cursor {
-		return tierDue, dueKey(target, id)
+// ringEnd and farStart bound the tiers when the queue has advanced to
+// cursor: the ring holds targets in (cursor, ringEnd], tier 2 those in
+// (ringEnd, farStart], tier 3 the rest. Both saturate at 2^64−1.
+func ringEnd(cursor uint64) uint64 { return satAdd(cursor, RingSlots) }
+func farStart(cursor uint64) uint64 {
+	return satAdd(cursor, RingSlots+EpochBuckets*EpochLength)
+}
+
+func satAdd(a, b uint64) uint64 {
+	if s, carry := bits.Add64(a, b, 0); carry == 0 {
+		return s
 	}
-	e := (cursor + 1) / EpochLength
-	te := target / EpochLength
+	return ^uint64(0)
+}
+
+// locate returns where a timer with this target lives when the queue has
+// advanced to cursor: targets ≤ cursor are due; the next RingSlots heights
+// are in the ring (so ring slots target mod RingSlots never collide); the
+// EpochBuckets×EpochLength heights after them in tier 2; the rest in tier 3.
+// Tier 2 and 3 keys lead with the target's scheduler epoch, then the target.
+func locate(target, cursor uint64, id types.Hash) (tier, []byte) {
 	switch {
-	case te <= e+1:
+	case target <= cursor:
+		return tierDue, dueKey(target, id)
+	case target <= ringEnd(cursor):
 		return tierRing, ringKey(byte(target%RingSlots), id)
-	case te <= e+1+EpochBuckets:
-		return tierEpoch, epochKey(te, target, id)
+	case target <= farStart(cursor):
+		return tierEpoch, epochKey(target/EpochLength, target, id)
 	default:
-		return tierFar, farKey(te, target, id)
+		return tierFar, farKey(target/EpochLength, target, id)
 	}
 }
 
@@ -456,8 +469,8 @@ func (q *Queue) Reschedule(kv KV, owner types.Address, id types.Hash, target, no
 // blocks, ordered by (target height, id). Call it once per block, at the
 // block's height, before selecting timers; heights must not be skipped
 // (a gap of g heights costs O(g)). Advancing also updates the timer
-// basefee once per height and, at scheduler-epoch boundaries, migrates
-// tier 2 → tier 1 and tier 3 → tier 2.
+// basefee once per height and moves the timers of one height from tier 2
+// to the ring and those of one height from tier 3 to tier 2.
 //
 // Per height the cost is one counter read, plus, if timers target that
 // height, one scan of its ring slot; once per EpochLength heights, one
@@ -516,27 +529,21 @@ func (q *Queue) DueLimit(kv KV, height uint64, limit int) ([]Timer, error) {
 // errStop ends a Scan early; it never leaves the package.
 var errStop = errors.New("stop")
 
-// advance moves the queue from x−1 to x: ring slot x → due set, basefee
-// update, and epoch migration when x is the last height of an epoch.
+// advance moves the queue from x−1 to x: ring slot x → due set, the
+// timers targeting x+RingSlots tier 2 → ring, those targeting the new
+// first height of tier 3's range tier 3 → tier 2, and the basefee update.
+// Each move is guarded by the height counter, so a height nobody targets
+// costs one counter read per tier boundary and no scan: per-block work is
+// flat, with no epoch-boundary burst.
 func (q *Queue) advance(kv KV, m *meta, x uint64) error {
 	n, err := getU64(kv, heightKey(x))
 	if err != nil {
 		return err
 	}
 	if n > 0 {
-		var keys [][]byte
-		err := kv.Scan(ringSlotPrefix(byte(x%RingSlots)), func(k, v []byte) error {
-			if len(v) != 8 || binary.BigEndian.Uint64(v) != x {
-				return fmt.Errorf("%w: ring slot %d holds a timer for another height", ErrCorrupt, x%RingSlots)
-			}
-			keys = append(keys, append([]byte(nil), k...))
-			return nil
-		})
+		keys, err := q.heightKeys(kv, ringSlotPrefix(byte(x%RingSlots)), x, n)
 		if err != nil {
 			return fmt.Errorf("timers: dequeue height %d: %w", x, err)
-		}
-		if uint64(len(keys)) != n {
-			return fmt.Errorf("%w: height %d counts %d timers, ring slot holds %d", ErrCorrupt, x, n, len(keys))
 		}
 		for _, k := range keys {
 			id, _ := idFromKeyTail(k)
@@ -550,50 +557,73 @@ func (q *Queue) advance(kv KV, m *meta, x uint64) error {
 		m.Due += n
 		kv.Delete(heightKey(x))
 	}
+	prevRing, prevFar := ringEnd(m.Cursor), farStart(m.Cursor)
 	m.Cursor = x
-	m.Basefee = q.p.NextBasefee(m.Basefee, m.depth())
-	if (x+1)%EpochLength == 0 {
-		return q.migrate(kv, m, (x+1)/EpochLength)
+	// Tier 2 → ring: the height the ring's window just reached.
+	if h := ringEnd(x); h > prevRing {
+		if err := q.promote(kv, m, h, key(tableEpoch, be8(h/EpochLength), be8(h)), func(k []byte, id types.Hash) {
+			kv.Set(ringKey(byte(h%RingSlots), id), be8(h))
+		}, &m.Tier2, &m.Tier1); err != nil {
+			return err
+		}
 	}
+	// Tier 3 → tier 2: the height tier 2's window just reached.
+	if h := farStart(x); h > prevFar {
+		if err := q.promote(kv, m, h, key(tableFar, be8(h/EpochLength), be8(h)), func(k []byte, id types.Hash) {
+			nk := append([]byte(nil), k...)
+			nk[1] = tableEpoch
+			kv.Set(nk, be8(h))
+		}, &m.Tier3, &m.Tier2); err != nil {
+			return err
+		}
+	}
+	m.Basefee = q.p.NextBasefee(m.Basefee, m.depth())
 	return nil
 }
 
-// migrate runs at the start of scheduler epoch e: tier-2 bucket e+1 moves
-// into the ring, tier-3 bucket e+1+EpochBuckets into tier 2.
-func (q *Queue) migrate(kv KV, m *meta, e uint64) error {
-	keys, err := collectKeys(kv, key(tableEpoch, be8(e+1)))
-	if err != nil {
+// promote moves every timer targeting height h out of the index under
+// prefix (put writes its new index entry) and moves the count from one
+// tier to the other.
+func (q *Queue) promote(kv KV, m *meta, h uint64, prefix []byte, put func(k []byte, id types.Hash), from, to *uint64) error {
+	n, err := getU64(kv, heightKey(h))
+	if err != nil || n == 0 {
 		return err
 	}
+	keys, err := q.heightKeys(kv, prefix, h, n)
+	if err != nil {
+		return fmt.Errorf("timers: promote height %d: %w", h, err)
+	}
 	for _, k := range keys {
-		h := binary.BigEndian.Uint64(k[10:18])
 		id, _ := idFromKeyTail(k)
 		kv.Delete(k)
-		kv.Set(ringKey(byte(h%RingSlots), id), be8(h))
+		put(k, id)
 	}
-	if m.Tier2 < uint64(len(keys)) {
-		return fmt.Errorf("%w: tier 2 count underflow", ErrCorrupt)
+	if *from < n {
+		return fmt.Errorf("%w: tier count underflow promoting height %d", ErrCorrupt, h)
 	}
-	m.Tier2 -= uint64(len(keys))
-	m.Tier1 += uint64(len(keys))
-
-	fe := e + 1 + EpochBuckets
-	keys, err = collectKeys(kv, key(tableFar, be8(fe)))
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		kv.Delete(k)
-		nk := append([]byte(nil), k...)
-		nk[1] = tableEpoch
-		kv.Set(nk, append([]byte(nil), nk[10:18]...))
-	}
-	if m.Tier3 < uint64(len(keys)) {
-		return fmt.Errorf("%w: tier 3 count underflow", ErrCorrupt)
-	}
-	m.Tier3 -= uint64(len(keys))
-	m.Tier2 += uint64(len(keys))
+	*from -= n
+	*to += n
 	return nil
+}
+
+// heightKeys returns the n index keys under prefix, all of which must hold
+// target h.
+func (q *Queue) heightKeys(kv KV, prefix []byte, h, n uint64) ([][]byte, error) {
+	var keys [][]byte
+	err := kv.Scan(prefix, func(k, v []byte) error {
+		if len(v) != 8 || binary.BigEndian.Uint64(v) != h {
+			return fmt.Errorf("%w: index %x holds a timer for another height", ErrCorrupt, prefix)
+		}
+		keys = append(keys, append([]byte(nil), k...))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(keys)) != n {
+		return nil, fmt.Errorf("%w: height %d counts %d timers, index %x holds %d", ErrCorrupt, h, n, prefix, len(keys))
+	}
+	return keys, nil
 }
 
 func (q *Queue) dueTimer(kv KV, id types.Hash, height uint64) (Timer, meta, error) {

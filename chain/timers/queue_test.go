@@ -358,7 +358,7 @@ func runOps(t *testing.T, seed uint64, start, blocks uint64, check bool) *memKV 
 
 // TestQueueMatchesReference runs seeded random schedules, cancels,
 // reschedules, fires and defers over enough blocks to cross many ring
-// wraps, epoch migrations and tier-3 → tier-2 promotions, comparing every
+// wraps, tier-2 → ring and tier-3 → tier-2 promotions, comparing every
 // Due result, charge and counter with a plain sorted reference.
 func TestQueueMatchesReference(t *testing.T) {
 	// Tier 3 starts (2+EpochBuckets)×EpochLength = 8,448 blocks ahead, so
