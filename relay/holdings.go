@@ -97,3 +97,20 @@ func (n *Node) Answer(ctx context.Context, vol [32]byte, version uint64, sum cha
 	}
 	return &challenge.Answer{Leaf: leaf, LeafPath: lp, Chunk: chunk, ChunkPath: cp}, nil
 }
+
+// PrunePlacements deletes the volume's placement lists of versions below
+// below: once a version has been challenged, older ones never are again.
+func (n *Node) PrunePlacements(vol [32]byte, below uint64) error {
+	objs, err := n.store.List(vol, wire.KindPlacement, 0)
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.Version < below {
+			if err := n.store.Delete(vol, o.ID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

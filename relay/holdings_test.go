@@ -57,6 +57,22 @@ func TestNodeAnswersChallenges(t *testing.T) {
 			t.Fatalf("seed %d: %v", e, err)
 		}
 	}
+	// An older version's list is pruned once a newer one is challenged.
+	oldBody, _ := wire.Marshal(leaves[:1])
+	oldSum, _ := challenge.Summarize(leaves[:1])
+	if r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindPlacement, ID: wire.PlacementID(h.vol, 0, oldSum.ShardsRoot),
+		Version: 0, Hash: merkle.Sum(oldBody), Size: uint64(len(oldBody))}, all, oldBody); r.Status != wire.StatusOK {
+		t.Fatalf("put old list: %s", r.Error)
+	}
+	if err := h.node.PrunePlacements(h.vol, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.node.Placement(ctx, h.vol, 0, oldSum); !relay.IsRefusable(err) {
+		t.Fatalf("old list survived pruning: %v", err)
+	}
+	if _, err := h.node.Placement(ctx, h.vol, 1, sum); err != nil {
+		t.Fatalf("current list pruned: %v", err)
+	}
 	wrong := sum
 	wrong.Bytes++
 	if _, err := h.node.Answer(ctx, h.vol, 1, wrong, [32]byte{1}); !relay.IsRefusable(err) {

@@ -162,6 +162,13 @@ func (p *Prover) answer(ctx context.Context, c *apitypes.ChallengeInfo) error {
 		return fmt.Errorf("answer challenge of volume %s epoch %d: %w", c.Volume, c.Epoch, err)
 	}
 	p.log().Info("storage challenge answered", "volume", c.Volume, "epoch", c.Epoch)
+	if pr, ok := p.Holdings.(interface {
+		PrunePlacements(vol [32]byte, below uint64) error
+	}); ok {
+		if err := pr.PrunePlacements(c.Volume, c.Version); err != nil {
+			p.log().Warn("prune old placement lists", "volume", c.Volume, "err", err)
+		}
+	}
 	return nil
 }
 
