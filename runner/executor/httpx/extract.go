@@ -149,8 +149,11 @@ func (r *compiledRule) jsonPath(d *document) ([]any, error) {
 		}
 		tree = d.jsonFloat
 	}
-	locs := r.jp.Locate(tree, maxMatches)
+	// All matches, then order, then cut: ojg visits objects in map order, so
+	// a cut before sorting could keep different matches on different runs.
+	locs := r.jp.Locate(tree, 0)
 	slices.SortFunc(locs, cmpPath)
+	locs = locs[:min(len(locs), maxMatches)]
 	var out []any
 	for _, loc := range locs {
 		if v := loc.Get(exact); len(v) > 0 {

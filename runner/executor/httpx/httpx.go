@@ -142,41 +142,8 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	bud := &budget{}
 	bud.left.Store(total)
 
-	srcs := make([]source, len(p.sources))
-	get := func(i int) {
-		f, err := e.fetch(ctx, pol, p, p.sources[i], limit, bud)
-		if err != nil {
-			srcs[i].err = err
-			return
-		}
-		srcs[i].body = f.body
-		if spec.ResultSchema.DataFormat != job.FormatBinary {
-			srcs[i].body = toUTF8(f.body, f.contentType)
-		}
-		srcs[i].ts = f.lastModified
-		if srcs[i].ts.IsZero() {
-			srcs[i].ts = f.date
-		}
-	}
-	if len(srcs) == 1 {
-		get(0)
-	} else {
-		var wg sync.WaitGroup
-		for i := range srcs {
-			wg.Go(func() { get(i) })
-		}
-		wg.Wait()
-	}
+	srcs := e.gather(ctx, p, spec, pol, limit, bud)
 	used := total - max(bud.left.Load(), 0)
-
-	// Extraction runs here, in source order, rather than in the fetch
-	// goroutines: parsers are not all safe for concurrent use.
-	now := e.now()
-	for i := range srcs {
-		if srcs[i].err == nil {
-			srcs[i].err = e.prepare(p, spec, &srcs[i], now)
-		}
-	}
 	val, from, err := p.combine(srcs)
 	if err != nil {
 		return executor.Result{}, err
@@ -192,6 +159,88 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 		WallTimeMs:  uint64(max(time.Since(start).Milliseconds(), 1)),
 		MemoryBytes: uint64(used),
 	}}, nil
+}
+
+// gather fetches every source concurrently and prepares (extracts, checks
+// freshness) each as it arrives. With several sources each fetch may use at
+// most three quarters of the time left, so one hanging source fails alone
+// and the others still combine; first_valid stops the remaining fetches as
+// soon as its answer is settled.
+func (e *Executor) gather(ctx context.Context, p *plan, spec *job.JobSpec, pol *policy, limit int64, bud *budget) []source {
+	srcs := make([]source, len(p.sources))
+	now := e.now()
+	get := func(ctx context.Context, i int) {
+		f, err := e.fetch(ctx, pol, p, p.sources[i], limit, bud)
+		if err != nil {
+			srcs[i].err = err
+			return
+		}
+		srcs[i].body = f.body
+		if spec.ResultSchema.DataFormat != job.FormatBinary {
+			srcs[i].body = toUTF8(f.body, f.contentType)
+		}
+		srcs[i].ts = f.lastModified
+		if srcs[i].ts.IsZero() {
+			srcs[i].ts = f.date
+		}
+	}
+	if len(srcs) == 1 {
+		get(ctx, 0)
+		if srcs[0].err == nil {
+			srcs[0].err = e.prepare(p, spec, &srcs[0], now)
+		}
+		return srcs
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if dl, ok := ctx.Deadline(); ok {
+		var c2 context.CancelFunc
+		fctx, c2 = context.WithTimeout(fctx, time.Until(dl)*3/4)
+		defer c2()
+	}
+	arrived := make(chan int, len(srcs))
+	var wg sync.WaitGroup
+	for i := range srcs {
+		wg.Go(func() {
+			get(fctx, i)
+			arrived <- i
+		})
+	}
+	// Extraction runs on this goroutine, one source at a time: a job's
+	// compiled rules are shared by its sources.
+	finished := make([]bool, len(srcs))
+	for range srcs {
+		i := <-arrived
+		finished[i] = true
+		if srcs[i].err == nil {
+			srcs[i].err = e.prepare(p, spec, &srcs[i], now)
+		}
+		if p.snapshot == SnapshotFirstValid && p.minValid == 1 && firstSettled(srcs, finished) {
+			break
+		}
+	}
+	cancel()
+	wg.Wait()
+	for i := range srcs {
+		if !finished[i] && srcs[i].err == nil {
+			srcs[i].err = errors.New("not needed: an earlier source was valid")
+		}
+	}
+	return srcs
+}
+
+// firstSettled reports whether the first valid source is known: every
+// source before it finished and failed.
+func firstSettled(srcs []source, finished []bool) bool {
+	for i := range srcs {
+		if !finished[i] {
+			return false
+		}
+		if srcs[i].err == nil {
+			return true
+		}
+	}
+	return true
 }
 
 // prepare extracts one fetched source and applies the freshness bound.

@@ -475,9 +475,26 @@ func TestHangingServerBoundedByWallTime(t *testing.T) {
 	if !errors.Is(err, executor.ErrBoundExceeded) {
 		t.Fatalf("hang: %v", err)
 	}
+	// first_valid stops waiting once an earlier source is valid.
+	spec = httpSpec(fmt.Sprintf(`{"sources":[%q,%q]}`, srv.URL+"/label/a", srv.URL+"/hang"), job.FormatJSON)
+	start = time.Now()
+	if out, err := run(t, e, spec); err != nil || out != `{"label":"a"}` || time.Since(start) > 2*time.Second {
+		t.Fatalf("first_valid with a hanging later source: %s, %v after %s", out, err, time.Since(start))
+	}
+	// A hanging source among several fails alone; the rest still combine
+	// within the job's wall time.
+	spec = httpSpec(fmt.Sprintf(`{"sources":[%q,%q,%q], "snapshot":"median", "extract":[{"kind":"jsonpath","query":"$.value"}]}`,
+		srv.URL+"/n/1", srv.URL+"/hang", srv.URL+"/n/2"), job.FormatJSON)
+	spec.Bounds.MaxWallTimeMs = 800
+	start = time.Now()
+	res, err := reg.Execute(context.Background(), executor.Request{Spec: spec})
+	if err != nil || string(res.Output) != `1.5` || time.Since(start) > 2*time.Second {
+		t.Fatalf("median with a hanging source: %s, %v after %s", res.Output, err, time.Since(start))
+	}
 	// A cancelled (not timed out) job is not reported as a bound.
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	spec = httpSpec(srv.URL+"/hang", job.FormatJSON)
 	_, err = e.Execute(ctx, executor.Request{Spec: spec})
 	if err == nil || errors.Is(err, executor.ErrBoundExceeded) {
 		t.Fatalf("cancel: %v", err)
