@@ -70,12 +70,30 @@ type KV interface {
 //	"i/" || id(32)                     → grantee(20)
 //	"r/" || role_id(32)                → CBOR(RoleRecord)
 //	"a/" || assignee(20) || role_id(32) → 0x01
+//	"p/" || grantee(20) || Keccak256(CBOR(scope) || CBOR(action)) || id(32) → 0x01
+//
+// The "p/" index finds a grantee's records for one exact (scope, action)
+// — the pool filter — without decoding all of its (up to 256) records.
 var (
 	prefixEnt    = []byte("e/")
 	prefixIndex  = []byte("i/")
 	prefixRole   = []byte("r/")
 	prefixAssign = []byte("a/")
+	prefixPair   = []byte("p/")
 )
+
+// pairHash is Keccak256(CBOR(scope) || CBOR(action)).
+func pairHash(s Scope, a Action) (types.Hash, error) {
+	sb, err := codec.Marshal(s)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	ab, err := codec.Marshal(a)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return types.Keccak256(sb, ab), nil
+}
 
 func key(prefix []byte, parts ...[]byte) []byte {
 	k := slices.Clone(prefix)
@@ -158,14 +176,29 @@ func (r *Registry) put(rec *Record) error {
 	if err := r.kv.Set(key(prefixIndex, id[:]), g[:]); err != nil {
 		return fmt.Errorf("entitlement: store: %w", err)
 	}
+	ph, err := pairHash(rec.Entitlement.Scope, rec.Entitlement.Action)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := r.kv.Set(key(prefixPair, g[:], ph[:], id[:]), []byte{1}); err != nil {
+		return fmt.Errorf("entitlement: store: %w", err)
+	}
 	return nil
 }
 
-func (r *Registry) remove(grantee types.Address, id types.Hash) error {
+func (r *Registry) remove(rec *Record, id types.Hash) error {
+	grantee := rec.Entitlement.Grantee
 	if err := r.kv.Delete(key(prefixEnt, grantee[:], id[:])); err != nil {
 		return fmt.Errorf("entitlement: delete: %w", err)
 	}
 	if err := r.kv.Delete(key(prefixIndex, id[:])); err != nil {
+		return fmt.Errorf("entitlement: delete: %w", err)
+	}
+	ph, err := pairHash(rec.Entitlement.Scope, rec.Entitlement.Action)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err := r.kv.Delete(key(prefixPair, grantee[:], ph[:], id[:])); err != nil {
 		return fmt.Errorf("entitlement: delete: %w", err)
 	}
 	return nil
@@ -224,7 +257,7 @@ func (r *Registry) list(grantee types.Address, at uint64) ([]idRecord, error) {
 			return nil, err
 		}
 		if !alive {
-			if err := r.remove(grantee, ir.id); err != nil {
+			if err := r.remove(&ir.rec, ir.id); err != nil {
 				return nil, err
 			}
 			continue
@@ -310,7 +343,7 @@ func (r *Registry) Revoke(caller types.Address, id types.Hash) error {
 	if !rec.Entitlement.Constraints.Revocable {
 		return fmt.Errorf("%w: entitlement is not revocable", ErrUnauthorized)
 	}
-	return r.remove(rec.Entitlement.Grantee, id)
+	return r.remove(&rec, id)
 }
 
 // Delegate derives an entitlement for delegatee from parent, held by caller
@@ -432,14 +465,41 @@ func (r *Registry) Check(grantee types.Address, s Scope, a Action, at uint64) (b
 // non-exhausted entitlement with exactly Scope::RunnerPool(pool) and
 // Action::RunnerJoinPool(pool). Wildcards and roles do not admit runners to
 // pools. It implements selection.PoolChecker.
+//
+// Only the runner's records for exactly that pair are read (the "p/" index);
+// those found expired or cut from their delegation chain are deleted.
 func (r *Registry) InPool(runner types.Address, pool []byte, at uint64) (bool, error) {
 	s, a := RunnerPoolScope(pool), RunnerJoinPoolAction(pool)
-	held, err := r.list(runner, at)
+	ph, err := pairHash(s, a)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	for _, h := range held {
-		e := &h.rec.Entitlement
+	p := key(prefixPair, runner[:], ph[:])
+	var ids []types.Hash
+	if err := r.kv.Scan(p, func(k, _ []byte) error {
+		var id types.Hash
+		copy(id[:], k[len(p):])
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("entitlement: scan: %w", err)
+	}
+	for _, id := range ids {
+		rec, err := r.Get(id)
+		if err != nil {
+			return false, err
+		}
+		alive, err := r.chainAlive(&rec, at)
+		if err != nil {
+			return false, err
+		}
+		if !alive {
+			if err := r.remove(&rec, id); err != nil {
+				return false, err
+			}
+			continue
+		}
+		e := &rec.Entitlement
 		if e.Constraints.status(at) == live && e.Scope.Equal(s) && e.Action.Equal(a) {
 			return true, nil
 		}
@@ -464,7 +524,7 @@ func (r *Registry) Use(grantee types.Address, id types.Hash, amount uint64, at u
 		return err
 	}
 	if !alive {
-		if err := r.remove(grantee, id); err != nil {
+		if err := r.remove(&rec, id); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: expired or revoked", ErrDenied)

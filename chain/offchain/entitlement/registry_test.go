@@ -73,7 +73,8 @@ func TestPoolMembershipAndLazyExpiry(t *testing.T) {
 	if ok, _ := r.InPool(addr(2), pool, 50); ok {
 		t.Fatal("other runner admitted")
 	}
-	if kv.Len() != 2 {
+	// record, id index and (scope, action) index
+	if kv.Len() != 3 {
 		t.Fatalf("kv has %d keys", kv.Len())
 	}
 	if ok, _ := r.InPool(runner, pool, 101); ok {
