@@ -51,6 +51,10 @@ type ModelConfig struct {
 	// StrictSchema sets "strict": true on json_schema response formats
 	// (OpenAI then refuses schemas outside its strict subset).
 	StrictSchema bool `toml:"strict_schema" json:"strict_schema,omitempty"`
+	// FixedSampling marks a model that accepts no temperature, top_p or
+	// seed (OpenAI reasoning models answer 400 to them): none is sent, and
+	// a job that sets temperature or top_p is refused.
+	FixedSampling bool `toml:"fixed_sampling" json:"fixed_sampling,omitempty"`
 }
 
 // apiKey resolves the key: APIKey, else the APIKeyEnv variable.

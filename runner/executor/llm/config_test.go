@@ -19,6 +19,7 @@ max_tokens = 2048
 embeddings_model = "nomic-embed-text"
 max_completion_tokens_field = true
 strict_schema = true
+fixed_sampling = true
 `
 	var c Config
 	dec := toml.NewDecoder(strings.NewReader(doc))
@@ -28,7 +29,7 @@ strict_schema = true
 	}
 	m := c.Models[0]
 	if m.Name != "llama3" || m.upstream() != "meta-llama/Meta-Llama-3.1-8B-Instruct" || m.MaxTokens != 2048 ||
-		m.EmbeddingsModel != "nomic-embed-text" || !m.MaxCompletionTokensField || !m.StrictSchema || m.APIKey != "k" {
+		m.EmbeddingsModel != "nomic-embed-text" || !m.MaxCompletionTokensField || !m.StrictSchema || !m.FixedSampling || m.APIKey != "k" {
 		t.Fatalf("%+v", m)
 	}
 	if _, err := New(c); err != nil {

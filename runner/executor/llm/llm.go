@@ -157,6 +157,9 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	} else if in.Embed != nil {
 		return executor.Result{}, fmt.Errorf("llm: %w: embed applies only to semantic_similarity jobs", executor.ErrBadInput)
 	}
+	if m.cfg.FixedSampling && (in.Temperature != nil || in.TopP != nil) {
+		return executor.Result{}, fmt.Errorf("llm: %w: model %q takes no temperature or top_p", executor.ErrRefused, in.Model)
+	}
 	bound := spec.Bounds.MaxTokens
 	if bound == 0 {
 		return executor.Result{}, fmt.Errorf("llm: %w: bounds.max_tokens is 0", executor.ErrBadInput)
@@ -341,25 +344,27 @@ func (e *Executor) chatRequest(req executor.Request, in *Input, m *model) (opena
 	} else {
 		cr.MaxTokens = int(budget)
 	}
-	// go-openai omits a zero temperature (omitempty) and servers then use
-	// their default of 1; the smallest positive float32 is its documented
-	// way to ask for greedy decoding.
-	temp := 0.0
-	if in.Temperature != nil {
-		temp = *in.Temperature
+	if !m.cfg.FixedSampling {
+		// go-openai omits a zero temperature (omitempty) and servers then
+		// use their default of 1; the smallest positive float32 is its
+		// documented way to ask for greedy decoding.
+		temp := 0.0
+		if in.Temperature != nil {
+			temp = *in.Temperature
+		}
+		cr.Temperature = float32(temp)
+		if cr.Temperature == 0 {
+			cr.Temperature = math.SmallestNonzeroFloat32
+		}
+		if in.TopP != nil {
+			cr.TopP = float32(*in.TopP)
+		}
+		seed := defaultSeed(req.JobID)
+		if in.Seed != nil {
+			seed = int(*in.Seed)
+		}
+		cr.Seed = &seed
 	}
-	cr.Temperature = float32(temp)
-	if cr.Temperature == 0 {
-		cr.Temperature = math.SmallestNonzeroFloat32
-	}
-	if in.TopP != nil {
-		cr.TopP = float32(*in.TopP)
-	}
-	seed := defaultSeed(req.JobID)
-	if in.Seed != nil {
-		seed = int(*in.Seed)
-	}
-	cr.Seed = &seed
 	if spec.ResultSchema.DataFormat == job.FormatJSON {
 		if len(spec.ResultSchema.JSONSchema) > 0 {
 			if !json.Valid(spec.ResultSchema.JSONSchema) {

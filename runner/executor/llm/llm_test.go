@@ -466,3 +466,23 @@ func TestRetriesBusyServer(t *testing.T) {
 		t.Fatalf("down server: %v after %v", err, time.Since(start))
 	}
 }
+
+func TestFixedSampling(t *testing.T) {
+	f := newFixture(t, standin.Options{}, func(m *ModelConfig) { m.FixedSampling = true; m.MaxCompletionTokensField = true })
+	if _, err := run(t, f, spec(`{"model":"chat","prompt":"hi"}`, job.FormatText, 100)); err != nil {
+		t.Fatal(err)
+	}
+	var sent map[string]any
+	_ = json.Unmarshal(f.srv.LastChatRequest(), &sent)
+	for _, k := range []string{"temperature", "top_p", "seed", "max_tokens"} {
+		if _, ok := sent[k]; ok {
+			t.Fatalf("%s sent: %v", k, sent)
+		}
+	}
+	if sent["max_completion_tokens"] == nil {
+		t.Fatalf("no max_completion_tokens: %v", sent)
+	}
+	if _, err := run(t, f, spec(`{"model":"chat","prompt":"hi","temperature":0.7}`, job.FormatText, 100)); !errors.Is(err, executor.ErrRefused) {
+		t.Fatalf("temperature on a fixed model: %v", err)
+	}
+}
