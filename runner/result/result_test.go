@@ -180,3 +180,24 @@ func FuzzSharedRun(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheck: no output or system prompt panics the checks, and every failure
+// is a CheckError naming a known check.
+func FuzzCheck(f *testing.F) {
+	f.Add([]byte(`{"label":"positive"}`), []byte(systemPrompt), uint8(3))
+	f.Add([]byte(prose), []byte("be brief"), uint8(2))
+	f.Add([]byte("\x00\xff"), []byte{}, uint8(1))
+	known := map[string]bool{CheckSize: true, CheckEmpty: true, CheckDataFormat: true, CheckSchema: true,
+		CheckChainRules: true, CheckGarbage: true, CheckPromptLeak: true}
+	f.Fuzz(func(t *testing.T, out, prompt []byte, format uint8) {
+		s := spec(job.JobTypeLLM, job.DataFormatKind(format%3+1), "")
+		err := Check(s, executor.Result{Output: out}, prompt)
+		if err == nil {
+			return
+		}
+		var ce *CheckError
+		if !errors.As(err, &ce) || !known[ce.Check] {
+			t.Fatalf("unexpected error %v", err)
+		}
+	})
+}
