@@ -33,7 +33,15 @@ const (
 	ChallengeClaimed  uint8 = 5 // rent paid to the relay
 	ChallengeRefused  uint8 = 6 // the relay disowned the placement
 	ChallengeExpired  uint8 = 7 // answered but never claimed; rent returned
+	// ChallengeSuperseded: the owner committed a new version while the
+	// challenge was open. The relay held the data into the epoch and may
+	// have been asked to delete replaced shards since, so the rent is
+	// claimable without a proof and nothing counts for or against it.
+	ChallengeSuperseded uint8 = 8
 )
+
+// claimable reports whether a challenge's rent may be claimed.
+func claimable(status uint8) bool { return status == ChallengeAnswered || status == ChallengeSuperseded }
 
 // ChallengeStatusName names a challenge status for the API.
 func ChallengeStatusName(s uint8) string {
@@ -52,6 +60,8 @@ func ChallengeStatusName(s uint8) string {
 		return "refused"
 	case ChallengeExpired:
 		return "expired"
+	case ChallengeSuperseded:
+		return "superseded"
 	}
 	return fmt.Sprintf("status(%d)", s)
 }
@@ -247,6 +257,9 @@ func (p StorageParams) RentPerEpoch(pl *Placement) *big.Int {
 
 // setPlacement records (or clears) the placement of a new commitment.
 func (x *txExec) setPlacement(in *types.CommitManifest) error {
+	if err := x.supersede(in.Volume); err != nil {
+		return err
+	}
 	if len(in.Placement) == 0 {
 		x.o.Delete(PlacementKey(in.Volume))
 		return nil
@@ -270,6 +283,31 @@ func (x *txExec) setPlacement(in *types.CommitManifest) error {
 		}
 	}
 	x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
+	return nil
+}
+
+// supersede closes the volume's open challenges of this epoch: a new
+// commitment replaces the version they are about.
+func (x *txExec) supersede(vol types.Hash) error {
+	epoch := x.ex.storage.Epoch(x.env.Height)
+	prefix := smKey([]byte("chal/"), be8(epoch), vol[:])
+	var open []*Challenge
+	if err := x.o.Scan(prefix, func(_, v []byte) error {
+		var c Challenge
+		if err := codec.Unmarshal(v, &c); err != nil {
+			return err
+		}
+		if c.Status == ChallengeOpen {
+			open = append(open, &c)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, c := range open {
+		c.Status, c.Closed = ChallengeSuperseded, x.env.Height
+		writeChallenge(x.o, c)
+	}
 	return nil
 }
 
@@ -374,7 +412,7 @@ func (x *txExec) claimRent(from types.Address, in *types.ClaimRent) error {
 		if c == nil {
 			return failf("NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
 		}
-		if c.Status != ChallengeAnswered {
+		if !claimable(c.Status) {
 			return failf("NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
 		}
 		c.Status, c.Closed = ChallengeClaimed, x.env.Height
@@ -653,7 +691,7 @@ func (x *txExec) expireEpoch(epoch uint64) error {
 	}
 	for i := range cs {
 		c := &cs[i]
-		if c.Status == ChallengeAnswered {
+		if claimable(c.Status) {
 			if err := x.refundRent(c); err != nil {
 				return err
 			}

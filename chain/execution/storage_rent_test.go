@@ -469,3 +469,36 @@ func TestRefusePlacement(t *testing.T) {
 		}
 	})
 }
+
+// A new commitment while a challenge is open supersedes it: no penalty,
+// and the reserved rent stays claimable by the relay.
+func TestSupersededChallenge(t *testing.T) {
+	owner, _ := crypto.GenerateKey()
+	rk, _ := crypto.GenerateKey()
+	c := rentChain(t, owner, rk)
+	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
+	id := types.PubkeyToAddress(rk.PublicKey)
+	c.ok(c.txValue(rk, &reg, &types.RelayRegister{Addr: "127.0.0.1:1", PubKey: crypto.CompressPubkey(&rk.PublicKey)}, genesis.CBY(100)))
+	var vol types.Hash
+	oaddr := types.PubkeyToAddress(owner.PublicKey)
+	copy(vol[:], oaddr[:])
+	c.ok(c.tx(owner, &mgr, &types.VolumeCreate{Volume: vol, K: 1, M: 0}, 0))
+	set := makeShards(6, 4096)
+	c.ok(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{1}, Version: 1, Size: 4096, Placement: []types.RelayPlacement{set.placement(id)}}, 0))
+	c.ok(c.txValue(owner, &mgr, &types.VolumeFund{Volume: vol}, genesis.CBY(1)))
+	c.until(E)
+	rent := c.challengeOf(1, vol, id).Rent
+	c.ok(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{2}, Version: 2, Size: 4096, Placement: []types.RelayPlacement{set.placement(id)}}, 0))
+	if ch := c.challengeOf(1, vol, id); ch.Status != execution.ChallengeSuperseded {
+		t.Fatalf("status %d", ch.Status)
+	}
+	c.until(2 * E)
+	if st := c.stats(id); st.Missed+st.Failed+st.Answered != 0 || st.Flagged(2) {
+		t.Fatalf("superseded challenge counted: %+v", st)
+	}
+	before := balanceOf(t, c, id)
+	rs := c.ok(c.tx(rk, &mgr, &types.ClaimRent{Epoch: 1, Volumes: []types.Hash{vol}}, 0))
+	if got, want := balanceOf(t, c, id), new(big.Int).Sub(new(big.Int).Add(before, rent), rs[0].FeePaid); got.Cmp(want) != 0 {
+		t.Fatalf("balance %s, want %s", got, want)
+	}
+}

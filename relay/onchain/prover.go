@@ -102,7 +102,7 @@ func (p *Prover) Step(ctx context.Context) error {
 			if err := p.answer(ctx, c); err != nil {
 				errs = append(errs, err)
 			}
-		case c.Status == "answered" && rc.Height >= (c.Epoch+1)*rc.EpochBlocks:
+		case (c.Status == "answered" || c.Status == "superseded") && rc.Height >= (c.Epoch+1)*rc.EpochBlocks:
 			claim[c.Epoch] = append(claim[c.Epoch], c.Volume)
 		}
 	}
