@@ -55,7 +55,7 @@ type ChallengeInfo struct {
 	ShardsRoot types.Hash    `json:"shards_root"`
 	LeafIndex  uint64        `json:"leaf_index"`
 	Rent       string        `json:"rent"`
-	Status     string        `json:"status"` // open | answered | failed | missed | claimed | refused | expired
+	Status     string        `json:"status"` // open | answered | failed | missed | claimed | refused | expired | superseded
 	Closed     uint64        `json:"closed,omitempty"`
 }
 
