@@ -120,7 +120,9 @@ func TestSoakTimersScale(t *testing.T) {
 func measureScale(t *testing.T, blocks int, sizes []int) []scaleRun {
 	var runs []scaleRun
 	for _, n := range sizes {
-		runs = append(runs, runScale(t, n, blocks))
+		r := runScale(t, n, blocks)
+		t.Logf("%d pending: seed %d keys in %s, median block %s", n, r.keys, r.seed.Round(time.Millisecond), time.Duration(r.medianNs).Round(time.Microsecond))
+		runs = append(runs, r)
 	}
 	t.Logf("%-10s %10s %10s %12s %12s %12s %8s %6s %6s", "pending", "seed keys", "seed", "median", "p90", "max", "ratio", "fired", "txs")
 	for _, r := range runs {

@@ -143,14 +143,18 @@ func (e *Executor) checkStateless(tx *types.Tx, bf fees.Basefees) (laneTx, error
 // list's order then only sets the fitting priority, and every node derives
 // the same execution order from the seed.
 func (e *Executor) buildLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uint64, seed types.Hash, res *Result) ([]laneTx, error) {
-	cands := make([]laneTx, 0, len(txs))
-	for _, tx := range txs {
+	// cands keeps every candidate in the given order; a zero laneTx marks
+	// one that failed the stateless checks (it stops its sender there).
+	cands := make([]laneTx, len(txs))
+	senders := make([]types.Address, len(txs))
+	for i, tx := range txs {
+		senders[i], _ = tx.Sender() // a bad signature fails checkStateless
 		lt, err := e.checkStateless(tx, bf)
 		if err != nil {
 			res.Rejected = append(res.Rejected, Rejection{Tx: tx, Err: err})
 			continue
 		}
-		cands = append(cands, lt)
+		cands[i] = lt
 	}
 	meter := e.LaneCaps().Meter()
 	meter.Add(fees.LaneTimer, timerClaim)
@@ -170,34 +174,31 @@ func (e *Executor) buildLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uint
 		meter.Add(cands[i].lane, cands[i].tx.CyclesLimit())
 		cells += cands[i].tx.CellsLimit()
 	}
-	sender := func(tx *types.Tx) types.Address { a, _ := tx.Sender(); return a }
-	// A rejected transaction blocks its sender's later ones.
-	blocked := map[types.Address]bool{}
-	for _, r := range res.Rejected {
-		if a, err := r.Tx.Sender(); err == nil {
-			blocked[a] = true
-		}
-	}
 	// Pass 1: reserved lanes within their reservations; a sender takes part
 	// only up to its first transaction not taken here.
 	stopped := map[types.Address]bool{}
 	for i, lt := range cands {
-		from := sender(lt.tx)
-		if stopped[from] || blocked[from] {
+		from := senders[i]
+		if stopped[from] {
 			continue
 		}
-		if (lt.lane == fees.LaneSystem || lt.lane == fees.LaneRunner) && fits(lt, true) {
+		if lt.tx != nil && (lt.lane == fees.LaneSystem || lt.lane == fees.LaneRunner) && fits(lt, true) {
 			take(i)
 			continue
 		}
 		stopped[from] = true
 	}
-	// Pass 2: everything left, within what is left of the block.
+	// Pass 2: everything left, within what is left of the block. Once one
+	// of a sender's transactions is not taken, its later ones wait.
 	var sel []*types.Tx
 	byTx := map[*types.Tx]laneTx{}
+	blocked := map[types.Address]bool{}
 	for i, lt := range cands {
-		from := sender(lt.tx)
+		from := senders[i]
 		switch {
+		case lt.tx == nil: // rejected above
+			blocked[from] = true
+			continue
 		case taken[i]:
 		case blocked[from] || !fits(lt, false):
 			blocked[from] = true

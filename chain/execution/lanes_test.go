@@ -467,3 +467,23 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 	}
 	auditSupply(t, p)
 }
+
+// TestBuildStopsSenderAtInvalidTx: a transaction that fails the stateless
+// checks is rejected; its sender's earlier transactions still go in, its
+// later ones wait (they would leave a nonce gap).
+func TestBuildStopsSenderAtInvalidTx(t *testing.T) {
+	k, _ := crypto.GenerateKey()
+	c := newChain(t, k)
+	to := types.Address{0xbe, 0xef}
+	ok0 := c.txLimits(k, &to, nil, 100_000, 1)
+	bad := c.txLimits(k, &to, nil, c.g.Fees.MaxTxCycles+1, 1) // above the per-tx maximum
+	ok2 := c.txLimits(k, &to, nil, 100_000, 1)
+	res, err := c.apply([]*types.Tx{ok0, bad, ok2}, execution.Build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Included) != 1 || res.Included[0] != ok0 || len(res.Rejected) != 1 || res.Rejected[0].Tx != bad ||
+		len(res.Deferred) != 1 || res.Deferred[0] != ok2 {
+		t.Fatalf("included %d, rejected %d, deferred %d", len(res.Included), len(res.Rejected), len(res.Deferred))
+	}
+}
