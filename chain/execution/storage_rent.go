@@ -41,7 +41,9 @@ const (
 )
 
 // claimable reports whether a challenge's rent may be claimed.
-func claimable(status uint8) bool { return status == ChallengeAnswered || status == ChallengeSuperseded }
+func claimable(status uint8) bool {
+	return status == ChallengeAnswered || status == ChallengeSuperseded
+}
 
 // ChallengeStatusName names a challenge status for the API.
 func ChallengeStatusName(s uint8) string {
@@ -140,7 +142,6 @@ func smKey(parts ...[]byte) []byte {
 func rrKey(parts ...[]byte) []byte {
 	return state.Key(state.PrefixSystem, append([][]byte{types.RelayRegistryAddress[:]}, parts...)...)
 }
-
 
 // PlacementKey is the state key of a volume's placement summary.
 func PlacementKey(vol types.Hash) []byte { return smKey([]byte("place/"), vol[:]) }

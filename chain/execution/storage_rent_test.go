@@ -2,8 +2,8 @@ package execution_test
 
 import (
 	"crypto/ecdsa"
-	"math/rand/v2"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
