@@ -20,82 +20,103 @@ import (
 
 const benchPrompt = "Tell me the sentiment of: I love this great phone, the battery is excellent"
 
-func benchServer(b *testing.B) *httptest.Server {
-	srv := standin.New(standin.Options{Models: []string{"standin-chat"}})
-	hs := httptest.NewServer(srv)
-	b.Cleanup(hs.Close)
-	return hs
+// bench is a stand-in with a direct client and an executor on it.
+type bench struct {
+	client *openai.Client
+	req    openai.ChatCompletionRequest
+	ex     *Executor
+	job    executor.Request
 }
 
-func benchExecutor(b *testing.B, stream bool, format job.DataFormatKind) {
-	hs := benchServer(b)
+func newBench(b *testing.B, stream bool, format job.DataFormatKind) *bench {
+	hs := httptest.NewServer(standin.New(standin.Options{Models: []string{"standin-chat"}}))
+	b.Cleanup(hs.Close)
 	ex, err := New(Config{Models: []ModelConfig{{Name: "chat", BaseURL: hs.URL + "/v1", UpstreamModel: "standin-chat"}}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := `{"model":"chat","prompt":"` + benchPrompt + `"}`
+	in := `{"model":"chat","prompt":"` + benchPrompt + `","max_tokens":400}`
 	if stream {
-		in = `{"model":"chat","prompt":"` + benchPrompt + `","stream":true}`
+		in = `{"model":"chat","prompt":"` + benchPrompt + `","max_tokens":400,"stream":true}`
 	}
 	s := spec(in, format, 500)
 	if format == job.FormatJSON {
 		s.ResultSchema.JSONSchema = []byte(`{"type":"object","properties":{"sentiment":{"enum":["positive","negative","neutral"]},"score":{"type":"integer"}},"required":["sentiment","score"]}`)
 	}
-	req := executor.Request{JobID: types.Hash{1}, Spec: s}
-	ctx := context.Background()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := ex.Execute(ctx, req); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func benchDirect(b *testing.B, stream bool) {
-	hs := benchServer(b)
 	cfg := openai.DefaultConfig("")
 	cfg.BaseURL = hs.URL + "/v1"
-	c := openai.NewClientWithConfig(cfg)
 	seed := 1
 	req := openai.ChatCompletionRequest{
-		Model:       "standin-chat",
-		Messages:    []openai.ChatCompletionMessage{{Role: "user", Content: benchPrompt}},
-		MaxTokens:   400,
-		Temperature: 1e-45,
-		Seed:        &seed,
+		Model: "standin-chat", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: benchPrompt}},
+		MaxTokens: 400, Temperature: 1e-45, Seed: &seed, Stream: stream,
 	}
+	if stream {
+		req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	}
+	return &bench{client: openai.NewClientWithConfig(cfg), req: req, ex: ex, job: executor.Request{JobID: types.Hash{1}, Spec: s}}
+}
+
+// direct makes the request with go-openai alone, draining a stream.
+func (x *bench) direct(b *testing.B) {
 	ctx := context.Background()
-	b.ResetTimer()
-	for b.Loop() {
-		if !stream {
-			resp, err := c.CreateChatCompletion(ctx, req)
-			if err != nil || len(resp.Choices) == 0 {
-				b.Fatal(err)
-			}
-			continue
-		}
-		r := req
-		r.Stream = true
-		r.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-		st, err := c.CreateChatCompletionStream(ctx, r)
-		if err != nil {
+	if !x.req.Stream {
+		if resp, err := x.client.CreateChatCompletion(ctx, x.req); err != nil || len(resp.Choices) == 0 {
 			b.Fatal(err)
 		}
-		for {
-			if _, err := st.Recv(); err != nil {
-				break
-			}
+		return
+	}
+	st, err := x.client.CreateChatCompletionStream(ctx, x.req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	for {
+		if _, err := st.Recv(); err != nil {
+			return
 		}
-		st.Close()
 	}
 }
 
-func BenchmarkChatDirect(b *testing.B)         { benchDirect(b, false) }
-func BenchmarkChatExecutor(b *testing.B)       { benchExecutor(b, false, job.FormatText) }
-func BenchmarkChatExecutorJSON(b *testing.B)   { benchExecutor(b, false, job.FormatJSON) }
-func BenchmarkStreamDirect(b *testing.B)       { benchDirect(b, true) }
-func BenchmarkStreamExecutor(b *testing.B)     { benchExecutor(b, true, job.FormatText) }
-func BenchmarkStreamExecutorJSON(b *testing.B) { benchExecutor(b, true, job.FormatJSON) }
+func (x *bench) executor(b *testing.B) {
+	if _, err := x.ex.Execute(context.Background(), x.job); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkChatDirect(b *testing.B) {
+	x := newBench(b, false, job.FormatText)
+	for b.Loop() {
+		x.direct(b)
+	}
+}
+
+func BenchmarkChatExecutor(b *testing.B) {
+	x := newBench(b, false, job.FormatText)
+	for b.Loop() {
+		x.executor(b)
+	}
+}
+
+func BenchmarkChatExecutorJSON(b *testing.B) {
+	x := newBench(b, false, job.FormatJSON)
+	for b.Loop() {
+		x.executor(b)
+	}
+}
+
+func BenchmarkStreamDirect(b *testing.B) {
+	x := newBench(b, true, job.FormatText)
+	for b.Loop() {
+		x.direct(b)
+	}
+}
+
+func BenchmarkStreamExecutor(b *testing.B) {
+	x := newBench(b, true, job.FormatText)
+	for b.Loop() {
+		x.executor(b)
+	}
+}
 
 // BenchmarkOverheadRatio alternates a direct go-openai call and an executor
 // job on the same stand-in in every iteration and reports the ratio of
@@ -108,49 +129,13 @@ func BenchmarkOverheadRatio(b *testing.B) {
 			name = "stream"
 		}
 		b.Run(name, func(b *testing.B) {
-			hs := benchServer(b)
-			ex, err := New(Config{Models: []ModelConfig{{Name: "chat", BaseURL: hs.URL + "/v1", UpstreamModel: "standin-chat"}}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := `{"model":"chat","prompt":"` + benchPrompt + `","max_tokens":400}`
-			if stream {
-				in = `{"model":"chat","prompt":"` + benchPrompt + `","max_tokens":400,"stream":true}`
-			}
-			req := executor.Request{JobID: types.Hash{1}, Spec: spec(in, job.FormatText, 500)}
-			cfg := openai.DefaultConfig("")
-			cfg.BaseURL = hs.URL + "/v1"
-			c := openai.NewClientWithConfig(cfg)
-			seed := 1
-			creq := openai.ChatCompletionRequest{
-				Model: "standin-chat", Messages: []openai.ChatCompletionMessage{{Role: "user", Content: benchPrompt}},
-				MaxTokens: 400, Temperature: 1e-45, Seed: &seed, Stream: stream,
-			}
-			if stream {
-				creq.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-			}
-			ctx := context.Background()
+			x := newBench(b, stream, job.FormatText)
 			var direct, viaExec time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				if stream {
-					st, err := c.CreateChatCompletionStream(ctx, creq)
-					if err != nil {
-						b.Fatal(err)
-					}
-					for {
-						if _, err := st.Recv(); err != nil {
-							break
-						}
-					}
-					st.Close()
-				} else if _, err := c.CreateChatCompletion(ctx, creq); err != nil {
-					b.Fatal(err)
-				}
+				x.direct(b)
 				t1 := time.Now()
-				if _, err := ex.Execute(ctx, req); err != nil {
-					b.Fatal(err)
-				}
+				x.executor(b)
 				direct += t1.Sub(t0)
 				viaExec += time.Since(t1)
 			}

@@ -19,75 +19,83 @@ import (
 // stdio and streamable HTTP. The difference is input parsing, the domain and
 // argument-schema checks and result canonicalisation.
 
-func benchTransport(b *testing.B, http bool) sdk.Transport {
+// benchServer starts (HTTP) or describes (stdio) a server-everything.
+func benchServer(b *testing.B, http bool) ServerConfig {
 	if http {
 		hs, err := mcptest.StartHTTP(context.Background(), 0)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(hs.Stop)
-		return &sdk.StreamableClientTransport{Endpoint: hs.URL, DisableStandaloneSSE: true}
+		return ServerConfig{Name: "e", URL: hs.URL}
 	}
 	cmd, args, err := mcptest.StdioCommand()
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &sdk.CommandTransport{Command: exec.Command(cmd, args...)}
+	return ServerConfig{Name: "e", Command: cmd, Args: args}
 }
 
-func benchDirect(b *testing.B, http bool) {
-	ctx := context.Background()
-	c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, benchTransport(b, http), nil)
+// directSession opens a plain SDK session to its own server.
+func directSession(b *testing.B, http bool) *sdk.ClientSession {
+	sc := benchServer(b, http)
+	var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: sc.URL, DisableStandaloneSSE: true}
+	if !http {
+		t = &sdk.CommandTransport{Command: exec.Command(sc.Command, sc.Args...)}
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), t, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer cs.Close()
-	params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "benchmark"}}
-	b.ResetTimer()
-	for b.Loop() {
-		res, err := cs.CallTool(ctx, params)
-		if err != nil || res.IsError {
-			b.Fatal(err)
-		}
-	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
 }
 
-func benchExecutor(b *testing.B, http bool) {
-	ctx := context.Background()
-	var sc ServerConfig
-	if http {
-		hs, err := mcptest.StartHTTP(ctx, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(hs.Stop)
-		sc = ServerConfig{Name: "e", URL: hs.URL}
-	} else {
-		cmd, args, err := mcptest.StdioCommand()
-		if err != nil {
-			b.Fatal(err)
-		}
-		sc = ServerConfig{Name: "e", Command: cmd, Args: args}
-	}
-	ex, err := New(ctx, Config{Servers: []ServerConfig{sc}})
+// benchExecutor opens an executor on its own server.
+func benchExecutor(b *testing.B, http bool) *Executor {
+	ex, err := New(context.Background(), Config{Servers: []ServerConfig{benchServer(b, http)}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ex.Close()
-	req := executor.Request{JobID: types.Hash{1}, Spec: mcpSpec(`{"server":"e","tool":"echo","arguments":{"message":"benchmark"}}`, job.FormatText)}
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := ex.Execute(ctx, req); err != nil {
-			b.Fatal(err)
-		}
+	b.Cleanup(func() { _ = ex.Close() })
+	return ex
+}
+
+var (
+	echoParams = &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "benchmark"}}
+	echoJob    = executor.Request{JobID: types.Hash{1}, Spec: mcpSpec(`{"server":"e","tool":"echo","arguments":{"message":"benchmark"}}`, job.FormatText)}
+)
+
+func callDirect(b *testing.B, cs *sdk.ClientSession) {
+	if res, err := cs.CallTool(context.Background(), echoParams); err != nil || res.IsError {
+		b.Fatal(err)
 	}
 }
 
-func BenchmarkEchoStdioDirect(b *testing.B)   { benchDirect(b, false) }
-func BenchmarkEchoStdioExecutor(b *testing.B) { benchExecutor(b, false) }
-func BenchmarkEchoHTTPDirect(b *testing.B)    { benchDirect(b, true) }
-func BenchmarkEchoHTTPExecutor(b *testing.B)  { benchExecutor(b, true) }
+func callExecutor(b *testing.B, ex *Executor) {
+	if _, err := ex.Execute(context.Background(), echoJob); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func benchEchoDirect(b *testing.B, http bool) {
+	cs := directSession(b, http)
+	for b.Loop() {
+		callDirect(b, cs)
+	}
+}
+
+func benchEchoExecutor(b *testing.B, http bool) {
+	ex := benchExecutor(b, http)
+	for b.Loop() {
+		callExecutor(b, ex)
+	}
+}
+
+func BenchmarkEchoStdioDirect(b *testing.B)   { benchEchoDirect(b, false) }
+func BenchmarkEchoStdioExecutor(b *testing.B) { benchEchoExecutor(b, false) }
+func BenchmarkEchoHTTPDirect(b *testing.B)    { benchEchoDirect(b, true) }
+func BenchmarkEchoHTTPExecutor(b *testing.B)  { benchEchoExecutor(b, true) }
 
 // BenchmarkOverheadRatio alternates a direct SDK call and an executor job in
 // every iteration, each on its own session to its own server process, and
@@ -99,45 +107,14 @@ func BenchmarkOverheadRatio(b *testing.B) {
 			name = "http"
 		}
 		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			c := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, benchTransport(b, http), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cs.Close()
-			var sc ServerConfig
-			if http {
-				hs, err := mcptest.StartHTTP(ctx, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(hs.Stop)
-				sc = ServerConfig{Name: "e", URL: hs.URL}
-			} else {
-				cmd, args, err := mcptest.StdioCommand()
-				if err != nil {
-					b.Fatal(err)
-				}
-				sc = ServerConfig{Name: "e", Command: cmd, Args: args}
-			}
-			ex, err := New(ctx, Config{Servers: []ServerConfig{sc}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ex.Close()
-			params := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "benchmark"}}
-			req := executor.Request{JobID: types.Hash{1}, Spec: mcpSpec(`{"server":"e","tool":"echo","arguments":{"message":"benchmark"}}`, job.FormatText)}
+			cs := directSession(b, http)
+			ex := benchExecutor(b, http)
 			var direct, viaExec time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
-					b.Fatal(err)
-				}
+				callDirect(b, cs)
 				t1 := time.Now()
-				if _, err := ex.Execute(ctx, req); err != nil {
-					b.Fatal(err)
-				}
+				callExecutor(b, ex)
 				direct += t1.Sub(t0)
 				viaExec += time.Since(t1)
 			}
