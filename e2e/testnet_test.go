@@ -310,3 +310,63 @@ func TestTestnetFourValidators(t *testing.T) {
 	}
 	t.Logf("final heights: %d %d %d %d", tn.height(0), tn.height(1), tn.height(2), tn.height(3))
 }
+
+// TestTestnetSoak (COWBOY_SOAK=1, `make soak`) runs a 4-validator network
+// for COWBOY_SOAK_MINUTES (default 3) while one validator at a time is
+// killed with SIGKILL and restarted, and transfers keep flowing; at the end
+// every validator holds the same chain and the transfers' total.
+func TestTestnetSoak(t *testing.T) {
+	if os.Getenv("COWBOY_SOAK") == "" {
+		t.Skip("set COWBOY_SOAK=1")
+	}
+	minutes := 3
+	if v, err := strconv.Atoi(os.Getenv("COWBOY_SOAK_MINUTES")); err == nil && v > 0 {
+		minutes = v
+	}
+	tn := newTestnet(t, 4)
+	for i := range 4 {
+		tn.start(i)
+	}
+	all := []int{0, 1, 2, 3}
+	tn.waitHeight(3, 30*time.Second, all...)
+	ctx := context.Background()
+	key, _ := crypto.GenerateKey()
+	bob := types.Address{0xb0, 0xb1}
+	fh, err := tn.client(0).Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tn.client(0).WaitForReceipt(ctx, fh); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
+	end := time.Now().Add(time.Duration(minutes) * time.Minute)
+	var sent int64
+	kills := 0
+	for time.Now().Before(end) {
+		victim := rng.IntN(4)
+		tn.procs[victim].kill()
+		kills++
+		live := []int{}
+		for _, i := range all {
+			if i != victim {
+				live = append(live, i)
+			}
+		}
+		via := live[rng.IntN(len(live))]
+		tn.transfer(key, bob, 1, via, live[0])
+		sent++
+		time.Sleep(time.Duration(1000+rng.IntN(4000)) * time.Millisecond)
+		tn.start(victim)
+		tn.waitHeight(tn.maxHeight(live...), 60*time.Second, victim)
+	}
+	tn.waitHeight(tn.maxHeight(all...)+3, 60*time.Second, all...)
+	tn.checkSameChain(all...)
+	for _, i := range all {
+		bal, err := tn.client(i).Balance(ctx, bob)
+		if err != nil || bal.Int64() != sent {
+			t.Fatalf("node%d: bob has %v, want %d (%v)", i, bal, sent, err)
+		}
+	}
+	t.Logf("%d kills, %d transfers, final height %d", kills, sent, tn.maxHeight(all...))
+}
