@@ -16,7 +16,7 @@ import (
 func TestRelayRegistryAndStorageManager(t *testing.T) {
 	relayKey, _ := crypto.GenerateKey()
 	owner, _ := crypto.GenerateKey()
-	c := newChain(t, relayKey, owner)
+	c := rentChain(t, relayKey, owner)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	relayID := types.PubkeyToAddress(relayKey.PublicKey)
 	pub := crypto.CompressPubkey(&relayKey.PublicKey)
