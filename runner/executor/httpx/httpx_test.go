@@ -512,6 +512,7 @@ func TestMalformedInput(t *testing.T) {
 		`{`,
 		`{"url": 5}`,
 		`{"url": "http://127.0.0.1/"} trailing`,
+		`{"url": "http://127.0.0.1/"}}`,
 		`{"unknown": 1, "url": "http://127.0.0.1/"}`,
 		`{}`,
 		`{"url": "http://127.0.0.1/", "sources": ["http://127.0.0.1/"]}`,

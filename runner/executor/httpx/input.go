@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -117,8 +118,8 @@ func bad(format string, args ...any) error {
 }
 
 // ValidateInput reports whether raw is a well-formed HTTP job input, with
-// the first problem found. The runner and the CLI use it to reject a job
-// before any request is made.
+// the first problem found, so a caller (a daemon screening assignments, a
+// CLI building a job) can reject it before any request is made.
 func ValidateInput(raw []byte) error {
 	_, err := parseInput(raw)
 	return err
@@ -140,8 +141,8 @@ func parseInput(raw []byte) (*plan, error) {
 		if err := dec.Decode(&in); err != nil {
 			return nil, bad("input JSON: %v", err)
 		}
-		if dec.More() {
-			return nil, bad("input JSON: trailing data")
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return nil, bad("input JSON: trailing data after the object")
 		}
 	} else {
 		in.URL = string(trimmed)
