@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -91,6 +92,41 @@ func TestContinuationExample(t *testing.T) {
 	}
 	if j := readJob(t, c, id2); j.State != job.StateFailed {
 		t.Fatalf("job %s", j.State)
+	}
+	auditSupply(t, c)
+}
+
+// TestCallbackBudgetSpills: callbacks beyond the block's callback budget
+// wait, in order, for the next block.
+func TestCallbackBudgetSpills(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, _ := newJobChainWith(t, 1, func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 1_000_000 }, alice)
+	// Two jobs above every runner's max job value fail at submission, in one block.
+	var oracles []types.Address
+	var txs []*types.Tx
+	for i := 0; i < 2; i++ {
+		oracles = append(oracles, deployValue(c, alice, oracleActor, string(rune('a'+i)), genesis.CBY(50), nil))
+	}
+	for i := range oracles {
+		txs = append(txs, c.tx(alice, &oracles[i], &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
+	}
+	c.ok(txs...)
+	var pending []execution.PendingCallback
+	c.st.View(func(v *store.View) (err error) { pending, err = execution.PendingCallbacks(v); return err })
+	if len(pending) != 2 {
+		t.Fatalf("queued %d callbacks", len(pending))
+	}
+	got := func() (n int) {
+		for _, o := range oracles {
+			n += len(c.query(o, "get", []any{"results"}).([]any))
+		}
+		return n
+	}
+	for want := 1; want <= 2; want++ {
+		rs := c.ok()
+		if len(rs) != 1 || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") || got() != want {
+			t.Fatalf("block %d: %d receipts, %d callbacks delivered", want, len(rs), got())
+		}
 	}
 	auditSupply(t, c)
 }

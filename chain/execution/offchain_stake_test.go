@@ -297,3 +297,55 @@ func TestChallengeEquivocationSlashes(t *testing.T) {
 	}
 	auditSupply(t, c)
 }
+
+func TestDelegatorLimitAndEjection(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	carol, _ := crypto.GenerateKey()
+	d1, _ := crypto.GenerateKey()
+	d2, _ := crypto.GenerateKey()
+	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) {
+		p.MaxDelegators, p.MaxConsecutiveSlashes = 1, 2
+		p.Job.ChallengeWindowBlocks = 20
+	}, alice, carol, d1, d2)
+	rmap := byAddr(runners)
+	reg, verifier := types.RunnerRegistryAddress, types.ResultVerifierAddress
+	r := runners[0]
+	c.ok(c.txValue(d1, &reg, &types.RunnerDelegateStake{Runner: r.addr}, genesis.CBY(10)))
+	rs := c.block(c.txValue(d2, &reg, &types.RunnerDelegateStake{Runner: r.addr}, genesis.CBY(10)))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "TooManyDelegators") {
+		t.Fatalf("second delegator: %+v", rs[0])
+	}
+	// The first delegator may add to its delegation.
+	c.ok(c.txValue(d1, &reg, &types.RunnerDelegateStake{Runner: r.addr}, genesis.CBY(5)))
+
+	// Two upheld equivocations against the same runner eject it: its
+	// remaining self-bond goes to unbonding and it is no longer selected.
+	for round := 0; round < 2; round++ {
+		_, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(0), 5)
+		j := readJob(t, c, id)
+		reveals := map[types.Address]verify.Reveal{}
+		for _, a := range j.Runners {
+			reveals[a] = rmap[a].reveal(id, `{"price": 42}`)
+		}
+		runToVerified(t, c, id, rmap, reveals)
+		lr := r.reveal(id, `{"price": 1}`)
+		lie, _ := lr.Encode()
+		c.ok(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: lie}, genesis.CBY(100)))
+		c.ok() // failure callback
+	}
+	rec := readRunner(t, c, r.addr)
+	// 100 → 70 → 49 CBY self-bond; ejected with 49 CBY unbonding.
+	if rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 || rec.ConsecutiveSlashes != 2 {
+		t.Fatalf("ejected runner %+v", rec)
+	}
+	var tr []execution.Tranche
+	c.st.View(func(v *store.View) (err error) { tr, err = execution.ReadTranches(v, r.addr); return err })
+	if len(tr) != 1 || tr[0].Amount.Cmp(genesis.CBY(49)) != 0 {
+		t.Fatalf("tranches %+v", tr)
+	}
+	// 15 CBY delegated → 10.5 → 7.35 CBY.
+	if rec.Delegated.Cmp(new(big.Int).Mul(big.NewInt(735), big.NewInt(1e16))) != 0 {
+		t.Fatalf("delegated %s", rec.Delegated)
+	}
+	auditSupply(t, c)
+}

@@ -385,3 +385,30 @@ func TestLifecycleFailures(t *testing.T) {
 		t.Fatal("foreign aggregator accepted")
 	}
 }
+
+func TestChallengeCulprits(t *testing.T) {
+	verified := []step{
+		{ev: Assigned{At: 100, Runners: []types.Address{r1, r2, r3}, Aggregator: r1}, state: StateAssigned},
+		{ev: Committed{At: 101, Runner: r1}, state: StateAssigned},
+		{ev: Committed{At: 101, Runner: r2}, state: StateAssigned},
+		{ev: Committed{At: 101, Runner: r3}, state: StateCommitted},
+		{ev: Verified{At: 102, Submitter: r1, Agreed: []types.Address{r1, r2}, Dissented: []types.Address{r3}}, state: StateVerified, effects: []EffectKind{EffectCallback}},
+	}
+	// A dissenter proven at fault is slashed; the result stands.
+	j := run(t, threeRunnerJob(), append(slices.Clone(verified),
+		step{ev: Challenged{At: 103, Upheld: true, Culprits: []types.Address{r3}}, state: StateVerified, effects: []EffectKind{EffectSlash}}))
+	_, fx, _ := Step(run(t, threeRunnerJob(), verified), Challenged{At: 103, Upheld: true, Culprits: []types.Address{r3}}, DefaultParams())
+	if len(fx) != 1 || !slices.Equal(fx[0].Runners, []types.Address{r3}) {
+		t.Fatalf("dissenter slash effects %+v", fx)
+	}
+	// It can still be finalised and settled.
+	run(t, j, []step{{ev: Tick{At: 102 + 901}, state: StateFinalized, effects: []EffectKind{EffectSettle}}})
+	// An agreeing culprit fails the job; only it is slashed.
+	j = run(t, threeRunnerJob(), append(slices.Clone(verified),
+		step{ev: Challenged{At: 103, Upheld: true, Culprits: []types.Address{r2}}, state: StateFailed, effects: []EffectKind{EffectSlash, EffectRefund, EffectCallback}}))
+	if j.Fail != FailChallenged {
+		t.Fatalf("fail %d", j.Fail)
+	}
+	// A challenge that is not upheld changes nothing.
+	run(t, threeRunnerJob(), append(slices.Clone(verified), step{ev: Challenged{At: 103}, state: StateVerified}))
+}
