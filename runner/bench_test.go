@@ -6,12 +6,13 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"log/slog"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -59,6 +60,9 @@ func (n *testNet) benchRunner(b *testing.B, ex executor.Executor, maxJobs uint64
 	o := Options{Client: n.client, Key: key, ResultKey: ed, Executors: executor.NewRegistry(ex), DataDir: b.TempDir(),
 		Stake: sdk.MustCBY("10"), MaxConcurrentJobs: maxJobs, Domains: []string{"127.0.0.1"}, MaxJobValue: sdk.MustCBY("6"),
 		Rates: job.RateCard{Base: sdk.MustCBY("0.001")}, AggregatorListen: "127.0.0.1:0", Grace: time.Second, Check: DefaultCheck}
+	if os.Getenv("RUNNER_BENCH_LOG") != "" {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	d, err := New(o)
 	if err != nil {
 		b.Fatal(err)
@@ -92,65 +96,53 @@ func directRate(b *testing.B, ex executor.Executor, spec *job.JobSpec, n int) (f
 }
 
 // BenchmarkRunnerHTTPThroughput measures how many single-runner HTTP jobs
-// (mode none) one daemon takes from assignment to an accepted result per
-// second, with b.N jobs submitted at once on a 50 ms devnet, against the
+// (mode none) one daemon carries from assignment to an accepted result per
+// second, keeping `window` jobs in flight on a 100 ms devnet (beyond ~16
+// the devnet's 10-block = 1 s aggregator window overflows), against the
 // same job run directly on the executor.
 func BenchmarkRunnerHTTPThroughput(b *testing.B) {
-	n, feed := benchNet(b, 50*time.Millisecond)
+	for _, window := range []int{8, 16} {
+		b.Run(fmt.Sprintf("inflight=%d", window), func(b *testing.B) { runnerThroughput(b, window) })
+	}
+}
+
+func runnerThroughput(b *testing.B, window int) {
+	n, feed := benchNet(b, 100*time.Millisecond)
 	ex := benchHTTPExecutor(b)
-	n.benchRunner(b, ex, 1024)
+	n.benchRunner(b, ex, uint64(window))
 	spec := benchSpec(feed.URL, 1)
 	direct, _ := directRate(b, ex, spec, 200)
 
-	const senders = 8
-	keys := make([]*senderKey, senders)
+	keys := make([]*senderKey, window)
 	for i := range keys {
 		k, _ := crypto.GenerateKey()
 		n.fund(b, types.PubkeyToAddress(k.PublicKey), "100")
 		keys[i] = &senderKey{key: k}
 	}
 	ctx := context.Background()
+	// Each sender submits its share of b.N jobs one after another, waiting
+	// for the previous one to be verified: `window` jobs in flight.
+	errs := make(chan error, window)
 	b.ResetTimer()
 	start := time.Now()
-	var txs []types.Hash
-	for i := 0; i < b.N; i++ {
-		k := keys[i%senders]
-		nonce := k.next
-		tx, err := n.client.SubmitJob(ctx, k.key, spec, sdk.TxOptions{Nonce: &nonce})
-		if err != nil {
-			b.Fatal(err)
+	for w := 0; w < window; w++ {
+		count := b.N / window
+		if w < b.N%window {
+			count++
 		}
-		k.next++
-		txs = append(txs, tx.Hash())
+		go func(k *senderKey, count int) {
+			for i := 0; i < count; i++ {
+				if err := submitAndAwait(ctx, n.client, k, spec); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(keys[w], count)
 	}
-	var ids []types.Hash
-	for _, h := range txs {
-		wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		r, err := n.client.WaitForReceipt(wctx, h)
-		cancel()
-		if err != nil || r.Receipt.Status != "success" {
-			b.Fatalf("submit: %+v %v", r, err)
-		}
-		id, err := types.BytesToHash(trimCBORBytes(r.Receipt.Return))
-		if err != nil {
+	for w := 0; w < window; w++ {
+		if err := <-errs; err != nil {
 			b.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	for _, id := range ids {
-		deadline := time.Now().Add(120 * time.Second)
-		for {
-			j, err := n.client.Job(ctx, id)
-			if err == nil && (j.Status == "verified" || j.Status == "finalized") {
-				break
-			}
-			if err == nil && j.Status == "failed" {
-				b.Fatalf("job %s failed: %s", id, j.FailReason)
-			}
-			if time.Now().After(deadline) {
-				b.Fatalf("job %s not verified: %+v", id, j)
-			}
-			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	el := time.Since(start)
@@ -159,6 +151,44 @@ func BenchmarkRunnerHTTPThroughput(b *testing.B) {
 	b.ReportMetric(rate, "jobs/s")
 	b.ReportMetric(direct, "direct-jobs/s")
 	b.ReportMetric(rate/direct, "ratio")
+}
+
+// submitAndAwait submits spec from k and waits until the job is verified.
+func submitAndAwait(ctx context.Context, c *sdk.Client, k *senderKey, spec *job.JobSpec) error {
+	_, err := submitAndAwaitID(ctx, c, k, spec)
+	return err
+}
+
+func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *job.JobSpec) (types.Hash, error) {
+	nonce := k.next
+	tx, err := c.SubmitJob(ctx, k.key, spec, sdk.TxOptions{Nonce: &nonce})
+	if err != nil {
+		return types.Hash{}, err
+	}
+	k.next++
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	r, err := c.WaitForReceipt(wctx, tx.Hash())
+	if err != nil || r.Receipt.Status != "success" {
+		return types.Hash{}, fmt.Errorf("submit: %+v %v", r, err)
+	}
+	id, err := types.BytesToHash(trimCBORBytes(r.Receipt.Return))
+	if err != nil {
+		return id, err
+	}
+	for {
+		j, err := c.Job(wctx, id)
+		if err == nil && (j.Status == "verified" || j.Status == "finalized") {
+			return id, nil
+		}
+		if err == nil && j.Status == "failed" {
+			return id, fmt.Errorf("job %s failed: %s", id, j.FailReason)
+		}
+		if wctx.Err() != nil {
+			return id, fmt.Errorf("job %s not verified: %+v", id, j)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 type senderKey struct {
@@ -182,14 +212,23 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	sk, _ := crypto.GenerateKey()
+	n.fund(b, types.PubkeyToAddress(sk.PublicKey), "100")
+	sender := &senderKey{key: sk}
 	var total time.Duration
 	var blocks uint64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		id := n.submit(b, spec)
-		j := n.waitJob(b, id, 60*time.Second, func(j *apitypes.Job) bool { return j.Status == "verified" || j.Status == "finalized" })
+		id, err := submitAndAwaitID(context.Background(), n.client, sender, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
 		total += time.Since(start)
+		j, err := n.client.Job(context.Background(), id)
+		if err != nil {
+			b.Fatal(err)
+		}
 		// Verified sets the deadline to the verification height plus
 		// the challenge window.
 		verifiedAt := j.Deadline - p.ChallengeWindowBlocks

@@ -270,6 +270,8 @@ func (d *Daemon) watch(ctx context.Context, rec *JobRecord) error {
 			return d.settled(rec, cj)
 		case !ours:
 			return d.finish(rec, StateDone, "dropped", "no longer in the committee")
+		case cj.Status == chainVerified:
+			d.release(rec.ID)
 		case cj.Status == chainRevealed && !rec.SelfRevealed:
 			d.log.Info("aggregator timed out; revealing individually", "job", rec.ID)
 			rev := rec.Reveal(d.self)

@@ -90,6 +90,9 @@ type Daemon struct {
 	blockCh       chan struct{} // closed and replaced at every block
 	stopping      chan struct{} // closed when the follower stops: waiting jobs park
 	active        map[types.Hash]bool
+	// released are active jobs the chain no longer counts against this
+	// runner (verified, waiting out the challenge window).
+	released map[types.Hash]bool
 	params        apitypes.OffchainParams
 	lastBlockAt   time.Time
 	registered    bool
@@ -138,7 +141,7 @@ func New(o Options) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{o: o, log: log, client: o.Client, self: types.PubkeyToAddress(o.Key.PublicKey), store: st, m: newMetrics(),
-		blockCh: make(chan struct{}), stopping: make(chan struct{}), active: map[types.Hash]bool{}, ready: make(chan struct{})}
+		blockCh: make(chan struct{}), stopping: make(chan struct{}), active: map[types.Hash]bool{}, released: map[types.Hash]bool{}, ready: make(chan struct{})}
 	return d, nil
 }
 
@@ -332,7 +335,7 @@ func (d *Daemon) assign(ctx context.Context, h uint64, a *assignedEvent) error {
 		rec.Spec, rec.Type = cj.Spec, spec.JobType.String()
 		if _, ok := d.o.Executors.Get(spec.JobType); !ok {
 			rec.State, rec.Error = StateDeclined, "job type not served by this runner"
-		} else if n := d.inFlight(); uint64(n) >= d.o.MaxConcurrentJobs {
+		} else if n := d.busyReconciled(ctx); uint64(n) >= d.o.MaxConcurrentJobs {
 			rec.State, rec.Error = StateDeclined, fmt.Sprintf("at capacity (%d in flight)", n)
 		}
 	}
@@ -349,6 +352,46 @@ func (d *Daemon) assign(ctx context.Context, h uint64, a *assignedEvent) error {
 		d.startJob(ctx, a.JobID)
 	}
 	return nil
+}
+
+// busy counts the jobs that occupy a slot of max_concurrent_jobs, as the
+// chain counts them.
+func (d *Daemon) busy() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.active) - len(d.released)
+}
+
+// busyReconciled is busy after releasing the jobs the chain has already
+// verified or ended (workers notice only at their next block), so a slot the
+// chain reused is not declined.
+func (d *Daemon) busyReconciled(ctx context.Context) int {
+	if n := d.busy(); uint64(n) < d.o.MaxConcurrentJobs {
+		return n
+	}
+	d.mu.Lock()
+	var ids []types.Hash
+	for id := range d.active {
+		if !d.released[id] {
+			ids = append(ids, id)
+		}
+	}
+	d.mu.Unlock()
+	for _, id := range ids {
+		if cj, err := d.client.Job(ctx, id); err == nil && cj.Status != chainAssigned && cj.Status != chainCommitted && cj.Status != chainRevealed {
+			d.release(id)
+		}
+	}
+	return d.busy()
+}
+
+// release frees a job's slot while its worker waits for settlement.
+func (d *Daemon) release(id types.Hash) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.active[id] {
+		d.released[id] = true
+	}
 }
 
 func (d *Daemon) inFlight() int {
@@ -372,6 +415,7 @@ func (d *Daemon) startJob(ctx context.Context, id types.Hash) {
 		defer func() {
 			d.mu.Lock()
 			delete(d.active, id)
+			delete(d.released, id)
 			d.m.inFlight.Set(float64(len(d.active)))
 			d.mu.Unlock()
 		}()
