@@ -7,9 +7,9 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"os"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 	"time"
 

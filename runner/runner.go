@@ -85,14 +85,14 @@ type Daemon struct {
 
 	txMu sync.Mutex // serialises build+submit so nonces never collide
 
-	mu            sync.Mutex
-	height        uint64
-	blockCh       chan struct{} // closed and replaced at every block
-	stopping      chan struct{} // closed when the follower stops: waiting jobs park
-	active        map[types.Hash]bool
+	mu       sync.Mutex
+	height   uint64
+	blockCh  chan struct{} // closed and replaced at every block
+	stopping chan struct{} // closed when the follower stops: waiting jobs park
+	active   map[types.Hash]bool
 	// released are active jobs the chain no longer counts against this
 	// runner (verified, waiting out the challenge window).
-	released map[types.Hash]bool
+	released      map[types.Hash]bool
 	params        apitypes.OffchainParams
 	lastBlockAt   time.Time
 	registered    bool
