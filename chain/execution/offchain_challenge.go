@@ -76,6 +76,16 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 		x.emit(types.ResultVerifierAddress, "ChallengeRejected", map[string]any{"job_id": in.JobID, "challenger": from, "forfeited": bond, "reason": reason})
 		return nil
 	}
+	// A runner is slashed at most once per job: a dissenting culprit leaves
+	// the job challengeable, and its evidence must not be replayed.
+	for _, a := range culprits {
+		if _, done, err := x.o.Get(slashedKey(in.JobID, a)); err != nil {
+			return err
+		} else if done {
+			return failf("AlreadySlashed: %s was already slashed for job %s", a, in.JobID)
+		}
+		x.o.Set(slashedKey(in.JobID, a), []byte{1})
+	}
 	if err := x.step(j, job.Challenged{At: x.env.Height, Upheld: true, Culprits: culprits}); err != nil {
 		return err
 	}
@@ -103,6 +113,11 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	x.emit(types.ResultVerifierAddress, "ChallengeUpheld", map[string]any{"job_id": in.JobID, "challenger": from, "culprits": culprits,
 		"reason": reason, "slashed": slashed, "reward": reward, "burned": burn})
 	return nil
+}
+
+// slashedKey marks runner as slashed for job id.
+func slashedKey(id types.Hash, runner types.Address) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("slashed/"), id[:], runner[:])
 }
 
 // burnFrom destroys amount held by a system account.

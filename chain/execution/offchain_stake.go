@@ -275,20 +275,23 @@ func (x *txExec) runnerWithdraw(from types.Address) error {
 	if err != nil {
 		return err
 	}
-	total := new(big.Int)
+	total, matured := new(big.Int), 0
 	for _, t := range ts {
 		if t.Release > x.env.Height {
 			continue
 		}
+		matured++ // a tranche slashed to nothing is cleared all the same
 		total.Add(total, t.Amount)
 		x.o.Delete(trancheKey(t.Owner, t.Runner, t.Release))
 		x.o.Delete(trancheRunnerKey(t.Runner, t.Owner, t.Release))
 	}
-	if total.Sign() == 0 {
+	if matured == 0 {
 		return failf("NothingToWithdraw: %s has no matured unbonding tranche", from)
 	}
-	if err := x.moveValue(types.RunnerRegistryAddress, from, total); err != nil {
-		return err
+	if total.Sign() > 0 {
+		if err := x.moveValue(types.RunnerRegistryAddress, from, total); err != nil {
+			return err
+		}
 	}
 	x.emit(types.RunnerRegistryAddress, "StakeWithdrawn", map[string]any{"owner": from, "amount": total})
 	return nil

@@ -349,3 +349,46 @@ func TestDelegatorLimitAndEjection(t *testing.T) {
 	}
 	auditSupply(t, c)
 }
+
+// TestChallengeDissenterKeepsResult: a dissenter proven to equivocate is
+// slashed once; the accepted result stands and is settled.
+func TestChallengeDissenterKeepsResult(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	carol, _ := crypto.GenerateKey()
+	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) { p.Job.ChallengeWindowBlocks = 20 }, alice, carol)
+	rmap := byAddr(runners)
+	verifier := types.ResultVerifierAddress
+	_, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(0), 5)
+	j := readJob(t, c, id)
+	reveals := map[types.Address]verify.Reveal{}
+	var dissenter testRunner
+	for _, a := range j.Runners {
+		reveals[a] = rmap[a].reveal(id, `{"price": 42}`)
+		if a != j.Aggregator && dissenter.addr == (types.Address{}) {
+			dissenter = rmap[a]
+			reveals[a] = dissenter.reveal(id, `{"price": 41}`)
+		}
+	}
+	runToVerified(t, c, id, rmap, reveals)
+	lr := dissenter.reveal(id, `{"price": 40}`)
+	lie, _ := lr.Encode()
+	c.ok(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: lie}, genesis.CBY(100)))
+	if j := readJob(t, c, id); j.State != job.StateVerified {
+		t.Fatalf("job after a dissenter's slash: %s", j.State)
+	}
+	if rec := readRunner(t, c, dissenter.addr); rec.Stake.Cmp(genesis.CBY(70)) != 0 {
+		t.Fatalf("dissenter stake %s", rec.Stake)
+	}
+	before := balanceOf(t, c, types.PubkeyToAddress(carol.PublicKey))
+	rs := c.block(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: lie}, genesis.CBY(100)))
+	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "AlreadySlashed") {
+		t.Fatalf("replayed evidence: %+v", rs[0])
+	}
+	if got := sub(before, balanceOf(t, c, types.PubkeyToAddress(carol.PublicKey))); got.Cmp(rs[0].FeePaid) != 0 {
+		t.Fatalf("replayed challenge cost %s, want only the fee %s", got, rs[0].FeePaid)
+	}
+	for readJob(t, c, id).State != job.StateFinalized {
+		c.ok()
+	}
+	auditSupply(t, c)
+}
