@@ -237,6 +237,14 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	if !missed {
 		t.Fatalf("bad relay's challenges: %+v", rc.Challenges)
 	}
+	// The operator sees it in `cowboy-relay status` (node taken from run.json).
+	if out, err := exec.Command(relayBin, "status", "--home", bad.home).CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "flagged true") || !strings.Contains(string(out), "UNHEALTHY") {
+		t.Fatalf("status of the bad relay: %v\n%s", err, out)
+	}
+	if out, _ := exec.Command(relayBin, "status", "--home", relays[0].home).CombinedOutput(); !strings.Contains(string(out), "0 missed") {
+		t.Fatalf("status of a good relay:\n%s", out)
+	}
 	t.Logf("after %d blocks: rent paid %s base units, escrow %s; bad relay %+v", mustHeight(t, c)-start, paid, escrow, rc.Challenges[len(rc.Challenges)-1])
 
 	// The client's repair worker sees the flagged relay as unhealthy and

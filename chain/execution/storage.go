@@ -31,7 +31,7 @@ type StorageParams struct {
 	// already include the erasure overhead.
 	RentRate *big.Int `json:"rent_rate,omitempty"`
 	// GraceEpochs is how many consecutive epochs a volume may go unpaid
-	// before its placement is evicted. Default 3.
+	// before its placement is evicted. Default 144 (a day of 600 s epochs).
 	GraceEpochs uint64 `json:"grace_epochs,omitempty"`
 	// ClaimEpochs is how many epochs after an epoch a relay may claim its
 	// rent; unclaimed rent then returns to the escrow. Default 4.
@@ -72,7 +72,7 @@ func (p *StorageParams) fill() {
 		p.RentRate = big.NewInt(20_000)
 	}
 	if p.GraceEpochs == 0 {
-		p.GraceEpochs = 3
+		p.GraceEpochs = 144
 	}
 	if p.ClaimEpochs == 0 {
 		p.ClaimEpochs = 4
@@ -313,7 +313,7 @@ func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) er
 		return err
 	}
 	if acct.Evicted != 0 {
-		return failf("VolumeEvicted: volume %s was evicted at height %d for unpaid rent", in.Volume, acct.Evicted)
+		return failf("VolumeEvicted: volume %s was evicted at height %d for unpaid rent; fund it (volume_fund) to commit again", in.Volume, acct.Evicted)
 	}
 	if err := x.setPlacement(in); err != nil {
 		return err

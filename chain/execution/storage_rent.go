@@ -324,12 +324,16 @@ func (x *txExec) volumeFund(from types.Address, in *types.VolumeFund) error {
 	if err != nil {
 		return err
 	}
-	if acct.Evicted != 0 {
-		return failf("VolumeEvicted: volume %s was evicted at height %d", in.Volume, acct.Evicted)
-	}
 	val := x.tx.Value()
 	if val.Sign() <= 0 {
 		return failf("NoValue: volume_fund credits the transaction value")
+	}
+	if acct.Evicted != 0 {
+		// Funding an evicted volume revives it: the next commitment places
+		// it again (relays may have deleted its shards meanwhile; the
+		// owner's repair puts back what is missing).
+		x.emit(types.StorageManagerAddress, "VolumeRevived", map[string]any{"volume": in.Volume, "evicted": acct.Evicted})
+		acct.Evicted, acct.Arrears = 0, 0
 	}
 	if err := x.moveValue(from, types.StorageManagerAddress, val); err != nil {
 		return err

@@ -343,16 +343,25 @@ func rentScenario(t *testing.T) types.Hash {
 			t.Fatalf("placement survives eviction: %+v", p)
 		}
 	})
-	rs = []*types.Receipt{c.one(c.txValue(owner, &mgr, &types.VolumeFund{Volume: vol}, big.NewInt(1))),
-		c.one(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{2}, Version: 2, Size: 10}, 0))}
-	if !strings.Contains(rs[0].Error, "VolumeEvicted") || !strings.Contains(rs[1].Error, "VolumeEvicted") {
-		t.Fatalf("evicted volume: %q %q", rs[0].Error, rs[1].Error)
+	// An evicted volume takes no commitment until it is funded again.
+	if r := c.one(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{2}, Version: 2, Size: 10}, 0)); !strings.Contains(r.Error, "VolumeEvicted") {
+		t.Fatalf("commit to an evicted volume: %+v", r)
 	}
+	refunded := new(big.Int).Set(a.Refunded)
 	// Every reserved unit ended with a relay or back with the owner: the
 	// manager holds nothing once the claim windows are over.
 	if got := balanceOf(t, c, mgr); got.Sign() != 0 {
 		t.Fatalf("storage manager still holds %s", got)
 	}
+	if a := c.account(vol); a.Refunded.Cmp(refunded) < 0 {
+		t.Fatalf("refunds shrank: %s < %s", a.Refunded, refunded)
+	}
+	// Funding revives it: commitments are accepted again.
+	c.ok(c.txValue(owner, &mgr, &types.VolumeFund{Volume: vol}, D))
+	if a := c.account(vol); a.Evicted != 0 || a.Arrears != 0 || a.Escrow.Cmp(D) != 0 {
+		t.Fatalf("revived account %+v", a)
+	}
+	c.ok(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{2}, Version: 2, Size: 10, Placement: place[1:2]}, 0))
 	return c.head().StateRoot
 }
 

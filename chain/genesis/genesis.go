@@ -296,8 +296,9 @@ func Dev(timestampMs uint64, validator, faucet types.Address) *Genesis {
 		// after verification instead of 15 minutes.
 		Offchain: &Offchain{MinRunnerStake: CBY(10), AggregatorTimeoutBlocks: 10, RevealTimeoutBlocks: 10, ChallengeWindowBlocks: 5},
 		// Devnet storage epochs of 20 blocks (5 s at 250 ms blocks) so
-		// challenges and rent settle within a demo.
-		Storage: &execution.StorageParams{EpochBlocks: 20, ResponseWindow: 10, UnbondingBlocks: 20},
+		// challenges and rent settle within a demo; unfunded volumes stay
+		// in arrears for 1000 epochs before eviction.
+		Storage: &execution.StorageParams{EpochBlocks: 20, ResponseWindow: 10, UnbondingBlocks: 20, GraceEpochs: 1000},
 	}
 }
 

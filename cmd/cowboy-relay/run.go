@@ -44,6 +44,7 @@ type RunInfo struct {
 	Addr    string `json:"addr"`
 	Metrics string `json:"metrics,omitempty"`
 	PID     int    `json:"pid"`
+	Node    string `json:"node,omitempty"` // chain node the relay is registered with
 }
 
 // RunFile is the name of the run info file.
@@ -125,7 +126,7 @@ func runRun(parent context.Context, o *RunOptions) error {
 		return err
 	}
 	info := RunInfo{ID: crypto.PubkeyToAddress(key.PublicKey).Hex(), PubKey: fmt.Sprintf("%x", crypto.CompressPubkey(&key.PublicKey)),
-		Addr: node.Addr().String(), PID: os.Getpid()}
+		Addr: node.Addr().String(), PID: os.Getpid(), Node: o.Node}
 	if a := node.MetricsAddr(); a != nil {
 		info.Metrics = a.String()
 	}

@@ -9,9 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/relay"
 	"github.com/cowboy-foundation/cowboy/relay/transport"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
+	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
@@ -21,6 +24,9 @@ type StatusOptions struct {
 	IO   IO
 	Home string
 	JSON bool
+	// Node is the chain node to read the registry record from; default:
+	// the one the running relay was started with.
+	Node string
 }
 
 // Status is what `status --json` prints; ID, Addr and PubKey match the
@@ -36,6 +42,11 @@ type Status struct {
 	Used     uint64 `json:"used"`
 	Objects  uint64 `json:"objects"`
 	Version  string `json:"version,omitempty"`
+	// Chain is the Relay Registry record (health, stake, challenges,
+	// earnings) when a node is known.
+	Chain *apitypes.Relay `json:"chain,omitempty"`
+	// ChainError says why the record could not be read.
+	ChainError string `json:"chain_error,omitempty"`
 }
 
 func newCmdStatus(io IO, runF func(*StatusOptions) error) *cobra.Command {
@@ -56,6 +67,7 @@ func newCmdStatus(io IO, runF func(*StatusOptions) error) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Home, "home", "", "relay home directory")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&o.Node, "node", "", "chain node URL for the registry record (default: the running relay's)")
 	return cmd
 }
 
@@ -85,6 +97,20 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 			reply.Close()
 		}
 	}
+	node := o.Node
+	if node == "" {
+		node = ri.Node
+	}
+	if node != "" {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		rec, err := sdk.New(node).Relay(cctx, types.PubkeyToAddress(key.PublicKey))
+		cancel()
+		if err != nil {
+			st.ChainError = err.Error()
+		} else {
+			st.Chain = rec
+		}
+	}
 	if !st.Running {
 		if used, objs, err := relay.DiskUsage(filepath.Join(o.Home, relay.DataDir)); err == nil {
 			st.Used, st.Objects = used, objs
@@ -99,6 +125,19 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 		st.ID, st.PubKey, st.Addr, st.Running, st.Used, st.Capacity, st.Objects)
 	if st.Metrics != "" {
 		fmt.Fprintf(o.IO.Out, "metrics   http://%s/metrics\n", st.Metrics)
+	}
+	if r := st.Chain; r != nil {
+		health := "healthy"
+		if !r.Healthy {
+			health = "UNHEALTHY"
+		}
+		fmt.Fprintf(o.IO.Out, "registry  %s, %s, stake %s base units, last heartbeat %d (head %d)\n", r.Status, health, r.Stake, r.LastHeartbeat, r.Height)
+		if c := r.Challenges; c != nil {
+			fmt.Fprintf(o.IO.Out, "challenges %d answered, %d failed, %d missed; reputation %d/1000; flagged %v\n", c.Answered, c.Failed, c.Missed, c.Reputation, c.Flagged)
+			fmt.Fprintf(o.IO.Out, "earnings  %s base units rent, %s slashed\n", c.Earned, c.Slashed)
+		}
+	} else if st.ChainError != "" {
+		fmt.Fprintf(o.IO.Out, "registry  unavailable: %s\n", st.ChainError)
 	}
 	return nil
 }
