@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -38,21 +37,23 @@ const (
 // ErrNotJSON wraps every rejection.
 var ErrNotJSON = errors.New("not canonicalisable JSON")
 
-// Canonicalize parses one JSON document and returns its canonical form.
+// Canonicalize parses one JSON document (RFC 8259) and returns its
+// canonical form. It is a single pass over the bytes; objects whose keys
+// arrive out of order are re-sorted in place.
 func Canonicalize(doc []byte) ([]byte, error) {
 	if !utf8.Valid(doc) {
 		return nil, fmt.Errorf("%w: invalid UTF-8", ErrNotJSON)
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	var b bytes.Buffer
-	if err := writeValue(&b, dec, 0); err != nil {
+	p := parser{in: doc, out: make([]byte, 0, len(doc))}
+	p.space()
+	if err := p.value(0); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: trailing data after the document", ErrNotJSON)
+	p.space()
+	if p.i != len(p.in) {
+		return nil, fmt.Errorf("%w: trailing data after the document at byte %d", ErrNotJSON, p.i)
 	}
-	return b.Bytes(), nil
+	return p.out, nil
 }
 
 // Marshal encodes v with encoding/json and canonicalises the result.
@@ -64,120 +65,32 @@ func Marshal(v any) ([]byte, error) {
 	return Canonicalize(raw)
 }
 
-// writeValue reads one value from dec through the token stream (so duplicate
-// keys are seen, which decoding into a map would hide) and writes it.
-func writeValue(b *bytes.Buffer, dec *json.Decoder, depth int) error {
-	if depth > MaxDepth {
-		return fmt.Errorf("%w: nested deeper than %d", ErrNotJSON, MaxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNotJSON, err)
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '[':
-			b.WriteByte('[')
-			for i := 0; dec.More(); i++ {
-				if i > 0 {
-					b.WriteByte(',')
-				}
-				if err := writeValue(b, dec, depth+1); err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return fmt.Errorf("%w: %w", ErrNotJSON, err)
-			}
-			b.WriteByte(']')
-		case '{':
-			type member struct {
-				key string
-				val []byte
-			}
-			var ms []member
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return fmt.Errorf("%w: %w", ErrNotJSON, err)
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return fmt.Errorf("%w: object key is not a string", ErrNotJSON)
-				}
-				var vb bytes.Buffer
-				if err := writeValue(&vb, dec, depth+1); err != nil {
-					return err
-				}
-				ms = append(ms, member{k, vb.Bytes()})
-			}
-			if _, err := dec.Token(); err != nil {
-				return fmt.Errorf("%w: %w", ErrNotJSON, err)
-			}
-			slices.SortFunc(ms, func(x, y member) int { return strings.Compare(x.key, y.key) })
-			b.WriteByte('{')
-			for i, m := range ms {
-				if i > 0 {
-					if ms[i-1].key == m.key {
-						return fmt.Errorf("%w: duplicate key %q", ErrNotJSON, m.key)
-					}
-					b.WriteByte(',')
-				}
-				writeString(b, m.key)
-				b.WriteByte(':')
-				b.Write(m.val)
-			}
-			b.WriteByte('}')
-		default:
-			return fmt.Errorf("%w: unexpected %v", ErrNotJSON, t)
-		}
-	case string:
-		writeString(b, t)
-	case json.Number:
-		s, err := Number(string(t))
-		if err != nil {
-			return err
-		}
-		b.WriteString(s)
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case nil:
-		b.WriteString("null")
-	default:
-		return fmt.Errorf("%w: unexpected token %T", ErrNotJSON, tok)
-	}
-	return nil
-}
-
-func writeString(b *bytes.Buffer, s string) {
+// appendString appends the canonical encoding of s.
+func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	b.WriteByte('"')
+	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
+			b = append(b, '\\', c)
 		case c == '\b':
-			b.WriteString(`\b`)
+			b = append(b, `\b`...)
 		case c == '\f':
-			b.WriteString(`\f`)
+			b = append(b, `\f`...)
 		case c == '\n':
-			b.WriteString(`\n`)
+			b = append(b, `\n`...)
 		case c == '\r':
-			b.WriteString(`\r`)
+			b = append(b, `\r`...)
 		case c == '\t':
-			b.WriteString(`\t`)
+			b = append(b, `\t`...)
 		case c < 0x20:
-			b.WriteString(`\u00`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&0xf])
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
-	b.WriteByte('"')
+	return append(b, '"')
 }
 
 // Number returns the canonical text of a JSON number literal: its exact

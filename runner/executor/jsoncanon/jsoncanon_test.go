@@ -1,7 +1,10 @@
 package jsoncanon
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -80,4 +83,70 @@ func TestDecodeStrict(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// FuzzAgainstReference checks the one-pass parser against the token-stream
+// reference: same acceptance, same bytes.
+func FuzzAgainstReference(f *testing.F) {
+	for _, s := range []string{
+		`{"b":[1.50,"x\u00e9\ud83d\ude00"],"a":{"c":null,"b":true}}`, `[1e-7, -0.0, 12345678901234567890123]`,
+		`"\ud800x"`, `"\ud800\u0041"`, `{"a":1,"a":2}`, `[01]`, `[1.]`, `[-]`, `{"a" 1}`, `[1,]`, `"\x"`, " \t\n[] ",
+		`{"z":1,"y":{"b":2,"a":[3,{"d":4,"c":5}]}}`, `"a\u0000b"`, `tru`, `nul`, `[1e400]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		got, err := Canonicalize(doc)
+		want, werr := refCanonicalize(doc)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: parser err %v, reference err %v", doc, err, werr)
+		}
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("%q: parser %q, reference %q", doc, got, want)
+		}
+	})
+}
+
+func benchDoc() []byte {
+	var b strings.Builder
+	b.WriteString(`{"tickers":[`)
+	for i := range 100 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"symbol":"T%03d","price":%d.%02d,"volume":%d,"name":"Ticker \u00e9 %d","tags":["a","b"],"active":true}`, i, 100+i, i, i*1000, i)
+	}
+	b.WriteString(`],"source":"bench","ts":1700000000}`)
+	return []byte(b.String())
+}
+
+// BenchmarkCanonicalize compares the one-pass parser with the token-stream
+// reference and with a plain encoding/json decode of the same document.
+func BenchmarkCanonicalize(b *testing.B) {
+	doc := benchDoc()
+	b.Run("parser", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if _, err := Canonicalize(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reference", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if _, err := refCanonicalize(doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			var v any
+			if err := json.Unmarshal(doc, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
