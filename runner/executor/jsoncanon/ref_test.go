@@ -115,4 +115,3 @@ func refWriteValue(b *bytes.Buffer, dec *json.Decoder, depth int) error {
 	}
 	return nil
 }
-
