@@ -270,6 +270,11 @@ func TestServerKilledBetweenJobs(t *testing.T) {
 	if s.sess == old || s.sess.cmd.Process.Pid == pid {
 		t.Fatal("no new stdio session")
 	}
+	// The new session outlives the job whose context opened it.
+	reopened := s.sess
+	if res, err := echo("stdio"); err != nil || string(res.Output) != "Echo: again" || s.sess != reopened {
+		t.Fatalf("stdio second job: %q %v", res.Output, err)
+	}
 	// HTTP: kill the server and start a new one on the same port; the stale
 	// session is replaced and the (read-only) call retried.
 	hs.Kill()
