@@ -203,7 +203,11 @@ func (s *Server) job(c *gin.Context) {
 			return err
 		}
 		out = JobJSON(j, res, pay, v.Head().Height)
-		return nil
+		cbs, err := execution.ReadCallbackDeliveries(v, id)
+		for _, d := range cbs {
+			out.Callbacks = append(out.Callbacks, apitypes.JobCallback{Status: d.Status, Height: d.Height, OK: d.OK, Error: d.Error, Receipt: d.Hash})
+		}
+		return err
 	})
 	if err != nil {
 		failErr(c, err)

@@ -122,4 +122,7 @@ type Job struct {
 	Payments      *JobPayments    `json:"payments,omitempty"`
 	Spec          types.Bytes     `json:"spec"` // canonical CBOR JobSpec (job.DecodeJobSpec)
 	Height        uint64          `json:"height"`
+
+	// Callbacks are the delivered callbacks (a later block than the decision).
+	Callbacks []JobCallback `json:"callbacks,omitempty"`
 }

@@ -52,3 +52,13 @@ type EntitlementCheck struct {
 	Allowed bool          `json:"allowed"`
 	Height  uint64        `json:"height"`
 }
+
+// JobCallback is one delivered job callback: its receipt is
+// GET /v1/txs/{receipt}.
+type JobCallback struct {
+	Status  string     `json:"status"` // verified | failed
+	Height  uint64     `json:"height"`
+	OK      bool       `json:"ok"`
+	Error   string     `json:"error,omitempty"`
+	Receipt types.Hash `json:"receipt"`
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -68,6 +69,36 @@ func callbackKey(queuedAt uint64, id types.Hash, status string) []byte {
 }
 
 func callbackPrefix() []byte { return offKey(types.ResultVerifierAddress, []byte("cbq/")) }
+
+// CallbackDelivery records that a job's callback ran: at Height, with the
+// receipt JobCallbackReceiptHash(job, Status, Height), OK if the handler
+// succeeded.
+type CallbackDelivery struct {
+	_      struct{}   `cbor:",toarray"`
+	Status string     `json:"status"`
+	Height uint64     `json:"height"`
+	OK     bool       `json:"ok"`
+	Error  string     `json:"error,omitempty"`
+	Hash   types.Hash `json:"receipt"`
+}
+
+func callbackDoneKey(id types.Hash) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("cbdone/"), id[:])
+}
+
+// ReadCallbackDeliveries returns the delivered callbacks of job id, in
+// delivery order.
+func ReadCallbackDeliveries(r state.Reader, id types.Hash) ([]CallbackDelivery, error) {
+	b, ok, err := r.Get(callbackDoneKey(id))
+	if err != nil || !ok {
+		return nil, err
+	}
+	var ds []CallbackDelivery
+	if err := codec.Unmarshal(b, &ds); err != nil {
+		return nil, fmt.Errorf("decode callback deliveries: %w", err)
+	}
+	return ds, nil
+}
 
 // CallbackHandlerArg is the single argument a job's callback handler
 // receives: a map with job_id (32 bytes), status ("verified" or "failed"),
@@ -157,6 +188,12 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane) error {
 		if err != nil {
 			return fmt.Errorf("job %s: %w", pc.JobID, err)
 		}
+		ds, err := ReadCallbackDeliveries(x0.o, pc.JobID)
+		if err != nil {
+			return err
+		}
+		ds = append(ds, CallbackDelivery{Status: pc.Status, Height: x0.env.Height, OK: r.Status == types.ReceiptSuccess, Error: r.Error, Hash: r.TxHash})
+		x0.o.Set(callbackDoneKey(pc.JobID), codec.MustMarshal(ds))
 		lane.Receipts = append(lane.Receipts, r)
 		lane.CallbackCycles += r.CyclesUsed
 		lane.CallbackCells += r.CellsUsed

@@ -271,6 +271,11 @@ func TestJobLifecycleMajorityVote(t *testing.T) {
 		!hasEvent(rs[0], verifier, "JobCallback") || rs[0].CyclesUsed == 0 {
 		t.Fatalf("callback receipt %+v", rs)
 	}
+	var ds []execution.CallbackDelivery
+	c.st.View(func(v *store.View) (err error) { ds, err = execution.ReadCallbackDeliveries(v, id); return err })
+	if len(ds) != 1 || !ds[0].OK || ds[0].Status != "verified" || ds[0].Hash != rs[0].TxHash || ds[0].Height != c.head().Height {
+		t.Fatalf("callback deliveries %+v", ds)
+	}
 	got := c.query(oracle, "get", []any{"results"}).([]any)
 	if len(got) != 1 {
 		t.Fatalf("callback results %v", got)

@@ -138,6 +138,13 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 				fmt.Fprintf(w, "Agreed      %s\n", joinAddrs(j.Agreed))
 				fmt.Fprintf(w, "Dissented   %s\n", joinAddrs(j.Dissented))
 			}
+			for _, cb := range j.Callbacks {
+				res := "ok"
+				if !cb.OK {
+					res = "failed: " + cb.Error
+				}
+				fmt.Fprintf(w, "Callback    %s delivered at %d (%s), receipt %s\n", cb.Status, cb.Height, res, cb.Receipt)
+			}
 			if p := j.Payments; p != nil {
 				fmt.Fprintf(w, "Settled     %s at %d: payment %s, refund %s\n", p.Outcome, p.Height, sdk.FormatCBY(mustBig(p.Payment)), sdk.FormatCBY(mustBig(p.Refund)))
 				for _, t := range p.Transfers {

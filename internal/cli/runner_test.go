@@ -174,7 +174,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	if !strings.Contains(out, "verified") && !strings.Contains(out, "finalized") {
 		t.Fatalf("job show: not verified:\n%s", out)
 	}
-	for _, want := range []string{"majority_vote", "Aggregator  " + j.Aggregator.String(), "Commitment", "97000.5"} {
+	for _, want := range []string{"majority_vote", "Aggregator  " + j.Aggregator.String(), "Commitment", "97000.5", "Callback    verified delivered at"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("job show lacks %q:\n%s", want, out)
 		}
