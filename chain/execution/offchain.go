@@ -508,6 +508,12 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 			return err
 		}
 	}
+	if !bytes.Equal(rn.ResultKey, in.ResultKey) {
+		// Keep the key history: challenges check signatures with the key
+		// in force when the runner committed, so rotating the key cannot
+		// disown an equivocation.
+		x.o.Set(resultKeyHistKey(from, x.env.Height), bytes.Clone(in.ResultKey))
+	}
 	rn.ResultKey = append(types.Bytes(nil), in.ResultKey...)
 	rn.JobTypes, rn.Models, rn.Domains, rn.TEE = jobTypes, sortedUnique(in.Models), sortedUnique(in.Domains), in.TEE
 	rn.Rates, rn.MaxConcurrentJobs, rn.MaxJobValue = rates, uint32(in.MaxConcurrentJobs), maxVal
@@ -1075,15 +1081,17 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 }
 
 // resultKeys are the registered Ed25519 result keys of a job's committers.
+// Each is the key registered when the runner committed (the key history,
+// resultKeyAt), so a later key rotation changes nothing for the job.
 func (x *txExec) resultKeys(j *job.Job) (map[types.Address]ed25519.PublicKey, error) {
 	keys := map[types.Address]ed25519.PublicKey{}
 	for _, c := range j.Commitments {
-		rn, err := ReadRunner(x.o, c.Runner)
+		k, err := resultKeyAt(x.o, c.Runner, c.Block)
 		if err != nil {
 			return nil, err
 		}
-		if rn != nil && len(rn.ResultKey) == ed25519.PublicKeySize {
-			keys[c.Runner] = ed25519.PublicKey(bytes.Clone(rn.ResultKey))
+		if len(k) == ed25519.PublicKeySize {
+			keys[c.Runner] = k
 		}
 	}
 	return keys, nil

@@ -1,7 +1,9 @@
 package execution
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"errors"
 	"math/big"
 	"slices"
 
@@ -115,6 +117,28 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	return nil
 }
 
+func resultKeyHistKey(runner types.Address, height uint64) []byte {
+	return offKey(types.RunnerRegistryAddress, []byte("rkey/"), runner[:], be8(height))
+}
+
+// resultKeyAt is the result key runner had registered at height (the last
+// key set at or before it).
+func resultKeyAt(r state.Reader, runner types.Address, height uint64) (ed25519.PublicKey, error) {
+	var key ed25519.PublicKey
+	pre := offKey(types.RunnerRegistryAddress, []byte("rkey/"), runner[:])
+	err := r.Scan(pre, func(k, v []byte) error {
+		if bytesToU64(k[len(pre):]) > height {
+			return errStopScan
+		}
+		key = ed25519.PublicKey(bytes.Clone(v))
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopScan) {
+		return nil, err
+	}
+	return key, nil
+}
+
 // slashedKey marks runner as slashed for job id.
 func slashedKey(id types.Hash, runner types.Address) []byte {
 	return offKey(types.ResultVerifierAddress, []byte("slashed/"), id[:], runner[:])
@@ -141,11 +165,10 @@ func (x *txExec) equivocation(j *job.Job, evidence []byte) ([]types.Address, str
 	if i < 0 {
 		return nil, "", failf("InvalidEvidence: %s has no commitment for job %s", r.Runner, j.Spec.JobID)
 	}
-	keys, err := x.resultKeys(j)
+	key, err := resultKeyAt(x.o, r.Runner, j.Commitments[i].Block)
 	if err != nil {
 		return nil, "", err
 	}
-	key := keys[r.Runner]
 	if len(r.Signature) != ed25519.SignatureSize || len(key) != ed25519.PublicKeySize ||
 		!ed25519.Verify(key, verify.SigningMessageFor(j.Spec.JobID, r), r.Signature) {
 		return nil, "signature does not verify under the runner's result key", nil

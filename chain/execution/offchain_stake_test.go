@@ -372,6 +372,21 @@ func TestChallengeDissenterKeepsResult(t *testing.T) {
 	runToVerified(t, c, id, rmap, reveals)
 	lr := dissenter.reveal(id, `{"price": 40}`)
 	lie, _ := lr.Encode()
+	// Rotating the result key after committing does not disown the lie:
+	// challenges check the key registered when the runner committed.
+	_, newKey, _ := ed25519.GenerateKey(nil)
+	reg := types.RunnerRegistryAddress
+	c.ok(c.txValue(dissenter.key, &reg, &types.RunnerRegister{ResultKey: types.Bytes(newKey.Public().(ed25519.PublicKey)),
+		JobTypes: []uint64{uint64(job.JobTypeHTTP)}, Domains: []string{"api.example.com"}, RateBase: runnerBase,
+		MaxConcurrentJobs: 4, MaxJobValue: genesis.CBY(20)}, big.NewInt(0)))
+	rotated := dissenter
+	rotated.ed = newKey
+	nr := rotated.reveal(id, `{"price": 39}`)
+	fresh, _ := nr.Encode()
+	rs := c.ok(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: fresh}, genesis.CBY(100)))
+	if !hasEvent(rs[0], verifier, "ChallengeRejected") {
+		t.Fatalf("evidence under the new key: %+v", rs[0])
+	}
 	c.ok(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: lie}, genesis.CBY(100)))
 	if j := readJob(t, c, id); j.State != job.StateVerified {
 		t.Fatalf("job after a dissenter's slash: %s", j.State)
@@ -380,7 +395,7 @@ func TestChallengeDissenterKeepsResult(t *testing.T) {
 		t.Fatalf("dissenter stake %s", rec.Stake)
 	}
 	before := balanceOf(t, c, types.PubkeyToAddress(carol.PublicKey))
-	rs := c.block(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: lie}, genesis.CBY(100)))
+	rs = c.block(c.txValue(carol, &verifier, &types.ChallengeResult{JobID: id, Evidence: lie}, genesis.CBY(100)))
 	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "AlreadySlashed") {
 		t.Fatalf("replayed evidence: %+v", rs[0])
 	}
