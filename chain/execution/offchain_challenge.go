@@ -136,6 +136,15 @@ func resultKeyAt(r state.Reader, runner types.Address, height uint64) (ed25519.P
 	if err != nil && !errors.Is(err, errStopScan) {
 		return nil, err
 	}
+	if key == nil {
+		// No history (a record written before the history existed): the
+		// current key.
+		rn, err := ReadRunner(r, runner)
+		if err != nil || rn == nil {
+			return nil, err
+		}
+		key = ed25519.PublicKey(bytes.Clone(rn.ResultKey))
+	}
 	return key, nil
 }
 
