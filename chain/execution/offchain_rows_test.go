@@ -115,50 +115,86 @@ func TestJobSchemaViolationDissents(t *testing.T) {
 	auditSupply(t, c)
 }
 
-func TestJobImpossibleFaultRow(t *testing.T) {
+func TestJobFaultRows(t *testing.T) {
 	alice, _ := crypto.GenerateKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
-	maxPrice := genesis.CBY(1)
-	oracle, id, _ := submitOracleJob(t, c, alice, maxPrice, big.NewInt(7), 5)
-	j := readJob(t, c, id)
-	// Every runner reports the bounds too tight, at different progress.
-	var reveals []verify.Reveal
-	for i, a := range j.Runners {
-		rep := verify.Report{Usage: job.Usage{WallTimeMs: 5_000}, Fault: verify.FaultImpossibleJob, ProgressBps: uint16(2_000 + 1_000*i)}
-		reveals = append(reveals, rmap[a].revealReport(id, `{"error": "out of time"}`, rep))
+	maxPrice, tip := genesis.CBY(1), big.NewInt(7)
+	base3 := new(big.Int).Mul(runnerBase, big.NewInt(3)) // Σ cost_i: the runners price only a base fee
+	for _, tc := range []struct {
+		name     string
+		fault    uint8
+		progress func(i int) uint16
+		outcome  uint8
+		x        *big.Int
+	}{
+		// min(Σ cost_i, max_price × lowest progress): the progress cap binds.
+		{"impossible", verify.FaultImpossibleJob, func(i int) uint16 { return uint16(100 + 1_000*i) }, 3, mulDiv(maxPrice, 100, 10_000)},
+		// Σ cost_i is below the cap.
+		{"external", verify.FaultExternalFault, func(i int) uint16 { return 5_000 }, 5, base3},
+		// min(Σ base rates, max_price).
+		{"actor", verify.FaultActorFault, func(i int) uint16 { return 0 }, 4, base3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oracle, id, _ := submitOracleJob(t, c, alice, maxPrice, tip, 5)
+			j := readJob(t, c, id)
+			var reveals []verify.Reveal
+			for i, a := range j.Runners {
+				rep := verify.Report{Usage: job.Usage{WallTimeMs: 5_000}, Fault: tc.fault, ProgressBps: tc.progress(i)}
+				reveals = append(reveals, rmap[a].revealReport(id, `{"error": "cannot"}`, rep))
+			}
+			before := balances(t, c, append(slices.Clone(j.Runners), oracle, types.TreasuryAddress)...)
+			burnBefore := burned(t, c)
+			rs := commitAndSubmit(t, c, id, rmap, reveals)
+			if !hasEvent(rs, types.ResultVerifierAddress, "JobRejected") {
+				t.Fatalf("rejection %+v", rs)
+			}
+			if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailVerification {
+				t.Fatalf("job %s %d", j.State, j.Fail)
+			}
+			var pays *execution.JobPayments
+			c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+			// X split 10/1/89, the 89% equally (equal costs) with the
+			// remainder to the aggregator; the tip and the rest refunded.
+			burn, treas := mulDiv(tc.x, 1_000, 10_000), mulDiv(tc.x, 100, 10_000)
+			pool := sub(sub(tc.x, burn), treas)
+			each := new(big.Int).Quo(pool, big.NewInt(3))
+			dust := sub(pool, new(big.Int).Mul(each, big.NewInt(3)))
+			if pays == nil || pays.Outcome != tc.outcome || pays.Payment.Cmp(tc.x) != 0 || pays.Refund.Cmp(sub(add(maxPrice, tip), tc.x)) != 0 {
+				t.Fatalf("payments %+v", pays)
+			}
+			// Runners also paid transaction fees meanwhile: check their
+			// payments in the settlement record, the others' balances exactly.
+			paid := map[types.Address]*big.Int{}
+			for _, tr := range pays.Transfers {
+				if tr.Kind == "runner" {
+					paid[tr.To] = tr.Amount
+				}
+			}
+			for _, a := range j.Runners {
+				w := new(big.Int).Set(each)
+				if a == j.Aggregator {
+					w.Add(w, dust)
+				}
+				if paid[a] == nil || paid[a].Cmp(w) != 0 {
+					t.Fatalf("runner %s paid %v, want %s", a, paid[a], w)
+				}
+			}
+			checkDeltas(t, c, map[types.Address]*big.Int{oracle: before[oracle], types.TreasuryAddress: before[types.TreasuryAddress]},
+				map[types.Address]*big.Int{oracle: sub(add(maxPrice, tip), tc.x), types.TreasuryAddress: treas})
+			if got := sub(burned(t, c), burnBefore); got.Cmp(burn) < 0 {
+				t.Fatalf("burned %s, want at least %s", got, burn)
+			}
+			if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
+				t.Fatalf("dispatcher keeps %s", b)
+			}
+			c.ok() // the failure callback
+			if got := c.query(oracle, "get", []any{"results"}).([]any); len(got) != 1 || got[0].([]any)[0] != "failed" {
+				t.Fatalf("callback %v", got)
+			}
+			auditSupply(t, c)
+		})
 	}
-	rs := commitAndSubmit(t, c, id, rmap, reveals)
-	if !hasEvent(rs, types.ResultVerifierAddress, "JobRejected") {
-		t.Fatalf("rejection %+v", rs)
-	}
-	if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailVerification {
-		t.Fatalf("job %s %d", j.State, j.Fail)
-	}
-	var pays *execution.JobPayments
-	c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
-	// X = min(Σ cost_i, max_price × lowest progress) = min(3 × base, 0.2 CBY)
-	// = 0.03 CBY, split 10/1/89 and equally (equal costs); the tip and the
-	// rest of the escrow are refunded.
-	x := new(big.Int).Mul(runnerBase, big.NewInt(3))
-	burn, treas := mulDiv(x, 1_000, 10_000), mulDiv(x, 100, 10_000)
-	each := new(big.Int).Quo(sub(sub(x, burn), treas), big.NewInt(3))
-	if pays == nil || pays.Outcome != 3 || pays.Payment.Cmp(x) != 0 || pays.Refund.Cmp(sub(add(maxPrice, big.NewInt(7)), x)) != 0 {
-		t.Fatalf("payments %+v", pays)
-	}
-	for _, tr := range pays.Transfers {
-		if tr.Kind == "runner" && tr.Amount.Cmp(each) != 0 {
-			t.Fatalf("runner %s paid %s, want %s", tr.To, tr.Amount, each)
-		}
-	}
-	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
-		t.Fatalf("dispatcher keeps %s", b)
-	}
-	c.ok() // the failure callback
-	if got := c.query(oracle, "get", []any{"results"}).([]any); len(got) != 1 || got[0].([]any)[0] != "failed" {
-		t.Fatalf("callback %v", got)
-	}
-	auditSupply(t, c)
 }
 
 func TestJobInvalidSignatureMovesNothing(t *testing.T) {
