@@ -375,6 +375,21 @@ func (x *txExec) payee(a types.Address) (payment.Payee, error) {
 		return py, err
 	}
 	py.SelfStake, py.Rates, py.CommissionBps = bigOr0(rn.Stake), rn.Rates, rn.CommissionBps
+	if rn.Status != RunnerActive {
+		// A runner that left after doing the job: its self-bond is still
+		// bonded in its own unbonding tranches, and counts as its stake.
+		ts, err := ReadTranches(x.o, a)
+		if err != nil {
+			return py, err
+		}
+		self := new(big.Int)
+		for _, t := range ts {
+			if t.Runner == a {
+				self.Add(self, t.Amount)
+			}
+		}
+		py.SelfStake = self
+	}
 	ds, err := ReadDelegations(x.o, a)
 	if err != nil {
 		return py, err
