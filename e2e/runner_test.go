@@ -186,9 +186,18 @@ func (r *runnerProc) waitJob(id types.Hash, timeout time.Duration, states ...str
 }
 
 // priceServer answers price requests; a client with User-Agent "liar" gets
-// a different price, /bad breaks the result schema, /hang never answers.
-func priceServer(t testing.TB) *httptest.Server {
+// a different price, /bad breaks the result schema, /hang never answers,
+// /gated answers like /btc once *gate is closed.
+func priceServer(t testing.TB, gate *chan struct{}) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/gated" {
+			select {
+			case <-*gate:
+			case <-r.Context().Done():
+				return
+			}
+			r.URL.Path = "/btc"
+		}
 		switch r.URL.Path {
 		case "/btc":
 			w.Header().Set("Content-Type", "application/json")
@@ -312,7 +321,8 @@ func byRunner(rs []*runnerProc, a types.Address) *runnerProc {
 // reveal individually); a runner answering differently (outvoted, unpaid).
 func TestRunnerCommittee(t *testing.T) {
 	node := startNode(t, t.TempDir(), freePort(t), 100*time.Millisecond)
-	prices := priceServer(t)
+	gate := make(chan struct{})
+	prices := priceServer(t, &gate)
 	rs := []*runnerProc{initRunner(t, node, "r1"), initRunner(t, node, "r2"), initRunner(t, node, "r3")}
 	for _, r := range rs {
 		r.start()
@@ -456,11 +466,14 @@ func TestRunnerCommittee(t *testing.T) {
 	})
 
 	t.Run("silent aggregator: members reveal", func(t *testing.T) {
-		id, _, _, _ := submitJob(t, node, priceJob(prices.URL+"/btc", 3000))
+		// The price feed holds every runner in execution until the
+		// aggregator is killed, so it never commits or aggregates.
+		id, _, _, _ := submitJob(t, node, priceJob(prices.URL+"/gated", 10000))
 		j := waitChainJob(t, node, id, 20*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 3 })
 		agg := byRunner(rs, j.Aggregator)
-		agg.waitJob(id, 20*time.Second, "committed", "revealing")
+		agg.waitJob(id, 20*time.Second, "executing")
 		agg.kill()
+		close(gate)
 		j = waitChainJob(t, node, id, 60*time.Second, settled)
 		if j.Status != "finalized" || len(j.Agreed) != 2 || slices.Contains(j.Agreed, agg.addr) {
 			t.Fatalf("job: %+v", j)

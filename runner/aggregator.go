@@ -254,7 +254,8 @@ func pushResult(ctx context.Context, endpoint string, id types.Hash, rev *verify
 // committee's results, verify them exactly as the Result Verifier will,
 // and submit. It submits once every committer's result is in, or, when
 // some are missing, two blocks before the aggregator deadline with what it
-// has.
+// has, if that reaches the quorum (otherwise the committee reveals
+// individually after the aggregator window).
 func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 	own := rec.Reveal(d.self)
 	if err := d.store.PutPush(rec.ID, &own); err != nil {
@@ -292,6 +293,15 @@ func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 				sub, out, err := d.submission(ctx, spec, cj.Commitments, reveals)
 				if err != nil {
 					return err
+				}
+				if !out.Accepted && !all {
+					// Missing results, not disagreement: a rejection now
+					// would refund a job the individual reveals after the
+					// aggregator window can still settle.
+					d.log.Warn("no quorum among the results received; leaving the job to individual reveals", "job", rec.ID,
+						"reveals", len(reveals), "of", len(cj.Commitments))
+					rec.State = StatePushed
+					return d.put(rec)
 				}
 				d.log.Info("submitting verified result", "job", rec.ID, "reveals", len(reveals), "of", len(cj.Commitments),
 					"accepted", out.Accepted, "agreed", len(out.Agreed), "dissented", len(out.Dissented))

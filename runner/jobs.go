@@ -39,7 +39,7 @@ func (d *Daemon) runJob(ctx context.Context, id types.Hash) {
 			return
 		}
 		err = d.step(ctx, rec)
-		if errors.Is(err, errStopping) || ctx.Err() != nil {
+		if errors.Is(err, errStopping) || errors.Is(err, ErrSuperseded) || ctx.Err() != nil {
 			return
 		}
 		if err != nil {
@@ -90,6 +90,16 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 	spec, err := rec.DecodedSpec()
 	if err != nil {
 		return d.finish(rec, StateFailed, "failed", err.Error())
+	}
+	if rec.State == StateExecuting {
+		// Resuming after a restart: the chain may have moved on meanwhile.
+		cj, ours, err := d.chainJob(ctx, rec)
+		if err != nil {
+			return err
+		}
+		if !ours || cj.Status != chainAssigned || cj.Height > rec.Deadline {
+			return d.finish(rec, StateDone, "missed", "assignment ended while the runner was down (job "+cj.Status+")")
+		}
 	}
 	if h := d.Height(); h > rec.Deadline {
 		return d.finish(rec, StateFailed, "missed", fmt.Sprintf("commit deadline %d passed before execution (height %d)", rec.Deadline, h))

@@ -92,7 +92,10 @@ type Daemon struct {
 	active   map[types.Hash]bool
 	// released are active jobs the chain no longer counts against this
 	// runner (verified, waiting out the challenge window).
-	released      map[types.Hash]bool
+	released map[types.Hash]bool
+	// restart marks jobs whose worker must start again after it exits
+	// (a re-selection arrived while it ran).
+	restart       map[types.Hash]bool
 	params        apitypes.OffchainParams
 	lastBlockAt   time.Time
 	registered    bool
@@ -141,7 +144,7 @@ func New(o Options) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{o: o, log: log, client: o.Client, self: types.PubkeyToAddress(o.Key.PublicKey), store: st, m: newMetrics(),
-		blockCh: make(chan struct{}), stopping: make(chan struct{}), active: map[types.Hash]bool{}, released: map[types.Hash]bool{}, ready: make(chan struct{})}
+		blockCh: make(chan struct{}), stopping: make(chan struct{}), active: map[types.Hash]bool{}, released: map[types.Hash]bool{}, restart: map[types.Hash]bool{}, ready: make(chan struct{})}
 	return d, nil
 }
 
@@ -316,11 +319,8 @@ type assignedEvent struct {
 
 // assign records a new assignment (or declines it) and starts its worker.
 func (d *Daemon) assign(ctx context.Context, h uint64, a *assignedEvent) error {
-	if old, err := d.store.Job(a.JobID); err == nil && old.Retry == uint32(a.Retry) {
+	if old, err := d.store.Job(a.JobID); err == nil && old.Retry >= uint32(a.Retry) {
 		return nil // already known (replayed block)
-	} else if err == nil && !old.State.Terminal() {
-		d.log.Warn("job re-selected while in flight; keeping the earlier attempt", "job", a.JobID)
-		return nil
 	}
 	rec := &JobRecord{ID: a.JobID, Retry: uint32(a.Retry), Committee: a.Runners, Aggregator: a.Aggregator, AssignedAt: h,
 		Deadline: a.Deadline, State: StateAssigned, StartedAt: time.Now(), UpdatedAt: time.Now()}
@@ -344,9 +344,20 @@ func (d *Daemon) assign(ctx context.Context, h uint64, a *assignedEvent) error {
 		d.m.jobs.WithLabelValues(rec.Type, "declined").Inc()
 		d.log.Warn("declining job", "job", a.JobID, "reason", rec.Error)
 	}
+	// A re-selection (higher retry) supersedes the stored attempt: the
+	// earlier attempt's worker can no longer write (ErrSuperseded) and
+	// exits, and the new attempt starts after it.
 	if err := d.store.PutJob(rec); err != nil {
 		return err
 	}
+	d.mu.Lock()
+	if d.active[a.JobID] {
+		d.restart[a.JobID] = true
+		d.mu.Unlock()
+		d.log.Info("re-selected; new attempt starts when the previous one stops", "job", a.JobID, "retry", a.Retry)
+		return nil
+	}
+	d.mu.Unlock()
 	if rec.State == StateAssigned {
 		d.log.Info("assigned", "job", a.JobID, "type", rec.Type, "aggregator", a.Aggregator == d.self, "deadline", a.Deadline)
 		d.startJob(ctx, a.JobID)
@@ -417,7 +428,12 @@ func (d *Daemon) startJob(ctx context.Context, id types.Hash) {
 			delete(d.active, id)
 			delete(d.released, id)
 			d.m.inFlight.Set(float64(len(d.active)))
+			again := d.restart[id]
+			delete(d.restart, id)
 			d.mu.Unlock()
+			if again && ctx.Err() == nil {
+				d.startJob(ctx, id)
+			}
 		}()
 		d.runJob(ctx, id)
 	}()

@@ -33,6 +33,7 @@ import (
 type fixedExecutor struct {
 	out   []byte
 	hang  bool
+	gate  chan struct{} // if set, Execute waits for it to close
 	calls atomic.Int32
 }
 
@@ -40,6 +41,13 @@ func (f *fixedExecutor) Type() job.JobType { return job.JobTypeHTTP }
 func (f *fixedExecutor) Close() error      { return nil }
 func (f *fixedExecutor) Execute(ctx context.Context, req executor.Request) (executor.Result, error) {
 	f.calls.Add(1)
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return executor.Result{}, ctx.Err()
+		}
+	}
 	if f.hang {
 		<-ctx.Done()
 		return executor.Result{}, ctx.Err()
@@ -290,12 +298,20 @@ func TestRestartAfterCommit(t *testing.T) {
 	}
 }
 
-// TestSilentAggregator: the aggregator stops after committing; the members
-// reveal individually after the aggregator timeout and the job verifies.
+// TestSilentAggregator: the aggregator goes silent during execution; the
+// two members commit, and after the commit deadline they reveal
+// individually and the job verifies without it.
 func TestSilentAggregator(t *testing.T) {
 	n := newTestNet(t)
+	gate := make(chan struct{})
 	rs := []*testRunner{n.startRunner(t, `{"price": 9}`), n.startRunner(t, `{"price": 9}`), n.startRunner(t, `{"price": 9}`)}
-	id := n.submit(t, httpSpec(3))
+	for _, r := range rs {
+		r.exec.gate = gate
+	}
+	spec := httpSpec(3)
+	spec.TimeoutBlocks = 30
+	spec.Bounds.MaxWallTimeMs = 20_000 // the gate holds the members while the aggregator stops
+	id := n.submit(t, spec)
 	j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 3 })
 	var agg *testRunner
 	for _, r := range rs {
@@ -303,8 +319,10 @@ func TestSilentAggregator(t *testing.T) {
 			agg = r
 		}
 	}
-	waitState(t, agg, id, 20*time.Second, StateCommitted, StateCommitting)
+	waitState(t, agg, id, 20*time.Second, StateExecuting)
+	agg.d.o.Grace = 50 * time.Millisecond // abandon the gated execution at once
 	agg.stop()
+	close(gate)
 	j = n.waitJob(t, id, 90*time.Second, func(j *apitypes.Job) bool { return j.Status != "assigned" && j.Status != "committed" })
 	j = n.waitJob(t, id, 90*time.Second, finished)
 	if j.Status != "finalized" || len(j.Agreed) != 2 {

@@ -166,13 +166,29 @@ func (s *Store) Job(id types.Hash) (*JobRecord, error) {
 	return r, err
 }
 
-// PutJob writes a job record (fsynced before it returns).
+// ErrSuperseded refuses a write of an attempt older than the stored one
+// (the job was re-selected).
+var ErrSuperseded = errors.New("job attempt superseded by a re-selection")
+
+// PutJob writes a job record (fsynced before it returns), unless the
+// stored record is of a later attempt.
 func (s *Store) PutJob(r *JobRecord) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode job %s: %w", r.ID, err)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketJobs).Put(r.ID[:], b) })
+	return s.db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bucketJobs)
+		if old := bk.Get(r.ID[:]); old != nil {
+			var o struct {
+				Retry uint32 `json:"retry"`
+			}
+			if json.Unmarshal(old, &o) == nil && o.Retry > r.Retry {
+				return fmt.Errorf("job %s attempt %d: %w (stored attempt %d)", r.ID, r.Retry, ErrSuperseded, o.Retry)
+			}
+		}
+		return bk.Put(r.ID[:], b)
+	})
 }
 
 // Jobs returns every job record in id order.
