@@ -34,6 +34,9 @@ type Config struct {
 	// Offchain are the off-chain compute parameters (Runner Registry, Job
 	// Dispatcher, Result Verifier).
 	Offchain OffchainParams
+	// Validators are the Validator Registry parameters (epochs, unbonding,
+	// jailing, slashing); used only on chains with a registry.
+	Validators ValidatorParams
 	// TEE are the TEE Verifier and Secrets Manager parameters (tee.go).
 	TEE TEEParams
 	// Lanes are the block's execution lanes (lanes.go); the zero value
@@ -47,6 +50,10 @@ type BlockEnv struct {
 	Timestamp uint64 // milliseconds
 	Proposer  types.Address
 	Seed      types.Hash // randomness seed: the parent's VRF beacon value R_{n-1} (the parent hash on a --dev chain)
+	// Signers is the signer bitmap of the QC certifying the parent (who
+	// voted for it), in the order of the epoch's members; nil on a --dev
+	// chain. The Validator Registry counts missed votes from it.
+	Signers types.Bytes
 }
 
 // Mode selects how invalid transactions are treated.
@@ -119,6 +126,7 @@ func New(cfg Config) (*Executor, error) {
 	cfg.Limits.fill()
 	cfg.Storage.fill()
 	cfg.Offchain.fill()
+	cfg.Validators.fill()
 	cfg.TEE.fill(cfg.ChainID)
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
@@ -160,6 +168,12 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	}
 	if isTEEInstruction(in) {
 		if err := checkTEETx(tx, in); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	if types.IsValidatorInstruction(in) {
+		if err := checkValidatorTx(tx, in); err != nil {
 			return nil, err
 		}
 		return in, nil
@@ -355,6 +369,10 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err := e.advanceStorage(tx0); err != nil {
 		return nil, fmt.Errorf("execution: advance storage at %d: %w", env.Height, err)
 	}
+	// Validator Registry: rewards, downtime, epoch boundary.
+	if err := e.advanceValidators(tx0); err != nil {
+		return nil, fmt.Errorf("execution: advance validators at %d: %w", env.Height, err)
+	}
 	res.Receipts = append(res.Receipts, trs...)
 	res.TimerReceipts = len(trs)
 	res.TimerCyclesUsed, res.TimerCellsUsed = tcycles, tcells
@@ -479,6 +497,8 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 			return nil, nil, failf("library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
+	case *types.ValidatorRegister, *types.ValidatorExit, *types.ValidatorWithdraw, *types.ValidatorEvidence, *types.ValidatorUnjail:
+		return nil, nil, x.dispatchValidators(from, in)
 	case *types.RelayRegister:
 		return nil, nil, x.relayRegister(from, v)
 	case *types.RelayHeartbeat:

@@ -57,6 +57,36 @@ type Consensus struct {
 	BlockIntervalMs uint64 `json:"block_interval_ms,omitempty"`
 	ViewTimeoutMs   uint64 `json:"view_timeout_ms,omitempty"`
 	TickMs          uint64 `json:"tick_ms,omitempty"`
+	// Validator Registry parameters (spec 002 §13 defaults: 3,600-block
+	// epochs, 7-day unbonding, 24 h jail, 1,000-block downtime window,
+	// 10,000 CBY minimum stake).
+	EpochLength    uint64 `json:"epoch_length,omitempty"`
+	UnbondingMs    uint64 `json:"unbonding_ms,omitempty"`
+	JailMs         uint64 `json:"jail_ms,omitempty"`
+	DowntimeWindow uint64 `json:"downtime_window,omitempty"`
+	MinStakeCBY    uint64 `json:"min_stake_cby,omitempty"`
+}
+
+// ValidatorParams are the execution parameters of the Validator Registry.
+func (g *Genesis) ValidatorParams() execution.ValidatorParams {
+	p := execution.ValidatorParams{
+		EpochLength: g.Consensus.EpochLength, UnbondingMs: g.Consensus.UnbondingMs,
+		JailMs: g.Consensus.JailMs, DowntimeWindow: g.Consensus.DowntimeWindow,
+	}
+	if g.Consensus.MinStakeCBY > 0 {
+		p.MinStake = CBY(int64(g.Consensus.MinStakeCBY))
+	}
+	return p
+}
+
+// TotalStake is the sum of the genesis validators' stakes in base units:
+// what the Validator Registry's genesis allocation must hold.
+func (g *Genesis) TotalStake() *big.Int {
+	t := new(big.Int)
+	for _, v := range g.Validators {
+		t.Add(t, new(big.Int).Mul(new(big.Int).SetUint64(v.Stake), BaseUnitsPerCBY))
+	}
+	return t
 }
 
 // Multi reports whether the genesis describes a consensus network (every
@@ -185,7 +215,11 @@ func (g *Genesis) Validate() error {
 		if seen[a.Address] {
 			return fmt.Errorf("address %s allocated twice", a.Address)
 		}
-		if a.Address.IsReserved() && a.Address != types.TreasuryAddress {
+		if a.Address == types.ValidatorRegistryAddress && g.Multi() {
+			if a.Balance.Cmp(g.TotalStake()) != 0 {
+				return fmt.Errorf("the Validator Registry allocation %s must equal the validators' total stake %s", a.Balance, g.TotalStake())
+			}
+		} else if a.Address.IsReserved() && a.Address != types.TreasuryAddress {
 			return fmt.Errorf("allocation to reserved address %s", a.Address)
 		}
 		seen[a.Address] = true
@@ -193,6 +227,9 @@ func (g *Genesis) Validate() error {
 	}
 	if total.Cmp(Supply()) != 0 {
 		return fmt.Errorf("allocations sum to %s base units, genesis supply is %s", total, Supply())
+	}
+	if g.Multi() && !seen[types.ValidatorRegistryAddress] {
+		return fmt.Errorf("the validators' stake (%s base units) must be allocated to the Validator Registry %s", g.TotalStake(), types.ValidatorRegistryAddress)
 	}
 	return nil
 }
@@ -254,6 +291,13 @@ func (g *Genesis) State() []state.Write {
 	o.Set(state.ChainKey(state.RecordBurned), codec.MustMarshal(new(big.Int)))
 	o.Set(state.ChainKey(state.RecordMinted), codec.MustMarshal(new(big.Int)))
 	execution.SetBasefees(o, fees.Basefees{Cycle: g.Fees.InitialBasefeeCycle, Cell: g.Fees.InitialBasefeeCell})
+	if g.Multi() {
+		vals := make([]execution.GenesisValidator, len(g.Validators))
+		for i, v := range g.Validators {
+			vals[i] = execution.GenesisValidator{Address: v.Address, BLSKey: v.BLSKey, Stake: new(big.Int).Mul(new(big.Int).SetUint64(v.Stake), BaseUnitsPerCBY)}
+		}
+		execution.SetGenesisValidators(o, vals, g.TimestampMs)
+	}
 	return o.Writes()
 }
 
@@ -304,17 +348,21 @@ func Dev(timestampMs uint64, validator, faucet types.Address) *Genesis {
 
 // Testnet returns the genesis of a local multi-validator network: chain id
 // 7358, the faucet holding 80% of the supply, the treasury 0x…08 its
-// 13.34%, and the validators sharing the rest equally (the first takes the
-// remainder of the division).
+// 13.34%, the Validator Registry 0x…0C the validators' stakes, and the
+// validators sharing the rest equally as liquid balances (the first takes
+// the remainder of the division).
 func Testnet(timestampMs uint64, validators []Validator, faucet types.Address, c Consensus) *Genesis {
 	supply := Supply()
 	treasury := CBY(133_400_000)
 	faucetBal := new(big.Int).Div(new(big.Int).Mul(supply, big.NewInt(80)), big.NewInt(100))
-	rest := new(big.Int).Sub(new(big.Int).Sub(supply, treasury), faucetBal)
+	g := &Genesis{Validators: validators}
+	staked := g.TotalStake()
+	rest := new(big.Int).Sub(new(big.Int).Sub(new(big.Int).Sub(supply, treasury), faucetBal), staked)
 	share, rem := new(big.Int).DivMod(rest, big.NewInt(int64(len(validators))), new(big.Int))
 	allocs := []Allocation{
 		{Address: faucet, Balance: faucetBal, Label: "faucet"},
 		{Address: types.TreasuryAddress, Balance: treasury, Label: "treasury"},
+		{Address: types.ValidatorRegistryAddress, Balance: staked, Label: "validator stakes"},
 	}
 	for i, v := range validators {
 		b := new(big.Int).Set(share)

@@ -728,7 +728,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 		seed = n.gen.Seed(head.Hash())
 	}
 	ts := max(p.Timestamp, head.Timestamp+1)
-	env := execution.BlockEnv{Height: b.Height, Timestamp: ts, Proposer: b.Proposer, Seed: seed}
+	env := execution.BlockEnv{Height: b.Height, Timestamp: ts, Proposer: b.Proposer, Seed: seed, Signers: b.Justify.Signers}
 	var res *execution.Result
 	if err := n.store.View(func(v *store.View) error {
 		var err error

@@ -33,7 +33,7 @@ func oneValidatorNetwork(t *testing.T) (home string, key *bls.SecretKey) {
 	acct, _ := crypto.GenerateKey()
 	faucet, _ := crypto.GenerateKey()
 	g := genesis.Testnet(uint64(time.Now().UnixMilli()), []genesis.Validator{{
-		Address: types.PubkeyToAddress(acct.PublicKey), Stake: 10, BLSKey: key.PublicKey().Bytes(), BLSPoP: key.ProvePossession().Bytes(),
+		Address: types.PubkeyToAddress(acct.PublicKey), Stake: 10_000, BLSKey: key.PublicKey().Bytes(), BLSPoP: key.ProvePossession().Bytes(),
 	}}, types.PubkeyToAddress(faucet.PublicKey), genesis.Consensus{})
 	if err := g.Save(node.GenesisPath(home)); err != nil {
 		t.Fatal(err)

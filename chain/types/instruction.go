@@ -96,6 +96,9 @@ func (k InstructionKind) String() string {
 	if name, ok := teeKindName(k); ok {
 		return name
 	}
+	if name, ok := validatorKindName(k); ok {
+		return name
+	}
 	return fmt.Sprintf("kind(%d)", uint64(k))
 }
 
@@ -528,7 +531,7 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 	case *RevealResult:
 		v.Kind = KindRevealResult
 	default:
-		if setOffchainKind(in) || setTEEKind(in) {
+		if setOffchainKind(in) || setTEEKind(in) || setValidatorKind(in) {
 			break
 		}
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
@@ -602,6 +605,9 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 			break
 		}
 		if in = newTEEInstruction(kind); in != nil {
+			break
+		}
+		if in = newValidatorInstruction(kind); in != nil {
 			break
 		}
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))

@@ -1,0 +1,121 @@
+package types
+
+// Validator Registry (0x…0C) instructions, kinds 70–79 (docs/CONSENSUS.md
+// §10). `to` is the registry; only validator_register carries value (the
+// stake it adds).
+const (
+	KindValidatorRegister InstructionKind = 70 // register the sender as a validator (or add stake); value is the stake
+	KindValidatorExit     InstructionKind = 71 // leave the set at the next epoch boundary; the stake unbonds
+	KindValidatorWithdraw InstructionKind = 72 // take the stake back once the unbonding period is over
+	KindValidatorEvidence InstructionKind = 73 // equivocation evidence against a validator: slash and jail
+	KindValidatorUnjail   InstructionKind = 74 // a jailed validator asks to rejoin after its jail period
+)
+
+// ValidatorRegistryAddress is the system actor holding validator stakes.
+var ValidatorRegistryAddress = SystemAddress(0x0C)
+
+// ValidatorRegister registers the sender's account as a validator with a
+// BLS12-381 consensus key (48-byte compressed G1) and its proof of
+// possession (96-byte signature under the PoP ciphersuite). Sent again by a
+// registered validator it adds the value to the stake (the key must match).
+type ValidatorRegister struct {
+	_      struct{} `cbor:",toarray"`
+	Kind   InstructionKind
+	BLSKey Bytes
+	BLSPoP Bytes
+}
+
+// ValidatorExit signals unbonding.
+type ValidatorExit struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+}
+
+// ValidatorWithdraw returns an exited validator's stake.
+type ValidatorWithdraw struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+}
+
+// ValidatorEvidence carries a canonical consensus.Evidence (two conflicting
+// signed headers of one validator in one round).
+type ValidatorEvidence struct {
+	_        struct{} `cbor:",toarray"`
+	Kind     InstructionKind
+	Evidence Bytes
+}
+
+// ValidatorUnjail asks to end the sender's jailing.
+type ValidatorUnjail struct {
+	_    struct{} `cbor:",toarray"`
+	Kind InstructionKind
+}
+
+func (ValidatorRegister) InstructionKind() InstructionKind { return KindValidatorRegister }
+func (ValidatorExit) InstructionKind() InstructionKind     { return KindValidatorExit }
+func (ValidatorWithdraw) InstructionKind() InstructionKind { return KindValidatorWithdraw }
+func (ValidatorEvidence) InstructionKind() InstructionKind { return KindValidatorEvidence }
+func (ValidatorUnjail) InstructionKind() InstructionKind   { return KindValidatorUnjail }
+
+// setValidatorKind fills the Kind of a validator instruction before
+// encoding; false if in is not one.
+func setValidatorKind(in Instruction) bool {
+	switch v := in.(type) {
+	case *ValidatorRegister:
+		v.Kind = KindValidatorRegister
+	case *ValidatorExit:
+		v.Kind = KindValidatorExit
+	case *ValidatorWithdraw:
+		v.Kind = KindValidatorWithdraw
+	case *ValidatorEvidence:
+		v.Kind = KindValidatorEvidence
+	case *ValidatorUnjail:
+		v.Kind = KindValidatorUnjail
+	default:
+		return false
+	}
+	return true
+}
+
+// newValidatorInstruction returns an empty instruction of kind, or nil.
+func newValidatorInstruction(kind InstructionKind) Instruction {
+	switch kind {
+	case KindValidatorRegister:
+		return &ValidatorRegister{}
+	case KindValidatorExit:
+		return &ValidatorExit{}
+	case KindValidatorWithdraw:
+		return &ValidatorWithdraw{}
+	case KindValidatorEvidence:
+		return &ValidatorEvidence{}
+	case KindValidatorUnjail:
+		return &ValidatorUnjail{}
+	}
+	return nil
+}
+
+// IsValidatorInstruction reports whether in is a Validator Registry
+// instruction.
+func IsValidatorInstruction(in Instruction) bool {
+	switch in.(type) {
+	case *ValidatorRegister, *ValidatorExit, *ValidatorWithdraw, *ValidatorEvidence, *ValidatorUnjail:
+		return true
+	}
+	return false
+}
+
+func validatorKindName(k InstructionKind) (string, bool) {
+	switch k {
+	case KindValidatorRegister:
+		return "validator_register", true
+	case KindValidatorExit:
+		return "validator_exit", true
+	case KindValidatorWithdraw:
+		return "validator_withdraw", true
+	case KindValidatorEvidence:
+		return "validator_evidence", true
+	case KindValidatorUnjail:
+		return "validator_unjail", true
+	}
+	return "", false
+}
