@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -19,7 +20,8 @@ import (
 //   - RunnerPool(p) and Namespace(n) scopes belong to an owner: the first
 //     address that grants under that scope claims it ("owner/" ‖ kind ‖ id);
 //     afterwards only the owner (or governance) grants under it.
-//   - Actor(a) and Runner(a) scopes: only a itself (or governance) grants.
+//   - Runner(a) scopes: only a itself (or governance) grants; Actor(a)
+//     scopes: a itself or the actor's owner (its deployer).
 //   - Global and Token scopes: governance only.
 //
 // Roles are created and assigned by anyone; a role only grants what its
@@ -89,9 +91,23 @@ func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
 	}
 	switch s.Kind {
 	case entitlement.ScopeActor, entitlement.ScopeRunner:
-		if s.Addr != from {
-			return failf("Unauthorized: only %s grants under its own scope", s.Addr)
+		if s.Addr == from {
+			return nil
 		}
+		if s.Kind == entitlement.ScopeActor {
+			// An actor cannot send instructions: its owner (deployer)
+			// grants under its scope.
+			if b, ok, err := x.o.Get(state.StorageKey(s.Addr, KeyOwner)); err != nil {
+				return err
+			} else if ok {
+				var owner []byte
+				if codec.Unmarshal(b, &owner) == nil && bytes.Equal(owner, from[:]) {
+					return nil
+				}
+			}
+			return failf("Unauthorized: only actor %s's owner grants under its scope", s.Addr)
+		}
+		return failf("Unauthorized: only %s grants under its own scope", s.Addr)
 	case entitlement.ScopeRunnerPool, entitlement.ScopeNamespace:
 		k := ScopeOwnerKey(s)
 		owner, ok, err := x.o.Get(k)

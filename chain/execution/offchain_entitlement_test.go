@@ -119,6 +119,27 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 		t.Fatalf("pool job after revocation: %s %v", j.State, j.Runners)
 	}
 
+	// Actor scopes: the actor's owner grants under them, nobody else.
+	act := deployValue(c, alice, badJobActor, "scoped", genesis.CBY(1), nil)
+	actorGrant := func(to types.Address) *types.EntitlementGrant {
+		return &types.EntitlementGrant{Grantee: to, Scope: codec.MustMarshal(entitlement.ActorScope(act)),
+			Action: codec.MustMarshal(entitlement.Action{Kind: entitlement.ActionActorExecuteHandler, Data: []byte("try_submit")}),
+			Constraints: codec.MustMarshal(&revocable)}
+	}
+	malloryAddr := types.PubkeyToAddress(mallory.PublicKey)
+	c.ok(c.tx(alice, &reg, actorGrant(malloryAddr), 0))
+	if rs := c.block(c.tx(mallory, &reg, actorGrant(r0.addr), 0)); rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "owner") {
+		t.Fatalf("grant under a foreign actor: %+v", rs[0])
+	}
+	c.st.View(func(v *store.View) error {
+		ok, err := execution.EntitlementRegistry(v).Check(malloryAddr, entitlement.ActorScope(act),
+			entitlement.Action{Kind: entitlement.ActionActorExecuteHandler, Data: []byte("try_submit")}, v.Head().Height+1)
+		if err != nil || !ok {
+			t.Fatalf("actor-scoped check: %v %v", ok, err)
+		}
+		return nil
+	})
+
 	// Lazy expiry: a grant valid until h+1 admits at h+1 and not after.
 	h := c.head().Height + 1
 	until := h + 2
