@@ -123,7 +123,7 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 	act := deployValue(c, alice, badJobActor, "scoped", genesis.CBY(1), nil)
 	actorGrant := func(to types.Address) *types.EntitlementGrant {
 		return &types.EntitlementGrant{Grantee: to, Scope: codec.MustMarshal(entitlement.ActorScope(act)),
-			Action: codec.MustMarshal(entitlement.Action{Kind: entitlement.ActionActorExecuteHandler, Data: []byte("try_submit")}),
+			Action:      codec.MustMarshal(entitlement.Action{Kind: entitlement.ActionActorExecuteHandler, Data: []byte("try_submit")}),
 			Constraints: codec.MustMarshal(&revocable)}
 	}
 	malloryAddr := types.PubkeyToAddress(mallory.PublicKey)
