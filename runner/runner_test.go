@@ -451,3 +451,34 @@ func trimCBORBytes(b []byte) []byte {
 	}
 	return b
 }
+
+// TestReselection: a job whose first runner never commits is re-selected
+// at the commit deadline (the end-of-block sweep's JobAssigned event), and
+// the second runner serves the new attempt.
+func TestReselection(t *testing.T) {
+	n := newTestNet(t)
+	good := n.startRunner(t, `{"price": 3}`)
+	bad := n.startRunner(t, "")
+	bad.exec.hang = true
+	spec := httpSpec(1)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	spec.Bounds.MaxWallTimeMs, spec.ResultSchema.ExpectedExecutionMs = 200, 100
+	spec.TimeoutBlocks = 10
+	for attempt := 0; attempt < 8; attempt++ {
+		id := n.submit(t, spec)
+		j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 1 || j.Status == "failed" })
+		if len(j.Committee) != 1 || j.Committee[0] != bad.d.Address() {
+			n.waitJob(t, id, 30*time.Second, finished)
+			continue // the good runner was picked first; try again
+		}
+		j = n.waitJob(t, id, 30*time.Second, finished)
+		if j.Status != "finalized" || j.Retry != 1 || len(j.Agreed) != 1 || j.Agreed[0] != good.d.Address() {
+			t.Fatalf("re-selected job: %+v", j)
+		}
+		if rec := waitState(t, good, id, 10*time.Second, StateDone); rec.Retry != 1 || rec.Outcome != "finalized" {
+			t.Fatalf("good runner's record: %+v", rec)
+		}
+		return
+	}
+	t.Skip("the hanging runner was never selected first in 8 draws")
+}
