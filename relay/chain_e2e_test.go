@@ -170,6 +170,19 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	if err := anchor.FundVolume(ctx, vol.ID(), sdk.MustCBY("1")); err != nil {
 		t.Fatal(err)
 	}
+	// A second, small volume: every relay answers two challenges per epoch
+	// (the daemon submits them together), and the bad relay still proves
+	// this one.
+	vol2, err := cc.CreateVolume(ctx, cbfs.VolumeOptions{K: 4, M: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vol2.Put(ctx, "/small.bin", bytes.NewReader(data[:100<<10])); err != nil {
+		t.Fatal(err)
+	}
+	if err := anchor.FundVolume(ctx, vol2.ID(), sdk.MustCBY("1")); err != nil {
+		t.Fatal(err)
+	}
 
 	// Ruin the last relay's holdings: corrupt some shard files, delete the
 	// others (the relay keeps running; its store notices on read).
@@ -226,6 +239,19 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 			t.Fatalf("good relay %s: %+v healthy=%v", r.id, rel.Challenges, rel.Healthy)
 		}
 	}
+	// (A new epoch's challenges are open for a moment: poll.)
+	waitFor(t, 10*time.Second, "every relay's proof for the second volume", func() bool {
+		v2, err := c.Volume(ctx, types.Hash(vol2.ID()))
+		if err != nil || len(v2.Placement) != 6 {
+			return false
+		}
+		for _, p := range v2.Placement {
+			if p.Challenge == nil || (p.Challenge.Status != "answered" && p.Challenge.Status != "claimed") {
+				return false
+			}
+		}
+		return true
+	})
 	var rc *apitypes.RelayChallenges
 	if rc, err = c.RelayChallenges(ctx, bad.id); err != nil {
 		t.Fatal(err)

@@ -41,8 +41,8 @@ type StorageParams struct {
 	// consecutive failure slashes again. Defaults 3 and 1000 (10%).
 	SlashAfter uint64 `json:"slash_after,omitempty"`
 	SlashBps   uint64 `json:"slash_bps,omitempty"`
-	// FlagEpochs is how many epochs a failure keeps a relay unhealthy
-	// unless it answers a challenge first. Default 2.
+	// FlagEpochs is how many epochs (the failure's included) a failure
+	// keeps a relay unhealthy. Default 2.
 	FlagEpochs uint64 `json:"flag_epochs,omitempty"`
 	// UnbondingBlocks is the delay between deregistering and the stake's
 	// return, during which the stake can still be slashed. Default 1000.

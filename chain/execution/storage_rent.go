@@ -382,7 +382,9 @@ func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error 
 		return err
 	}
 	st.Answered++
-	st.Consecutive, st.FlaggedUntil = 0, 0
+	// A success ends a failure streak (slashing) but not a flag: the flag
+	// runs its FlagEpochs, whatever the order of answers in a block.
+	st.Consecutive = 0
 	st.Reputation = min(st.Reputation+ReputationReward, MaxReputation)
 	writeRelayStats(x.o, from, st)
 	x.emit(types.StorageManagerAddress, "ChallengeAnswered", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch})

@@ -86,7 +86,20 @@ func (p *Prover) Run(ctx context.Context) error {
 	}
 }
 
+// sent is a submitted transaction whose receipt Step waits for.
+type sent struct {
+	kind    string // answer | refuse | claim
+	in      types.Instruction
+	tx      *types.Tx
+	vols    []types.Hash
+	epoch   uint64
+	version uint64 // of the challenged commitment (answers)
+}
+
 // Step answers every open challenge and claims every claimable epoch once.
+// All transactions are submitted first (consecutive nonces) and their
+// receipts awaited afterwards, so a relay with many volumes answers them all
+// within the response window instead of one per block.
 func (p *Prover) Step(ctx context.Context) error {
 	id := types.PubkeyToAddress(p.Key.PublicKey)
 	rc, err := p.Client.RelayChallenges(ctx, id)
@@ -95,12 +108,25 @@ func (p *Prover) Step(ctx context.Context) error {
 	}
 	claim := map[uint64][]types.Hash{}
 	var errs []error
+	var txs []sent
+	submit := func(s sent) {
+		tx, err := p.submit(ctx, s.in)
+		if err != nil {
+			for _, v := range s.vols {
+				p.event(s.kind, v, s.epoch, err)
+			}
+			errs = append(errs, fmt.Errorf("%s: %w", s.in.InstructionKind(), err))
+			return
+		}
+		s.tx = tx
+		txs = append(txs, s)
+	}
 	for i := range rc.Challenges {
 		c := &rc.Challenges[i]
 		switch {
 		case c.Status == "open" && rc.Height <= c.Deadline:
-			if err := p.answer(ctx, c); err != nil {
-				errs = append(errs, err)
+			if in, kind := p.answer(ctx, c); in != nil {
+				submit(sent{kind: kind, in: in, vols: []types.Hash{c.Volume}, epoch: c.Epoch, version: c.Version})
 			}
 		case (c.Status == "answered" || c.Status == "superseded") && rc.Height >= (c.Epoch+1)*rc.EpochBlocks:
 			claim[c.Epoch] = append(claim[c.Epoch], c.Volume)
@@ -116,30 +142,46 @@ func (p *Prover) Step(ctx context.Context) error {
 		sort.Slice(vols, func(i, j int) bool { return bytes.Compare(vols[i][:], vols[j][:]) < 0 })
 		for len(vols) > 0 {
 			n := min(len(vols), 1024)
-			err := p.send(ctx, &types.ClaimRent{Epoch: e, Volumes: vols[:n]})
-			for _, v := range vols[:n] {
-				p.event("claim", v, e, err)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("claim rent of epoch %d: %w", e, err))
-			} else {
-				p.log().Info("rent claimed", "epoch", e, "volumes", n)
-			}
+			submit(sent{kind: "claim", in: &types.ClaimRent{Epoch: e, Volumes: vols[:n]}, vols: vols[:n], epoch: e})
 			vols = vols[n:]
+		}
+	}
+	for _, s := range txs {
+		err := p.wait(ctx, s.tx)
+		for _, v := range s.vols {
+			p.event(s.kind, v, s.epoch, err)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s of epoch %d: %w", s.in.InstructionKind(), s.epoch, err))
+			continue
+		}
+		switch s.kind {
+		case "answer":
+			p.log().Info("storage challenge answered", "volume", s.vols[0], "epoch", s.epoch)
+			if pr, ok := p.Holdings.(interface {
+				PrunePlacements(vol [32]byte, below uint64) error
+			}); ok {
+				if err := pr.PrunePlacements(s.vols[0], s.version); err != nil {
+					p.log().Warn("prune old placement lists", "volume", s.vols[0], "err", err)
+				}
+			}
+		case "claim":
+			p.log().Info("rent claimed", "epoch", s.epoch, "volumes", len(s.vols))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (p *Prover) answer(ctx context.Context, c *apitypes.ChallengeInfo) error {
+// answer builds the transaction for an open challenge: a proof, or a
+// refusal of a placement that misstates the relay's holdings; nil when
+// there is nothing valid to send.
+func (p *Prover) answer(ctx context.Context, c *apitypes.ChallengeInfo) (types.Instruction, string) {
 	sum := challenge.Summary{Bytes: c.Bytes, Count: c.Count, ShardsRoot: c.ShardsRoot}
 	a, err := p.Holdings.Answer(ctx, c.Volume, c.Version, sum, c.Seed)
 	if err != nil {
 		if p.Refusable != nil && p.Refusable(err) {
 			p.log().Warn("refusing a placement that misstates our holdings", "volume", c.Volume, "version", c.Version, "err", err)
-			serr := p.send(ctx, &types.RefusePlacement{Volume: c.Volume, Version: c.Version})
-			p.event("refuse", c.Volume, c.Epoch, serr)
-			return serr
+			return &types.RefusePlacement{Volume: c.Volume, Version: c.Version}, "refuse"
 		}
 		// Corrupt or lost shard: nothing valid to send; the challenge will
 		// be missed and the owner's repair rebuilds the shard.
@@ -152,24 +194,10 @@ func (p *Prover) answer(ctx context.Context, c *apitypes.ChallengeInfo) error {
 			p.log().Error("cannot answer storage challenge", "volume", c.Volume, "epoch", c.Epoch, "err", err)
 			p.event("unanswerable", c.Volume, c.Epoch, err)
 		}
-		return nil
+		return nil, ""
 	}
-	in := &types.StorageProof{Volume: c.Volume, Epoch: c.Epoch, ShardID: a.Leaf.ID, ShardHash: a.Leaf.Hash, ShardSize: a.Leaf.Size,
-		LeafPath: toTypes(a.LeafPath), Chunk: a.Chunk, ChunkPath: toTypes(a.ChunkPath)}
-	err = p.send(ctx, in)
-	p.event("answer", c.Volume, c.Epoch, err)
-	if err != nil {
-		return fmt.Errorf("answer challenge of volume %s epoch %d: %w", c.Volume, c.Epoch, err)
-	}
-	p.log().Info("storage challenge answered", "volume", c.Volume, "epoch", c.Epoch)
-	if pr, ok := p.Holdings.(interface {
-		PrunePlacements(vol [32]byte, below uint64) error
-	}); ok {
-		if err := pr.PrunePlacements(c.Volume, c.Version); err != nil {
-			p.log().Warn("prune old placement lists", "volume", c.Volume, "err", err)
-		}
-	}
-	return nil
+	return &types.StorageProof{Volume: c.Volume, Epoch: c.Epoch, ShardID: a.Leaf.ID, ShardHash: a.Leaf.Hash, ShardSize: a.Leaf.Size,
+		LeafPath: toTypes(a.LeafPath), Chunk: a.Chunk, ChunkPath: toTypes(a.ChunkPath)}, "answer"
 }
 
 func toTypes(hs []merkle.Hash) []types.Hash {
@@ -180,29 +208,30 @@ func toTypes(hs []merkle.Hash) []types.Hash {
 	return out
 }
 
-func (p *Prover) send(ctx context.Context, in types.Instruction) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
+// submit builds, signs and submits in under the key's send lock.
+func (p *Prover) submit(ctx context.Context, in types.Instruction) (*types.Tx, error) {
 	if p.SendMu != nil {
 		p.SendMu.Lock()
+		defer p.SendMu.Unlock()
 	}
-	tx, err := p.Client.SendSystem(ctx, p.Key, types.StorageManagerAddress, in, nil)
-	if p.SendMu != nil {
-		p.SendMu.Unlock()
-	}
-	if err != nil {
-		return err
-	}
+	return p.Client.SendSystem(ctx, p.Key, types.StorageManagerAddress, in, nil)
+}
+
+// wait waits for tx's receipt and reports a failed one, or a proof the
+// Storage Manager rejected, as an error.
+func (p *Prover) wait(ctx context.Context, tx *types.Tx) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	r, err := p.Client.WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return err
 	}
 	if r.Receipt.Status != "success" {
-		return fmt.Errorf("%s failed: %s", in.InstructionKind(), r.Receipt.Error)
+		return fmt.Errorf("failed: %s", r.Receipt.Error)
 	}
 	for _, e := range r.Receipt.Events {
 		if e.Topic == "ChallengeFailed" {
-			return fmt.Errorf("%s: the Storage Manager rejected the proof", in.InstructionKind())
+			return errors.New("the Storage Manager rejected the proof")
 		}
 	}
 	return nil
