@@ -20,6 +20,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/executor/llm/standin"
+	"github.com/cowboy-foundation/cowboy/runner/executor/mcp/mcptest"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -39,14 +41,15 @@ type runnerProc struct {
 	}
 }
 
-// initRunner creates a runner home (10 CBY stake, HTTP jobs on loopback)
-// and funds its account from the faucet.
-func initRunner(t testing.TB, node *daemon, name string) *runnerProc {
+// initRunner creates a runner home (10 CBY stake; HTTP jobs on loopback,
+// LLM and MCP jobs with the executor tables in the file `executors`) and
+// funds its account from the faucet.
+func initRunner(t testing.TB, node *daemon, name, executors string) *runnerProc {
 	t.Helper()
 	r := &runnerProc{t: t, name: name, home: t.TempDir(), node: node}
 	cmd := exec.Command(filepath.Join(binDir, "cowboy-runner"), "init", "--home", r.home, "--node", node.url(), "--stake", "10",
-		"--job-types", "http", "--domains", "127.0.0.1", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
-		"--allow-private", "--light-kdf")
+		"--job-types", "http,llm,mcp", "--domains", "127.0.0.1", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
+		"--allow-private", "--light-kdf", "--append", executors)
 	cmd.Env = append(os.Environ(), "COWBOY_PASSWORD=e2e")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -323,7 +326,39 @@ func TestRunnerCommittee(t *testing.T) {
 	node := startNode(t, t.TempDir(), freePort(t), 100*time.Millisecond)
 	gate := make(chan struct{})
 	prices := priceServer(t, &gate)
-	rs := []*runnerProc{initRunner(t, node, "r1"), initRunner(t, node, "r2"), initRunner(t, node, "r3")}
+	// LLM: the OpenAI-compatible stand-in in this process; MCP: the real
+	// server-everything, over stdio (each runner starts one) and over
+	// streamable HTTP (one shared server).
+	llmSrv := httptest.NewServer(standin.New(standin.Options{}))
+	t.Cleanup(llmSrv.Close)
+	mcpCmd, mcpArgs, err := mcptest.StdioCommand()
+	if err != nil {
+		t.Fatalf("MCP server (make deps installs it): %v", err)
+	}
+	mcpHTTP, err := mcptest.StartHTTP(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(mcpHTTP.Stop)
+	args, _ := json.Marshal(mcpArgs)
+	executors := filepath.Join(t.TempDir(), "executors.toml")
+	if err := os.WriteFile(executors, []byte(fmt.Sprintf(`
+[[executors.llm.models]]
+name = %q
+base_url = %q
+
+[[executors.mcp.servers]]
+name = "stdio"
+command = %q
+args = %s
+
+[[executors.mcp.servers]]
+name = "http"
+url = %q
+`, standin.DefaultModel, llmSrv.URL+"/v1", mcpCmd, args, mcpHTTP.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := []*runnerProc{initRunner(t, node, "r1", executors), initRunner(t, node, "r2", executors), initRunner(t, node, "r3", executors)}
 	for _, r := range rs {
 		r.start()
 	}
@@ -408,6 +443,32 @@ func TestRunnerCommittee(t *testing.T) {
 		for _, want := range []string{`cowboy_runner_jobs_total{outcome="finalized",type="http"} 1`, "cowboy_runner_earnings_cby_total", "cowboy_runner_heartbeat_lag_blocks"} {
 			if !strings.Contains(b.String(), want) {
 				t.Fatalf("metrics lack %q", want)
+			}
+		}
+	})
+
+	t.Run("LLM and MCP jobs", func(t *testing.T) {
+		llm := priceJob("", 10000)
+		llm.JobType, llm.RequiredDomains, llm.Bounds.MaxTokens = job.JobTypeLLM, nil, 256
+		llm.Verification.VoteField = "/sentiment"
+		llm.ResultSchema.JSONSchema = []byte(`{"type":"object","properties":{"sentiment":{"type":"string","enum":["positive","negative","neutral"]}},"required":["sentiment"],"additionalProperties":false}`)
+		llm.Input = []byte(fmt.Sprintf(`{"model": %q, "prompt": "Sentiment of: I love this chain", "temperature": 0, "seed": 7}`, standin.DefaultModel))
+		ids := map[string]types.Hash{}
+		ids["llm"], _, _, _ = submitJob(t, node, llm)
+		for _, server := range []string{"stdio", "http"} {
+			m := priceJob("", 10000)
+			m.JobType, m.RequiredDomains, m.ResultSchema.JSONSchema = job.JobTypeMCP, nil, nil
+			m.Verification.VoteField = "/temperature"
+			m.Input = []byte(fmt.Sprintf(`{"server": %q, "tool": "get-structured-content", "arguments": {"location": "Chicago"}}`, server))
+			ids["mcp-"+server], _, _, _ = submitJob(t, node, m)
+		}
+		want := map[string]string{"llm": `{"sentiment":"positive"}`,
+			"mcp-stdio": `{"conditions":"Light rain / drizzle","humidity":82,"temperature":36}`}
+		want["mcp-http"] = want["mcp-stdio"]
+		for k, id := range ids {
+			j := waitChainJob(t, node, id, 60*time.Second, settled)
+			if j.Status != "finalized" || len(j.Agreed) != 3 || string(j.Result) != want[k] || j.Payments.Outcome != "success" {
+				t.Fatalf("%s job: %+v result %s", k, j, j.Result)
 			}
 		}
 	})
