@@ -37,8 +37,9 @@ type OffchainParams struct {
 	// CallbackCycles bounds each job callback (delivered in a later block
 	// than the one that decided the job, offchain_lane.go): 1,000,000.
 	CallbackCycles uint64
-	// CallbackBlockCycles is the job lane's callback budget per block: the
-	// runner lane's 25% of the 10,000,000-cycle target (spec 002 §6.3).
+	// CallbackBlockCycles is the job lane's callback budget per block;
+	// zero takes the runner lane's reserved cycles of the lane schedule
+	// (Config.Lanes: 25% of the 10,000,000-cycle target, spec 002 §6.3).
 	CallbackBlockCycles uint64
 	// UnbondingBlocks is how long undelegated or unstaked stake (and the
 	// self-bond of a deregistered runner) stays slashable before it can be
@@ -81,9 +82,6 @@ func (p *OffchainParams) fill() {
 	}
 	if p.CallbackCycles == 0 {
 		p.CallbackCycles = 1_000_000
-	}
-	if p.CallbackBlockCycles == 0 {
-		p.CallbackBlockCycles = 2_500_000
 	}
 	if p.UnbondingBlocks == 0 {
 		p.UnbondingBlocks = 7_200

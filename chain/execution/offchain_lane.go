@@ -6,6 +6,7 @@ import (
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -160,9 +161,20 @@ func (e *Executor) advanceJobs(x0 *txExec) (*JobLane, error) {
 	return lane, nil
 }
 
+// CallbackBudget is the cycles job callbacks may use per block:
+// OffchainParams.CallbackBlockCycles, or by default the runner lane's
+// reserved cycles.
+func (e *Executor) CallbackBudget() uint64 {
+	if b := e.cfg.Offchain.CallbackBlockCycles; b > 0 {
+		return b
+	}
+	return e.LaneCaps().Reserved[fees.LaneRunner]
+}
+
 // deliverCallbacks runs the callbacks queued before this block.
 func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane) error {
 	p := &e.cfg.Offchain
+	budget := e.CallbackBudget()
 	height := x0.env.Height
 	var due []PendingCallback
 	pre := callbackPrefix()
@@ -180,7 +192,7 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane) error {
 		return err
 	}
 	for _, pc := range due {
-		if lane.CallbackCycles+p.CallbackCycles > p.CallbackBlockCycles {
+		if lane.CallbackCycles+p.CallbackCycles > budget {
 			break // the rest wait, in order, for the next block
 		}
 		x0.o.Delete(callbackKey(pc.QueuedAt, pc.JobID, pc.Status))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
@@ -100,6 +101,10 @@ func TestContinuationExample(t *testing.T) {
 // wait, in order, for the next block.
 func TestCallbackBudgetSpills(t *testing.T) {
 	alice, _ := crypto.GenerateKey()
+	def, _ := newJobChain(t, 0)
+	if b := def.ex.CallbackBudget(); b == 0 || b != def.ex.LaneCaps().Reserved[fees.LaneRunner] {
+		t.Fatalf("default callback budget %d, runner lane %d", b, def.ex.LaneCaps().Reserved[fees.LaneRunner])
+	}
 	c, _ := newJobChainWith(t, 1, func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 1_000_000 }, alice)
 	// Two jobs above every runner's max job value fail at submission, in one block.
 	var oracles []types.Address
