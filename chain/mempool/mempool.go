@@ -1,7 +1,8 @@
 // Package mempool holds transactions waiting for a block: per-account queues
 // ordered by nonce, replacement of a pending transaction by one paying more,
 // per-account and global limits with eviction of the cheapest, and selection
-// of executable transactions by effective fee (spec 002 §6.4). It checks
+// of executable transactions by effective fee (spec 002 §6.4), lane by lane
+// (SelectLanes, §6.3/§17.9; docs/LANES.md). It checks
 // nothing against state by itself: the caller passes in the account nonce
 // and balance it validated against.
 package mempool
