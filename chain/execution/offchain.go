@@ -811,6 +811,12 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 			py.Usage = s.Bounds.AsUsage() // no report: the bounds are priced
 			if r, ok := reports[a]; ok {
 				py.Usage = r.Usage
+				if payment.NeedsReview(r.Usage, &s.ResultSchema) {
+					// Spec 002: reported usage above 2 × expected triggers
+					// review; the event lets watchers (and challengers) find it.
+					x.emit(types.JobDispatcherAddress, "UsageAnomaly", map[string]any{"job_id": s.JobID, "runner": a,
+						"wall_time_ms": r.Usage.WallTimeMs, "expected_ms": s.ResultSchema.ExpectedExecutionMs})
+				}
 			}
 			in.Payees = append(in.Payees, py)
 		}

@@ -137,17 +137,23 @@ func TestDelegationPayoutsAndUnbonding(t *testing.T) {
 
 	// A one-runner job; the runner reports 1,500 ms of wall time.
 	oracle, id, _ := submitOracleJobN(t, c, alice, 1)
-	rep := verify.Report{Usage: job.Usage{WallTimeMs: 1_500, MemoryBytes: 1 << 20}}
+	rep := verify.Report{Usage: job.Usage{WallTimeMs: 2_500, MemoryBytes: 1 << 20}} // > 2 × the expected 1,000 ms
 	runToVerified(t, c, id, byAddr(runners), map[types.Address]verify.Reveal{r.addr: r.revealReport(id, `{"price": 1}`, rep)})
 	before := balances(t, c, r.addr, d1, d2, oracle, types.TreasuryAddress)
 	burnBefore := burned(t, c)
+	anomaly := false
 	for readJob(t, c, id).State != job.StateFinalized {
-		c.ok()
+		for _, r := range c.ok() {
+			anomaly = anomaly || hasEvent(r, types.JobDispatcherAddress, "UsageAnomaly")
+		}
 	}
-	// X = base + 1,500 ms × per_ms; 10% burned, 1% treasury; the single
+	if !anomaly {
+		t.Fatal("no UsageAnomaly event for 2.5 × the expected wall time")
+	}
+	// X = base + 2,500 ms × per_ms; 10% burned, 1% treasury; the single
 	// payee is the aggregator: bonus + rest = the whole 89% pool. Delegators
 	// share D = P·400/500 less 10% commission, pro rata 300:100.
-	x := add(runnerBase, new(big.Int).Mul(perMs, bi(1_500)))
+	x := add(runnerBase, new(big.Int).Mul(perMs, bi(2_500)))
 	burn, treas := mulDiv(x, 1_000, 10_000), mulDiv(x, 100, 10_000)
 	p := sub(sub(x, burn), treas)
 	d := mulDiv(p, 400, 500)
