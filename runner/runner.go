@@ -227,7 +227,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		from++
 	}
 	d.log.Info("following the chain", "from", from, "runner", d.self)
-	err = d.client.Subscribe(ctx, from, func(b apitypes.Block) error { return d.onBlock(workCtx, b) })
+	err = d.client.Subscribe(ctx, from, func(b apitypes.Block) error { return d.onBlock(ctx, workCtx, b) })
 	if err != nil && ctx.Err() == nil {
 		close(d.stopping)
 		cancelWork()
@@ -270,7 +270,9 @@ func (d *Daemon) loadParams(ctx context.Context) error {
 
 // onBlock handles one block of the stream: new assignments are persisted
 // before the height is, so a restart never misses one.
-func (d *Daemon) onBlock(ctx context.Context, b apitypes.Block) error {
+// ctx is the daemon's run context (the stream stops with it); work is the
+// context jobs run under (it outlives ctx by the grace period).
+func (d *Daemon) onBlock(ctx, work context.Context, b apitypes.Block) error {
 	h := b.Header.Height
 	for _, rc := range b.Receipts {
 		for _, ev := range rc.Events {
@@ -285,7 +287,7 @@ func (d *Daemon) onBlock(ctx context.Context, b apitypes.Block) error {
 			if !slices.Contains(a.Runners, d.self) {
 				continue
 			}
-			if err := d.assign(ctx, h, &a); err != nil {
+			if err := d.assign(ctx, work, h, &a); err != nil {
 				return err
 			}
 		}
@@ -300,7 +302,7 @@ func (d *Daemon) onBlock(ctx context.Context, b apitypes.Block) error {
 	d.blockCh = make(chan struct{})
 	d.mu.Unlock()
 	d.m.height.Set(float64(h))
-	d.maybeHeartbeat(ctx, h)
+	d.maybeHeartbeat(work, h)
 	if h%1000 == 0 && h > d.o.KeepBlocks {
 		if n, err := d.store.Prune(h - d.o.KeepBlocks); err == nil && n > 0 {
 			d.log.Debug("pruned finished jobs", "count", n)
@@ -318,15 +320,26 @@ type assignedEvent struct {
 }
 
 // assign records a new assignment (or declines it) and starts its worker.
-func (d *Daemon) assign(ctx context.Context, h uint64, a *assignedEvent) error {
+func (d *Daemon) assign(ctx, work context.Context, h uint64, a *assignedEvent) error {
 	if old, err := d.store.Job(a.JobID); err == nil && old.Retry >= uint32(a.Retry) {
 		return nil // already known (replayed block)
 	}
 	rec := &JobRecord{ID: a.JobID, Retry: uint32(a.Retry), Committee: a.Runners, Aggregator: a.Aggregator, AssignedAt: h,
 		Deadline: a.Deadline, State: StateAssigned, StartedAt: time.Now(), UpdatedAt: time.Now()}
-	cj, err := d.client.Job(ctx, a.JobID)
-	if err != nil {
-		return fmt.Errorf("job %s: fetch: %w", a.JobID, err)
+	// The stream waits while the node is unreachable: skipping the block
+	// would lose the assignment.
+	var cj *apitypes.Job
+	for backoff := 200 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
+		var err error
+		if cj, err = d.client.Job(ctx, a.JobID); err == nil {
+			break
+		}
+		d.log.Warn("fetching an assigned job failed; retrying", "job", a.JobID, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
 	}
 	spec, err := job.DecodeJobSpec(cj.Spec)
 	if err != nil {
@@ -360,7 +373,7 @@ func (d *Daemon) assign(ctx context.Context, h uint64, a *assignedEvent) error {
 	d.mu.Unlock()
 	if rec.State == StateAssigned {
 		d.log.Info("assigned", "job", a.JobID, "type", rec.Type, "aggregator", a.Aggregator == d.self, "deadline", a.Deadline)
-		d.startJob(ctx, a.JobID)
+		d.startJob(work, a.JobID)
 	}
 	return nil
 }
