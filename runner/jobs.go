@@ -333,8 +333,12 @@ func (d *Daemon) awaitReveal(ctx context.Context, rec *JobRecord) error {
 // settled records the final outcome and what this runner earned.
 func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
 	outcome := cj.Status
-	if cj.Status == chainFinalized && !slices.Contains(cj.Agreed, d.self) {
+	switch {
+	case cj.Status != chainFinalized || slices.Contains(cj.Agreed, d.self):
+	case slices.Contains(cj.Dissented, d.self):
 		outcome = "outvoted"
+	default:
+		outcome = "missing" // our result never reached the verifier
 	}
 	if cj.Payments != nil {
 		for _, t := range cj.Payments.Transfers {

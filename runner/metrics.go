@@ -25,7 +25,7 @@ type metrics struct {
 func newMetrics() *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.jobs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cowboy_runner_jobs_total",
-		Help: "Jobs finished by this runner, by job type and outcome (verified, finalized, failed, declined, rejected_locally, missed, dropped)."}, []string{"type", "outcome"})
+		Help: "Jobs finished by this runner, by job type and outcome (finalized, outvoted, missing, failed, declined, rejected_locally, missed, dropped)."}, []string{"type", "outcome"})
 	m.execSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cowboy_runner_execution_seconds",
 		Help: "Executor wall time per job.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}, []string{"type"})
 	m.commitSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "cowboy_runner_commit_latency_seconds",
