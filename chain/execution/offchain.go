@@ -797,6 +797,11 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 	s := &j.Spec
 	in := payment.Input{Outcome: outcome, MaxPrice: s.MaxPrice, Tip: s.Tip, Bounds: s.Bounds,
 		Submitter: s.Submitter, Treasury: types.TreasuryAddress, Aggregator: j.Aggregator}
+	if len(j.Revealed) > 0 {
+		// The aggregator timed out and the committee revealed one by one:
+		// no bonus for aggregation that did not happen.
+		in.Aggregator = types.Address{}
+	}
 	reports, err := x.reports(j)
 	if err != nil {
 		return err

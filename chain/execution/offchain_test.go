@@ -1,6 +1,7 @@
 package execution_test
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"fmt"
@@ -531,9 +532,26 @@ func TestJobAggregatorTimeoutIndividualReveals(t *testing.T) {
 	if len(got) != 1 || got[0].([]any)[0] != "verified" || string(got[0].([]any)[1].([]byte)) != `{"price": 7}` {
 		t.Fatalf("callback %v", got)
 	}
-	for i := uint64(0); i <= jobWindow; i++ {
+	before := balances(t, c, append(slices.Clone(j.Runners), oracle, types.TreasuryAddress)...)
+	for readJob(t, c, id).State != job.StateFinalized {
 		c.ok()
 	}
+	// The silent aggregator gets no bonus: 89% split equally among the
+	// three (bounds priced at the base rate), the remainder to the lowest
+	// address.
+	x := new(big.Int).Mul(runnerBase, big.NewInt(3))
+	burn, treas := mulDiv(x, 1_000, 10_000), mulDiv(x, 100, 10_000)
+	pool := sub(sub(x, burn), treas)
+	each := new(big.Int).Quo(pool, big.NewInt(3))
+	lowest := slices.MinFunc(slices.Clone(j.Runners), func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
+	want := map[types.Address]*big.Int{oracle: sub(genesis.CBY(1), x), types.TreasuryAddress: treas}
+	for _, a := range j.Runners {
+		want[a] = new(big.Int).Set(each)
+		if a == lowest {
+			want[a] = add(each, sub(pool, new(big.Int).Mul(each, big.NewInt(3))))
+		}
+	}
+	checkDeltas(t, c, before, want)
 	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
 		t.Fatalf("dispatcher keeps %s", b)
 	}
