@@ -389,10 +389,14 @@ func TestJobSubmissionRejected(t *testing.T) {
 		}
 		return rv, verify.Commitment(rv.Result, rv.Signature)
 	})
+	oracle := j.Spec.Submitter
+	before := balances(t, c, append(slices.Clone(j.Runners), oracle, types.JobDispatcherAddress, types.TreasuryAddress)...)
 	rs := c.block(c.tx(rmap[j.Aggregator].key, &verifier, &types.SubmitResult{JobID: id, Submission: claim(id, reveals, slices.Clone(j.Runners))}, 0))
 	if rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "InvalidSubmission") {
 		t.Fatalf("commitment mismatch: %+v", rs[0])
 	}
+	// Only the submitter's fee moved.
+	checkDeltas(t, c, before, map[types.Address]*big.Int{j.Aggregator: new(big.Int).Neg(rs[0].FeePaid)})
 	if s := readJob(t, c, id).State; s != job.StateCommitted {
 		t.Fatalf("job after a rejected submission: %s", s)
 	}
@@ -404,6 +408,10 @@ func TestJobSubmissionRejected(t *testing.T) {
 	}
 	if j := readJob(t, c, id); j.State != job.StateFailed {
 		t.Fatalf("abandoned job: %s", j.State)
+	}
+	// Runner fault: the whole escrow (1 CBY, no tip) went back to the actor.
+	if d := sub(balanceOf(t, c, oracle), before[oracle]); d.Cmp(genesis.CBY(1)) != 0 {
+		t.Fatalf("actor refunded %s", d)
 	}
 	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
 		t.Fatalf("dispatcher keeps %s", b)
