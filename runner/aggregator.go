@@ -146,6 +146,20 @@ func (d *Daemon) handlePush(c *gin.Context) {
 		fail(c, http.StatusBadRequest, "bad_reveal", "decode reveal: "+err.Error())
 		return
 	}
+	// Cheap local checks first, so unauthenticated requests cost no node
+	// queries: the job must be one this runner aggregates, the sender in
+	// its committee.
+	rec, err := d.store.Job(id)
+	if err != nil {
+		d.m.pushes.WithLabelValues("retry").Inc()
+		fail(c, http.StatusConflict, "not_committed", "this runner has not seen the job's assignment yet; retry")
+		return
+	}
+	if rec.Aggregator != d.self || !slices.Contains(rec.Committee, rev.Runner) {
+		d.m.pushes.WithLabelValues("rejected").Inc()
+		fail(c, http.StatusMisdirectedRequest, "not_aggregator", "this runner does not aggregate this job for "+rev.Runner.String())
+		return
+	}
 	ctx := c.Request.Context()
 	cj, err := d.client.Job(ctx, id)
 	if errors.Is(err, sdk.ErrNotFound) {

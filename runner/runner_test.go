@@ -249,6 +249,42 @@ func TestCommitteeOfThree(t *testing.T) {
 			t.Fatalf("runner %d outcome %q, want %q", i, rec.Outcome, want)
 		}
 	}
+	// The push API refuses what it must, cheapest checks first.
+	var agg *testRunner
+	for _, r := range rs {
+		if r.d.Address() == j.Aggregator {
+			agg = r
+		}
+	}
+	base := "http://" + agg.d.AggregatorAddr().String()
+	push := func(id types.Hash, body string) int {
+		resp, err := http.Post(base+PushPath(id), "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	member := rs[0].d.Address()
+	if member == agg.d.Address() {
+		member = rs[1].d.Address()
+	}
+	forged := fmt.Sprintf(`{"runner":%q,"result":"e30=","signature":"%s"}`, member, strings.Repeat("A", 86)+"==")
+	for _, c := range []struct {
+		id   types.Hash
+		body string
+		want int
+	}{
+		{id, `{"runner": 5}`, http.StatusBadRequest},
+		{types.Hash{0xee}, forged, http.StatusConflict}, // unknown job
+		{id, fmt.Sprintf(`{"runner":%q,"result":"e30=","signature":""}`, types.Address{0x99}), http.StatusMisdirectedRequest}, // not a member
+		{id, forged, http.StatusGone}, // job already settled
+	} {
+		if got := push(c.id, c.body); got != c.want {
+			t.Fatalf("push %s: HTTP %d, want %d", c.body, got, c.want)
+		}
+	}
+
 	// Metrics and health are served.
 	resp, err := http.Get("http://" + rs[0].d.MetricsAddr().String() + "/metrics")
 	if err != nil {
