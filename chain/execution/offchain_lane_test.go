@@ -135,3 +135,51 @@ func TestCallbackBudgetSpills(t *testing.T) {
 	}
 	auditSupply(t, c)
 }
+
+const publicContinuationActor = `from cowboy_sdk import actor, public, runner
+
+@actor
+class P:
+    @public
+    def ask(self, url):
+        return runner.submit_job({
+            "job_type": 2, "input": url, "max_price": 10**18, "timeout_blocks": 5, "runners": 1,
+            "mode": 2, "max_wall_time_ms": 5000, "max_memory_bytes": 1048576,
+            "expected_execution_ms": 1000, "max_return_bytes": 1024, "data_format": 3,
+        }, self.done, context=url)
+
+    @runner.continuation
+    @public
+    def done(self, res, ctx):
+        self.storage["got"] = [res["status"], ctx]
+
+    @public
+    def got(self):
+        return self.storage.get("got")
+
+    def hidden(self):
+        return 1
+`
+
+// TestContinuationInPublicClass: in a class that marks handlers @public, a
+// continuation stacked with @public receives its result.
+func TestContinuationInPublicClass(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, runners := newJobChain(t, 1, alice)
+	a := deployValue(c, alice, publicContinuationActor, "pub", genesis.CBY(5), nil)
+	rs := c.ok(c.tx(alice, &a, &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x"})}, 0))
+	var raw []byte
+	if err := decodeReturn(rs[0], &raw); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := types.BytesToHash(raw)
+	runToVerified(t, c, id, byAddr(runners), map[types.Address]verify.Reveal{runners[0].addr: runners[0].reveal(id, `{"ok": true}`)})
+	c.ok()
+	got, ok := c.query(a, "got", nil).([]any)
+	if !ok || len(got) != 2 || got[0] != "verified" || got[1] != "https://api.example.com/x" {
+		t.Fatalf("continuation state %v", c.query(a, "got", nil))
+	}
+	if rs := c.block(c.tx(alice, &a, &types.Call{Handler: "hidden"}, 0)); rs[0].Status != types.ReceiptFailed {
+		t.Fatal("non-public handler callable")
+	}
+}
