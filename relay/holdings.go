@@ -9,6 +9,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/relay/internal/store"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 )
@@ -96,6 +97,16 @@ func (n *Node) Answer(ctx context.Context, vol [32]byte, version uint64, sum cha
 		return nil, err
 	}
 	return &challenge.Answer{Leaf: leaf, LeafPath: lp, Chunk: chunk, ChunkPath: cp}, nil
+}
+
+// ChallengeEvent counts one piece of challenge work in the relay's metrics
+// (cbfs_relay_storage_challenges_total); it matches onchain.Prover.OnEvent.
+func (n *Node) ChallengeEvent(kind string, _ types.Hash, _ uint64, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	n.m.challenges.WithLabelValues(kind, result).Inc()
 }
 
 // PrunePlacements deletes the volume's placement lists of versions below

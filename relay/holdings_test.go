@@ -3,7 +3,10 @@ package relay_test
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
@@ -72,6 +75,17 @@ func TestNodeAnswersChallenges(t *testing.T) {
 	}
 	if _, err := h.node.Placement(ctx, h.vol, 1, sum); err != nil {
 		t.Fatalf("current list pruned: %v", err)
+	}
+	// Challenge work shows in the relay's metrics.
+	h.node.ChallengeEvent("answer", [32]byte{}, 1, nil)
+	resp, err := http.Get("http://" + h.node.MetricsAddr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(mb), `cbfs_relay_storage_challenges_total{kind="answer",result="ok"} 1`) {
+		t.Fatal("challenge metric missing")
 	}
 	wrong := sum
 	wrong.Bytes++

@@ -14,6 +14,7 @@ type metrics struct {
 	authFailures prometheus.Counter
 	hashFailures prometheus.Counter
 	conns        prometheus.Gauge
+	challenges   *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry, st *store.Store) *metrics {
@@ -27,6 +28,8 @@ func newMetrics(reg *prometheus.Registry, st *store.Store) *metrics {
 		authFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "cbfs_relay", Name: "auth_failures_total", Help: "Requests refused for authorization."}),
 		hashFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "cbfs_relay", Name: "hash_failures_total", Help: "Reads that found stored data not matching its hash."}),
 		conns:        prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "cbfs_relay", Name: "connections", Help: "Open QUIC connections."}),
+		challenges: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "cbfs_relay", Name: "storage_challenges_total",
+			Help: "Storage Manager challenge work by kind (answer, refuse, claim, unanswerable) and result (ok, error)."}, []string{"kind", "result"}),
 	}
 	used := func(i int) func() float64 {
 		return func() float64 {
@@ -34,7 +37,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store) *metrics {
 			return float64([]uint64{u, c, o}[i])
 		}
 	}
-	reg.MustRegister(m.requests, m.duration, m.bytesIn, m.bytesOut, m.authFailures, m.hashFailures, m.conns,
+	reg.MustRegister(m.requests, m.duration, m.bytesIn, m.bytesOut, m.authFailures, m.hashFailures, m.conns, m.challenges,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "cbfs_relay", Name: "used_bytes", Help: "Bytes stored."}, used(0)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "cbfs_relay", Name: "capacity_bytes", Help: "Configured capacity (0 = unlimited)."}, used(1)),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "cbfs_relay", Name: "objects", Help: "Objects stored."}, used(2)),

@@ -151,7 +151,7 @@ func runRun(parent context.Context, o *RunOptions) error {
 		// Answer the Storage Manager's availability challenges from the
 		// store and claim the rent of answered epochs.
 		prover := &onchain.Prover{Client: sdk.New(o.Node), Key: key, Holdings: node, Interval: o.Challenges, Logger: log,
-			SendMu: &sendMu, Refusable: relay.IsRefusable}
+			SendMu: &sendMu, Refusable: relay.IsRefusable, OnEvent: node.ChallengeEvent}
 		regDone = make(chan struct{})
 		go func() {
 			defer close(regDone)

@@ -76,8 +76,8 @@ func (v *Volume) storePlacement(ctx context.Context, version uint64, place []Rel
 	var wg sync.WaitGroup
 	for i, p := range place {
 		r, known := byID[p.Relay]
-		if !known {
-			continue
+		if !known || v.c.pool.Down(r.Addr, r.PubKey) {
+			continue // not registered, or just failed to connect
 		}
 		wg.Add(1)
 		go func() {
