@@ -175,6 +175,12 @@ func (n *Node) handle(ctx context.Context, req *wire.Request, s *quic.Stream) (*
 	}
 	switch req.Op {
 	case wire.OpPut:
+		if req.Kind == wire.KindPlacement {
+			if err := n.putPlacement(ctx, req, s); err != nil {
+				return nil, nil, 0, err
+			}
+			return &wire.Response{Hash: req.Hash}, nil, 0, nil
+		}
 		m := store.Meta{Kind: req.Kind, Version: req.Version, Size: req.Size, Hash: req.Hash}
 		cr := &countReader{r: s}
 		err := n.store.Put(ctx, req.Volume, req.ID, m, cr)

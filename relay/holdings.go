@@ -22,6 +22,42 @@ var ErrNoPlacement = errors.New("relay: no placement list matches the commitment
 // commitment's summary for the relay.
 var ErrMisstated = errors.New("relay: commitment misstates the relay's holdings")
 
+// MaxPlacementList bounds a placement list (72 bytes a shard: about
+// 230,000 shards of one volume on one relay).
+const MaxPlacementList = 16 << 20
+
+// putPlacement accepts a placement list only if every shard it names is
+// stored here with that hash and size, and its id is derived from its
+// version and root: a list the relay holds is one it checked, so a matching
+// list at challenge time means the relay did accept those shards.
+func (n *Node) putPlacement(ctx context.Context, req *wire.Request, body io.Reader) error {
+	if req.Size > MaxPlacementList {
+		return fail(wire.StatusBadRequest, "placement list of %d bytes, at most %d", req.Size, MaxPlacementList)
+	}
+	b := make([]byte, req.Size)
+	if _, err := io.ReadFull(body, b); err != nil {
+		return fmt.Errorf("store: body short: %w", io.ErrUnexpectedEOF)
+	}
+	var leaves []challenge.Leaf
+	if err := wire.Unmarshal(b, &leaves); err != nil {
+		return fail(wire.StatusBadRequest, "placement list: %v", err)
+	}
+	sum, err := challenge.Summarize(leaves)
+	if err != nil {
+		return fail(wire.StatusBadRequest, "placement list: %v", err)
+	}
+	if wire.PlacementID(req.Volume, req.Version, sum.ShardsRoot) != req.ID {
+		return fail(wire.StatusBadRequest, "placement list id is not PlacementID(volume, version, shards_root)")
+	}
+	for _, l := range leaves {
+		m, err := n.store.Stat(req.Volume, l.ID)
+		if err != nil || m.Kind != wire.KindShard || m.Hash != l.Hash || m.Size != l.Size {
+			return fail(wire.StatusBadRequest, "placement list names shard %x, which this relay does not hold with that hash and size", l.ID[:8])
+		}
+	}
+	return n.store.Put(ctx, req.Volume, req.ID, store.Meta{Kind: wire.KindPlacement, Version: req.Version, Size: req.Size, Hash: req.Hash}, bytes.NewReader(b))
+}
+
 // IsRefusable reports whether an Answer error means the commitment does not
 // describe what the relay holds (no or a mismatching placement list).
 func IsRefusable(err error) bool {

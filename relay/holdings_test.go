@@ -43,6 +43,19 @@ func TestNodeAnswersChallenges(t *testing.T) {
 	if r := put(h.token(captoken.Caveats{Perms: captoken.PermAll, Prefix: "/a"}), 1); r.Status != wire.StatusUnauthorized {
 		t.Fatalf("prefix token wrote a placement list: %s", r.Status)
 	}
+	// The relay only takes a list of shards it holds, under its derived id.
+	bogus := append([]challenge.Leaf{{ID: [32]byte{0xff}, Hash: [32]byte{1}, Size: 1}}, leaves...)
+	bogus, _ = challenge.SortLeaves(bogus)
+	bogusSum, _ := challenge.Summarize(bogus)
+	bb, _ := wire.Marshal(bogus)
+	if r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindPlacement, ID: wire.PlacementID(h.vol, 1, bogusSum.ShardsRoot),
+		Version: 1, Hash: merkle.Sum(bb), Size: uint64(len(bb))}, all, bb); r.Status != wire.StatusBadRequest || !strings.Contains(r.Error, "does not hold") {
+		t.Fatalf("list naming a missing shard: %s %s", r.Status, r.Error)
+	}
+	if r, _ := h.send(&wire.Request{Op: wire.OpPut, Kind: wire.KindPlacement, ID: [32]byte{1},
+		Version: 1, Hash: merkle.Sum(body), Size: uint64(len(body))}, all, body); r.Status != wire.StatusBadRequest {
+		t.Fatalf("list under a foreign id: %s %s", r.Status, r.Error)
+	}
 	ctx := context.Background()
 	if _, err := h.node.Answer(ctx, h.vol, 1, sum, [32]byte{1}); !relay.IsRefusable(err) {
 		t.Fatalf("no list: %v", err)
