@@ -107,3 +107,10 @@ func (c *Client) CheckEntitlement(ctx context.Context, grantee types.Address, s 
 	var r apitypes.EntitlementCheck
 	return &r, c.do(ctx, http.MethodGet, "/v1/entitlements/"+grantee.String()+"/check?"+q.Encode(), nil, &r)
 }
+
+// JobSelection returns what is needed to recompute a job's committee
+// (GET /v1/jobs/{id}/selection).
+func (c *Client) JobSelection(ctx context.Context, id types.Hash) (*apitypes.JobSelection, error) {
+	var r apitypes.JobSelection
+	return &r, c.do(ctx, http.MethodGet, "/v1/jobs/"+id.String()+"/selection", nil, &r)
+}

@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -9,8 +11,10 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
 
@@ -125,6 +129,43 @@ func (s *Server) entitlementCheck(c *gin.Context) {
 		var err error
 		out.Allowed, err = execution.EntitlementRegistry(v).Check(addr, sc, ac, out.Height)
 		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// jobSelection is GET /v1/jobs/{id}/selection.
+func (s *Server) jobSelection(c *gin.Context) {
+	id, err := types.ParseHash(c.Param("id"))
+	if err != nil {
+		fail(c, http.StatusBadRequest, "bad_hash", err.Error())
+		return
+	}
+	var out apitypes.JobSelection
+	err = s.node.Store().View(func(v *store.View) error {
+		j, err := execution.ReadJob(v, id)
+		if err != nil {
+			return err
+		}
+		if j == nil {
+			return errors.Join(store.ErrNotFound, fmt.Errorf("no job %s", id))
+		}
+		snap, err := execution.ReadJobSnapshot(v, id)
+		if err != nil {
+			return err
+		}
+		out = apitypes.JobSelection{JobID: id, Seed: j.Seed, AttemptSeed: j.Seed, Retry: j.Retry, Runners: uint32(j.Spec.Verification.Runners),
+			Excluded: addrs(j.Excluded), CandidateRoot: j.CandidateRoot, Candidates: make([]apitypes.JobCandidate, len(snap))}
+		if j.Retry > 0 {
+			out.AttemptSeed = selection.RetrySeed(j.Seed, j.Retry)
+		}
+		for i, e := range snap {
+			out.Candidates[i] = apitypes.JobCandidate{Address: e.Address, Stake: decStr(e.Stake), Reputation: e.Reputation}
+		}
+		return nil
 	})
 	if err != nil {
 		failErr(c, err)

@@ -62,3 +62,23 @@ type JobCallback struct {
 	Error   string     `json:"error,omitempty"`
 	Receipt types.Hash `json:"receipt"`
 }
+
+// JobCandidate is one entry of a job's candidate snapshot.
+type JobCandidate struct {
+	Address    types.Address `json:"address"`
+	Stake      string        `json:"stake"` // effective stake, base units
+	Reputation uint64        `json:"reputation"`
+}
+
+// JobSelection is GET /v1/jobs/{id}/selection: everything needed to
+// recompute the job's committee (selection.Assign) and candidate root.
+type JobSelection struct {
+	JobID         types.Hash      `json:"job_id"`
+	Seed          types.Hash      `json:"seed"`         // original VRF seed
+	AttemptSeed   types.Hash      `json:"attempt_seed"` // seed of the current attempt (RetrySeed for retry > 0)
+	Retry         uint32          `json:"retry"`
+	Runners       uint32          `json:"runners"` // M
+	Excluded      []types.Address `json:"excluded"`
+	CandidateRoot types.Hash      `json:"candidate_root"`
+	Candidates    []JobCandidate  `json:"candidates"`
+}

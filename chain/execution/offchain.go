@@ -666,7 +666,14 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 }
 
 func (x *txExec) readSnapshot(id types.Hash) ([]selection.SnapshotEntry, error) {
-	b, ok, err := x.o.Get(jobSnapKey(id))
+	return ReadJobSnapshot(x.o, id)
+}
+
+// ReadJobSnapshot returns a job's candidate snapshot (address order): the
+// runners that passed the filters at submission, with the effective stake
+// and reputation selection used.
+func ReadJobSnapshot(r state.Reader, id types.Hash) ([]selection.SnapshotEntry, error) {
+	b, ok, err := r.Get(jobSnapKey(id))
 	if err != nil {
 		return nil, err
 	}

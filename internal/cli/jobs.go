@@ -118,6 +118,8 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 			fmt.Fprintf(w, "Type        %s, %s\n", j.JobType, j.Mode)
 			fmt.Fprintf(w, "Submitter   %s at %d; callback %s.%s\n", j.Submitter, j.SubmittedAt, j.Callback, j.Handler)
 			fmt.Fprintf(w, "Escrow      max price %s + tip %s\n", sdk.FormatCBY(mustBig(j.MaxPrice)), sdk.FormatCBY(mustBig(j.Tip)))
+			fmt.Fprintf(w, "Selection   seed %s, candidate root %s; stake-weighted draw, attempt %d (check: cowboy job select --job %s)\n",
+				j.Seed, j.CandidateRoot, j.Retry+1, j.ID)
 			fmt.Fprintf(w, "Committee   %s\n", joinAddrs(j.Committee))
 			fmt.Fprintf(w, "Aggregator  %s\n", j.Aggregator)
 			for _, c := range j.Commitments {

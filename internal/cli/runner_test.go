@@ -179,6 +179,11 @@ func TestRunnerAndJobCommands(t *testing.T) {
 			t.Fatalf("job show lacks %q:\n%s", want, out)
 		}
 	}
+	// Anyone can recompute the committee from the stored snapshot.
+	sel := strings.Fields(h.must("job", "select", "--job", id.String()))
+	if len(sel) < 3 || !slices.Equal(sel[:3], []string{j.Committee[0].String(), j.Committee[1].String(), j.Committee[2].String()}) {
+		t.Fatalf("job select --job: %v, committee %v", sel, j.Committee)
+	}
 	// A job submitted from a spec file by an account; the oracle gets the callback.
 	spec, err := os.ReadFile("../../examples/jobs/spec.json")
 	if err != nil {
