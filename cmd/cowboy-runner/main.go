@@ -4,6 +4,8 @@
 //	cowboy-runner init    --home DIR [--node URL] [--keystore DIR --account NAME] [--stake CBY] ...
 //	cowboy-runner run     --home DIR [--node URL] [--listen ADDR] [--metrics ADDR] ...
 //	cowboy-runner status  --home DIR [--json]
+//	cowboy-runner deregister --home DIR   (daemon stopped; the stake starts unbonding)
+//	cowboy-runner withdraw   --home DIR   (matured unbonding stake to the account)
 //	cowboy-runner version
 //	cowboy-runner llm-standin [--listen ADDR]   (local OpenAI-compatible stand-in for demos)
 //
@@ -35,7 +37,7 @@ func newRootCmd(io IO) *cobra.Command {
 	}
 	root.SetOut(io.Out)
 	root.SetErr(io.Err)
-	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), newCmdStandin(io), &cobra.Command{
+	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), newCmdDeregister(io), newCmdWithdraw(io), newCmdStandin(io), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -116,4 +116,10 @@ func TestInitRunStatus(t *testing.T) {
 	if err != nil || !strings.Contains(out, "daemon      not running") {
 		t.Fatalf("status after stop: %v %s", err, out)
 	}
+	if out, err := runCmd(t, "deregister", "--home", home); err != nil || !strings.Contains(out, "unbonding 10 CBY, release at height") {
+		t.Fatalf("deregister: %v %s", err, out)
+	}
+	if r, err := c.Runner(ctx, addr); err != nil || r.Status != "exited" {
+		t.Fatalf("record after deregister: %+v %v", r, err)
+	}
 }
