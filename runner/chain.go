@@ -121,6 +121,7 @@ func (d *Daemon) setRegistered(r *apitypes.Runner) {
 	if s, err := sdk.ParseAmount(r.Stake); err == nil {
 		d.m.stake.Set(cbyFloat(s))
 	}
+	d.m.reputation.Set(float64(r.Reputation))
 }
 
 func cbyFloat(v *big.Int) float64 {
@@ -154,6 +155,7 @@ func (d *Daemon) maybeHeartbeat(ctx context.Context, h uint64) {
 		}
 		if r, err := d.client.Runner(cctx, d.self); err == nil {
 			d.m.heartbeatLag.Set(float64(r.Height - min(r.Height, r.LastHeartbeat)))
+			d.m.reputation.Set(float64(r.Reputation))
 			if s, err := sdk.ParseAmount(r.Stake); err == nil {
 				d.m.stake.Set(cbyFloat(s))
 			}

@@ -15,6 +15,7 @@ type metrics struct {
 	executorErrors *prometheus.CounterVec   // type, kind
 	earnings       prometheus.Counter       // CBY
 	stake          prometheus.Gauge         // CBY
+	reputation     prometheus.Gauge
 	heartbeatLag   prometheus.Gauge         // blocks since the chain saw our heartbeat
 	height         prometheus.Gauge
 	inFlight       prometheus.Gauge
@@ -35,6 +36,8 @@ func newMetrics() *metrics {
 	m.earnings = prometheus.NewCounter(prometheus.CounterOpts{Name: "cowboy_runner_earnings_cby_total",
 		Help: "CBY paid to this runner by settled jobs (as observed by this process)."})
 	m.stake = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cowboy_runner_stake_cby", Help: "Self-bond in the Runner Registry."})
+	m.reputation = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cowboy_runner_reputation",
+		Help: "Reputation in the Runner Registry (selection needs at least 50; late commits cost 5)."})
 	m.heartbeatLag = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cowboy_runner_heartbeat_lag_blocks",
 		Help: "Blocks since the chain last recorded this runner's heartbeat."})
 	m.height = prometheus.NewGauge(prometheus.GaugeOpts{Name: "cowboy_runner_chain_height", Help: "Last chain height processed."})
@@ -43,7 +46,7 @@ func newMetrics() *metrics {
 		Help: "Results pushed to this runner's aggregator API, by result (accepted, rejected, retry)."}, []string{"result"})
 	m.txs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cowboy_runner_txs_total",
 		Help: "Transactions sent, by kind (register, heartbeat, commit, submit, reveal) and result (sent, resent, failed)."}, []string{"kind", "result"})
-	m.reg.MustRegister(m.jobs, m.execSeconds, m.commitSeconds, m.executorErrors, m.earnings, m.stake, m.heartbeatLag,
+	m.reg.MustRegister(m.jobs, m.execSeconds, m.commitSeconds, m.executorErrors, m.earnings, m.stake, m.reputation, m.heartbeatLag,
 		m.height, m.inFlight, m.pushes, m.txs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
