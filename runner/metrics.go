@@ -16,7 +16,7 @@ type metrics struct {
 	earnings       prometheus.Counter       // CBY
 	stake          prometheus.Gauge         // CBY
 	reputation     prometheus.Gauge
-	heartbeatLag   prometheus.Gauge         // blocks since the chain saw our heartbeat
+	heartbeatLag   prometheus.Gauge // blocks since the chain saw our heartbeat
 	height         prometheus.Gauge
 	inFlight       prometheus.Gauge
 	pushes         *prometheus.CounterVec // result
