@@ -342,8 +342,11 @@ func (d *Daemon) assign(ctx, work context.Context, h uint64, a *assignedEvent) e
 		}
 	}
 	spec, err := job.DecodeJobSpec(cj.Spec)
+	if err == nil && spec.JobID != a.JobID {
+		err = fmt.Errorf("spec is of job %s", spec.JobID)
+	}
 	if err != nil {
-		rec.State, rec.Error = StateDeclined, "node returned no decodable spec: "+err.Error()
+		rec.State, rec.Error = StateDeclined, "node returned no usable spec: "+err.Error()
 	} else {
 		rec.Spec, rec.Type = cj.Spec, spec.JobType.String()
 		if _, ok := d.o.Executors.Get(spec.JobType); !ok {
