@@ -34,9 +34,12 @@ type OffchainParams struct {
 	Job job.Params
 	// Payment are the settlement constants (payment.DefaultParams).
 	Payment payment.Params
-	// CallbackCycles bounds each job callback (delivered in a later block
-	// than the one that decided the job, offchain_lane.go): 1,000,000.
-	CallbackCycles uint64
+	// CallbackCycles and CallbackCells bound each job callback (delivered
+	// in a later block than the one that decided the job,
+	// offchain_lane.go): 100,000 and 10,000. submit_job charges both to the
+	// submitting transaction: the callback is prepaid, so it cannot be used
+	// to run work for free in the runner lane.
+	CallbackCycles, CallbackCells uint64
 	// CallbackBlockCycles is the job lane's callback budget per block;
 	// zero takes the runner lane's reserved cycles of the lane schedule
 	// (Config.Lanes: 25% of the 10,000,000-cycle target, spec 002 §6.3).
@@ -81,7 +84,10 @@ func (p *OffchainParams) fill() {
 		p.Payment = payment.DefaultParams()
 	}
 	if p.CallbackCycles == 0 {
-		p.CallbackCycles = 1_000_000
+		p.CallbackCycles = 100_000
+	}
+	if p.CallbackCells == 0 {
+		p.CallbackCells = 10_000
 	}
 	if p.UnbondingBlocks == 0 {
 		p.UnbondingBlocks = 7_200
@@ -603,6 +609,10 @@ func (x *txExec) adjustRunners(rs []types.Address, delta int, penalty uint64) er
 // submitJob is the Job Dispatcher's submit_job for submitter (a
 // transaction's sender or an actor through runtime.submit_job).
 func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, error) {
+	// The job's callback is prepaid by the submission.
+	if err := x.charge(x.ex.cfg.Offchain.CallbackCycles, x.ex.cfg.Offchain.CallbackCells); err != nil {
+		return types.Hash{}, err
+	}
 	spec.Submitter, spec.SubmittedAt, spec.JobID = submitter, x.env.Height, types.Hash{}
 	if err := spec.Validate(); err != nil {
 		return types.Hash{}, failf("InvalidJobSpec: %v", err)

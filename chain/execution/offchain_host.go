@@ -16,7 +16,8 @@ import (
 const OpSubmitJob = "submit_job"
 
 // SubmitJobCycles is the host-call cost of submit_job; it also charges one
-// cell per byte of the encoded spec.
+// cell per byte of the encoded spec, and submitJob charges the prepaid
+// callback (OffchainParams.CallbackCycles / CallbackCells).
 const SubmitJobCycles = 20_000
 
 // submitJobOp serves runtime.submit_job. Errors leave no state change.

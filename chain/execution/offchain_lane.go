@@ -26,8 +26,9 @@ import (
 // A callback never runs in the transaction (or sweep) that decided the job:
 // it is queued in state and delivered in a later block, so the actor
 // re-reads its state in a fresh message, as the continuation model asks.
-// Callbacks are unpaid (bounded by CallbackCycles each); their cycles are
-// reported in JobLane.CallbackCycles for the runner lane's accounting.
+// Each callback is bounded by CallbackCycles / CallbackCells, which the
+// submitting transaction prepaid; their use is reported in
+// JobLane.CallbackCycles for the runner lane's accounting.
 
 // JobLane is what the job lane of one block did.
 type JobLane struct {
@@ -232,7 +233,7 @@ func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, 
 		rcpt.Status, rcpt.Error, rcpt.Events = types.ReceiptFailed, "Unsupported: this node runs without the PVM", []types.Event{ev}
 		return rcpt, nil
 	}
-	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
+	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Offchain.CallbackCells}
 	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.ResultVerifierAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
 	snap := o.Snapshot()
 	ret, execErr := x.invoke(pc.Actor, types.ResultVerifierAddress, new(big.Int), pc.Handler, pc.Payload, false, 0, -1)
