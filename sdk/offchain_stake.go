@@ -114,3 +114,11 @@ func (c *Client) JobSelection(ctx context.Context, id types.Hash) (*apitypes.Job
 	var r apitypes.JobSelection
 	return &r, c.do(ctx, http.MethodGet, "/v1/jobs/"+id.String()+"/selection", nil, &r)
 }
+
+// CallbackStats returns an actor's job-callback counters (GET
+// /v1/offchain/actors/{addr}); runners may refuse actors whose callbacks
+// keep failing.
+func (c *Client) CallbackStats(ctx context.Context, actor types.Address) (*apitypes.CallbackStats, error) {
+	var r apitypes.CallbackStats
+	return &r, c.do(ctx, http.MethodGet, "/v1/offchain/actors/"+actor.String(), nil, &r)
+}

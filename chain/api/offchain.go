@@ -22,6 +22,7 @@ func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/offchain/params", s.offchainParams)
 	v1.GET("/runners/:addr/delegations", s.runnerDelegations)
 	v1.GET("/jobs/:id/selection", s.jobSelection)
+	v1.GET("/offchain/actors/:addr", s.callbackStats)
 	v1.GET("/unbonding/:addr", s.unbonding)
 	v1.GET("/entitlements/:addr", s.entitlements)
 	v1.GET("/entitlements/:addr/check", s.entitlementCheck)

@@ -173,3 +173,23 @@ func (s *Server) jobSelection(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, out)
 }
+
+// callbackStats is GET /v1/offchain/actors/{addr}: an actor's job-callback
+// counters (runners may refuse actors whose callbacks keep failing).
+func (s *Server) callbackStats(c *gin.Context) {
+	addr, ok := parseAddress(c, c.Param("addr"))
+	if !ok {
+		return
+	}
+	var out apitypes.CallbackStats
+	err := s.node.Store().View(func(v *store.View) error {
+		st, err := execution.ReadCallbackStats(v, addr)
+		out = apitypes.CallbackStats{Actor: addr, Delivered: st.Delivered, Failed: st.Failed, Height: v.Head().Height}
+		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -82,3 +82,11 @@ type JobSelection struct {
 	CandidateRoot types.Hash      `json:"candidate_root"`
 	Candidates    []JobCandidate  `json:"candidates"`
 }
+
+// CallbackStats is GET /v1/offchain/actors/{addr}.
+type CallbackStats struct {
+	Actor     types.Address `json:"actor"`
+	Delivered uint64        `json:"delivered_callbacks"`
+	Failed    uint64        `json:"failed_callbacks"`
+	Height    uint64        `json:"height"`
+}

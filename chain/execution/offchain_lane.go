@@ -84,6 +84,32 @@ type CallbackDelivery struct {
 	Hash   types.Hash `json:"receipt"`
 }
 
+// CallbackStats counts the job callbacks delivered to an actor and how many
+// of them failed (seed 004 "Callback Griefing": runners may refuse actors
+// whose callbacks keep failing).
+type CallbackStats struct {
+	_         struct{} `cbor:",toarray"`
+	Delivered uint64   `json:"delivered_callbacks"`
+	Failed    uint64   `json:"failed_callbacks"`
+}
+
+func callbackStatsKey(actor types.Address) []byte {
+	return offKey(types.ResultVerifierAddress, []byte("cbstat/"), actor[:])
+}
+
+// ReadCallbackStats returns an actor's callback counters.
+func ReadCallbackStats(r state.Reader, actor types.Address) (CallbackStats, error) {
+	var st CallbackStats
+	b, ok, err := r.Get(callbackStatsKey(actor))
+	if err != nil || !ok {
+		return st, err
+	}
+	if err := codec.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("decode callback stats: %w", err)
+	}
+	return st, nil
+}
+
 func callbackDoneKey(id types.Hash) []byte {
 	return offKey(types.ResultVerifierAddress, []byte("cbdone/"), id[:])
 }
@@ -207,6 +233,15 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane) error {
 		}
 		ds = append(ds, CallbackDelivery{Status: pc.Status, Height: x0.env.Height, OK: r.Status == types.ReceiptSuccess, Error: r.Error, Hash: r.TxHash})
 		x0.o.Set(callbackDoneKey(pc.JobID), codec.MustMarshal(ds))
+		st, err := ReadCallbackStats(x0.o, pc.Actor)
+		if err != nil {
+			return err
+		}
+		st.Delivered++
+		if r.Status != types.ReceiptSuccess {
+			st.Failed++
+		}
+		x0.o.Set(callbackStatsKey(pc.Actor), codec.MustMarshal(&st))
 		lane.Receipts = append(lane.Receipts, r)
 		lane.CallbackCycles += r.CyclesUsed
 		lane.CallbackCells += r.CellsUsed

@@ -133,6 +133,26 @@ func TestCallbackBudgetSpills(t *testing.T) {
 			t.Fatalf("block %d: %d receipts, %d callbacks delivered", want, len(rs), got())
 		}
 	}
+	for _, o := range oracles {
+		var st execution.CallbackStats
+		c.st.View(func(v *store.View) (err error) { st, err = execution.ReadCallbackStats(v, o); return err })
+		if st.Delivered != 1 || st.Failed != 0 {
+			t.Fatalf("callback stats of %s: %+v", o, st)
+		}
+	}
+	// A callback to a handler that does not exist fails on its own receipt
+	// and counts against the actor.
+	bad := deployValue(c, alice, badJobActor, "nohandler", genesis.CBY(50), nil)
+	c.ok(c.tx(alice, &bad, &types.Call{Handler: "try_submit", Args: cborArgs([]any{map[string]any{"handler": "missing", "max_price": genesis.CBY(21), "vote_field": "/x"}})}, 0))
+	rs := c.block()
+	if len(rs) != 1 || rs[0].Status != types.ReceiptFailed || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") {
+		t.Fatalf("failing callback receipt %+v", rs)
+	}
+	var st execution.CallbackStats
+	c.st.View(func(v *store.View) (err error) { st, err = execution.ReadCallbackStats(v, bad); return err })
+	if st.Delivered != 1 || st.Failed != 1 {
+		t.Fatalf("callback stats of the failing actor: %+v", st)
+	}
 	auditSupply(t, c)
 }
 
