@@ -155,3 +155,50 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 	}
 	auditSupply(t, c)
 }
+
+func TestEntitlementRoles(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	bob, _ := crypto.GenerateKey()
+	mallory, _ := crypto.GenerateKey()
+	c, _ := newJobChain(t, 0, alice, bob, mallory)
+	reg := types.EntitlementRegistryAddress
+	bobAddr := types.PubkeyToAddress(bob.PublicKey)
+	ns := entitlement.NamespaceScope([]byte("ns"))
+	act := entitlement.Action{Kind: entitlement.ActionCustom, Data: []byte("deploy")}
+	role := func(name string) *types.RoleCreate {
+		return &types.RoleCreate{Name: name, Scopes: codec.MustMarshal([]entitlement.Scope{ns}), Actions: codec.MustMarshal([]entitlement.Action{act}),
+			Constraints: codec.MustMarshal(&entitlement.Constraints{Revocable: true})}
+	}
+	rs := c.ok(c.tx(alice, &reg, role("ops"), 0)) // claims namespace "ns" for alice
+	var idb []byte
+	codec.Unmarshal(rs[0].Return, &idb)
+	roleID, _ := types.BytesToHash(idb)
+	if roleID != entitlement.RoleID(types.PubkeyToAddress(alice.PublicKey), []byte("ops")) {
+		t.Fatalf("role id %s", roleID)
+	}
+	if rs := c.block(c.tx(mallory, &reg, role("ops2"), 0)); rs[0].Status != types.ReceiptFailed || !strings.Contains(rs[0].Error, "Unauthorized") {
+		t.Fatalf("role over a foreign namespace: %+v", rs[0])
+	}
+	check := func() bool {
+		var ok bool
+		c.st.View(func(v *store.View) (err error) {
+			ok, err = execution.EntitlementRegistry(v).Check(bobAddr, ns, act, v.Head().Height+1)
+			return err
+		})
+		return ok
+	}
+	if check() {
+		t.Fatal("allowed before the role was assigned")
+	}
+	if rs := c.block(c.tx(mallory, &reg, &types.RoleAssign{RoleID: roleID, Assignee: bobAddr}, 0)); rs[0].Status != types.ReceiptFailed {
+		t.Fatal("a stranger assigned alice's role")
+	}
+	c.ok(c.tx(alice, &reg, &types.RoleAssign{RoleID: roleID, Assignee: bobAddr}, 0))
+	if !check() {
+		t.Fatal("role does not grant its scope × action")
+	}
+	c.ok(c.tx(alice, &reg, &types.RoleRevoke{RoleID: roleID, Assignee: bobAddr}, 0))
+	if check() {
+		t.Fatal("allowed after the role was revoked")
+	}
+}
