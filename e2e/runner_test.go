@@ -156,9 +156,10 @@ func (r *runnerProc) stop() {
 
 // localJob is the runner's own record of a job (its aggregator API).
 type localJob struct {
-	State   string `json:"state"`
-	Outcome string `json:"outcome"`
-	Error   string `json:"error"`
+	State     string `json:"state"`
+	Outcome   string `json:"outcome"`
+	Error     string `json:"error"`
+	ExecError string `json:"exec_error"`
 }
 
 func (r *runnerProc) job(id types.Hash) (*localJob, bool) {
@@ -485,7 +486,9 @@ url = %q
 			if lj := r.waitJob(badID, 20*time.Second, "failed"); lj.Outcome != "rejected_locally" || !strings.Contains(lj.Error, "result_schema") {
 				t.Fatalf("runner %s on the schema-violating job: %+v", r.name, lj)
 			}
-			if lj := r.waitJob(hangID, 20*time.Second, "failed"); !strings.Contains(lj.Error, "wall time") {
+			// Cut at the wall time, each runner commits a signed
+			// ImpossibleJob fault report instead of a result.
+			if lj := r.waitJob(hangID, 20*time.Second, "done"); !strings.Contains(lj.ExecError, "wall time") || lj.Outcome != "failed" {
 				t.Fatalf("runner %s on the hanging job: %+v", r.name, lj)
 			}
 		}
@@ -500,7 +503,12 @@ url = %q
 		if want := new(big.Int).Sub(before, fee); after.Cmp(want) != 0 {
 			t.Fatalf("submitter of the rejected job: balance %s, want %s (full refund)", after, want)
 		}
-		waitChainJob(t, node, hangID, 60*time.Second, settled)
+		// The committee agreed on the fault: the ImpossibleJob row, paid
+		// by progress (none), no timeout and no reputation lost.
+		hj := waitChainJob(t, node, hangID, 60*time.Second, settled)
+		if hj.Status != "failed" || hj.FailReason != "verification" || len(hj.Commitments) != 3 || hj.Payments.Outcome != "impossible_job" {
+			t.Fatalf("hanging job: %+v payments %+v", hj, hj.Payments)
+		}
 	})
 
 	t.Run("member killed after commit restarts and finishes", func(t *testing.T) {

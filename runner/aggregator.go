@@ -227,7 +227,8 @@ func (d *Daemon) handleJob(c *gin.Context) {
 		from = append(from, p.Runner)
 	}
 	c.JSON(http.StatusOK, gin.H{"id": rec.ID, "state": rec.State, "type": rec.Type, "retry": rec.Retry, "aggregator": rec.Aggregator,
-		"committee": rec.Committee, "commitment": rec.Commitment, "outcome": rec.Outcome, "error": rec.Error, "pushes_from": from})
+		"committee": rec.Committee, "commitment": rec.Commitment, "outcome": rec.Outcome, "error": rec.Error, "exec_error": rec.ExecError,
+		"report": rec.Report, "pushes_from": from})
 }
 
 // permanentError is an aggregator answer that retrying will not change.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
@@ -116,7 +117,26 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 			return ctx.Err() // shutting down: executing resumes on restart
 		}
 		d.m.executorErrors.WithLabelValues(rec.Type, errorKind(err)).Inc()
-		return d.finish(rec, StateFailed, "failed", "execute: "+err.Error())
+		fault := faultOf(err)
+		if spec.Verification.Mode == job.ModeNone {
+			// Mode none applies no content rules: an empty result with a
+			// fault report would be accepted as the job's result.
+			fault = verify.FaultNone
+		}
+		if fault == verify.FaultNone {
+			return d.finish(rec, StateFailed, "failed", "execute: "+err.Error())
+		}
+		// The job itself cannot be done (bad input, bounds too tight, the
+		// service down): commit an empty result with a signed fault report,
+		// so a committee agreeing on the fault is paid its row (spec 002
+		// Payment and Failure Handling) instead of timing out.
+		rep := &verify.Report{Usage: job.Usage{WallTimeMs: uint64(elapsed.Milliseconds())}, Fault: fault}
+		sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, []byte{}, nil, rep)
+		rec.Result, rec.Embedding, rec.Signature, rec.Report = []byte{}, nil, sig, rep
+		rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(nil, sig), rep.Usage, elapsed.Milliseconds()
+		rec.ExecError, rec.State = "execute: "+err.Error(), StateExecuted
+		d.log.Warn("execution failed; committing a fault report", "job", rec.ID, "fault", fault, "err", err)
+		return d.put(rec)
 	}
 	d.m.execSeconds.WithLabelValues(rec.Type).Observe(elapsed.Seconds())
 	if d.o.Check != nil {
@@ -125,12 +145,30 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 			return d.finish(rec, StateFailed, "rejected_locally", "result check: "+err.Error())
 		}
 	}
-	sig := verify.Sign(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding)
-	rec.Result, rec.Embedding, rec.Signature = res.Output, res.Embedding, sig
+	// The usage report makes payment price what the job used, not its bounds.
+	rep := &verify.Report{Usage: res.Usage}
+	sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding, rep)
+	rec.Result, rec.Embedding, rec.Signature, rec.Report = res.Output, res.Embedding, sig, rep
 	rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(res.Output, sig), res.Usage, elapsed.Milliseconds()
 	rec.State = StateExecuted
 	d.log.Info("executed", "job", rec.ID, "type", rec.Type, "bytes", len(res.Output), "ms", rec.ExecMs)
 	return d.put(rec)
+}
+
+// faultOf maps an executor failure to the fault a runner may report: the
+// job's input (actor fault), its bounds (impossible job) or the external
+// service (external fault). Refusals by this runner's policy and unknown
+// failures are this runner's own problem and are not reported.
+func faultOf(err error) uint8 {
+	switch {
+	case errors.Is(err, executor.ErrBadInput):
+		return verify.FaultActorFault
+	case errors.Is(err, executor.ErrBoundExceeded):
+		return verify.FaultImpossibleJob
+	case errors.Is(err, executor.ErrUpstream):
+		return verify.FaultExternalFault
+	}
+	return verify.FaultNone
 }
 
 func errorKind(err error) string {

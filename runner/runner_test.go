@@ -21,6 +21,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"github.com/cowboy-foundation/cowboy/sdk"
@@ -374,23 +375,29 @@ func TestSilentAggregator(t *testing.T) {
 }
 
 // TestHangingExecutorBounded: an executor that never answers is cut at
-// the job's wall time and the runner does not commit.
+// the job's wall time; the runner commits a signed ImpossibleJob fault
+// report instead of a result, so the job fails at once (no timeout, no
+// reputation penalty) and the escrow is refunded (progress 0).
 func TestHangingExecutorBounded(t *testing.T) {
 	n := newTestNet(t)
 	r := n.startRunner(t, "")
 	r.exec.hang = true
 	spec := httpSpec(1)
-	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	spec.Verification = job.VerificationConfig{Mode: job.ModeEconomicBond, Runners: 1}
 	spec.Bounds.MaxWallTimeMs = 300
 	spec.ResultSchema.ExpectedExecutionMs = 300
 	start := time.Now()
 	id := n.submit(t, spec)
-	rec := waitState(t, r, id, 20*time.Second, StateFailed)
-	if !strings.Contains(rec.Error, "wall time") || time.Since(start) > 10*time.Second {
+	j := n.waitJob(t, id, 30*time.Second, finished)
+	if j.Status != "failed" || j.FailReason != "verification" || j.Payments == nil || j.Payments.Outcome != "impossible_job" || j.Payments.Payment != "0" {
+		t.Fatalf("job: %+v payments %+v", j, j.Payments)
+	}
+	rec := waitState(t, r, id, 10*time.Second, StateDone)
+	if !strings.Contains(rec.ExecError, "wall time") || rec.Report == nil || rec.Report.Fault != verify.FaultImpossibleJob || time.Since(start) > 15*time.Second {
 		t.Fatalf("hang: %+v after %v", rec, time.Since(start))
 	}
-	if rec.Commitment != (types.Hash{}) {
-		t.Fatal("a failed execution was committed")
+	if rn, err := n.client.Runner(context.Background(), r.d.Address()); err != nil || rn.Reputation != 100 {
+		t.Fatalf("runner penalised for the job's fault: %+v %v", rn, err)
 	}
 }
 

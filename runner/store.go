@@ -58,6 +58,10 @@ type JobRecord struct {
 	Commitment types.Hash  `json:"commitment"`
 	Usage      job.Usage   `json:"usage"`
 	ExecMs     int64       `json:"exec_ms"`
+	// Report is the usage report signed into the result (v2 message);
+	// a fault report stands for a run that could not produce a result.
+	Report    *verify.Report `json:"report,omitempty"`
+	ExecError string         `json:"exec_error,omitempty"`
 
 	// Tx is the signed transaction of the pending on-chain effect
 	// (commit, reveal or submission), stored before it is sent so a restart
@@ -87,7 +91,12 @@ func (r *JobRecord) DecodedSpec() (*job.JobSpec, error) {
 
 // Reveal is this runner's reveal of the job.
 func (r *JobRecord) Reveal(self types.Address) verify.Reveal {
-	return verify.Reveal{Runner: self, Result: slices.Clone(r.Result), Signature: slices.Clone(r.Signature), Embedding: slices.Clone(r.Embedding)}
+	rev := verify.Reveal{Runner: self, Result: slices.Clone(r.Result), Signature: slices.Clone(r.Signature), Embedding: slices.Clone(r.Embedding)}
+	if r.Report != nil {
+		rep := *r.Report
+		rev.Report = &rep
+	}
+	return rev
 }
 
 var (
