@@ -122,3 +122,20 @@ func (c *Client) CallbackStats(ctx context.Context, actor types.Address) (*apity
 	var r apitypes.CallbackStats
 	return &r, c.do(ctx, http.MethodGet, "/v1/offchain/actors/"+actor.String(), nil, &r)
 }
+
+// CreateRole creates role name over scopes × actions (instruction 33); the
+// role id is the receipt's return value.
+func (c *Client) CreateRole(ctx context.Context, key *ecdsa.PrivateKey, name string, scopes []entitlement.Scope, actions []entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
+	in := &types.RoleCreate{Name: name, Scopes: codec.MustMarshal(scopes), Actions: codec.MustMarshal(actions), Constraints: codec.MustMarshal(&cons)}
+	return c.sendSystem(ctx, key, types.EntitlementRegistryAddress, nil, in, o)
+}
+
+// AssignRole assigns key's role to assignee (instruction 34).
+func (c *Client) AssignRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
+	return c.sendSystem(ctx, key, types.EntitlementRegistryAddress, nil, &types.RoleAssign{RoleID: role, Assignee: assignee}, o)
+}
+
+// RevokeRole removes key's role from assignee (instruction 35).
+func (c *Client) RevokeRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
+	return c.sendSystem(ctx, key, types.EntitlementRegistryAddress, nil, &types.RoleRevoke{RoleID: role, Assignee: assignee}, o)
+}

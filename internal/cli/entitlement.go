@@ -47,7 +47,8 @@ func newEntitlementCmd(f *Factory) *cobra.Command {
 			"Actions: all, join_pool:NAME, execute:HANDLER, runner_submit_job, custom:TEXT, … (see docs/OFFCHAIN.md §9).\n" +
 			"Pools and namespaces belong to whoever grants under them first; actor and runner scopes to that\n" +
 			"address; global and token scopes to governance."}
-	cmd.AddCommand(newEntitlementGrantCmd(f), newEntitlementRevokeCmd(f), newEntitlementDelegateCmd(f), newEntitlementListCmd(f), newEntitlementCheckCmd(f))
+	cmd.AddCommand(newEntitlementGrantCmd(f), newEntitlementRevokeCmd(f), newEntitlementDelegateCmd(f), newEntitlementListCmd(f), newEntitlementCheckCmd(f),
+		newRoleCreateCmd(f), newRoleAssignCmd(f, true), newRoleAssignCmd(f, false))
 	return cmd
 }
 
@@ -245,4 +246,78 @@ func newEntitlementCheckCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Uint64Var(&height, "height", 0, "block height to check at (default: the next block)")
 	jsonFlag(cmd, &asJSON)
 	return cmd
+}
+
+func newRoleCreateCmd(f *Factory) *cobra.Command {
+	var (
+		tf              txFlags
+		cf              constraintFlags
+		scopes, actions string
+	)
+	cmd := &cobra.Command{
+		Use:   "role-create NAME --scopes S1,S2 --actions A1,A2 [--valid-from H --valid-until H] [--from KEY]",
+		Short: "Create a role granting every scope × action to its assignees",
+		Long:  "The role id is keccak256(\"cowboy-role-v1:\" ‖ creator ‖ name); you may only name scopes you could grant under.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var ss []entitlement.Scope
+			for _, t := range splitList(scopes) {
+				s, err := entitlement.ParseScope(t)
+				if err != nil {
+					return fmt.Errorf("--scopes: %w", err)
+				}
+				ss = append(ss, s)
+			}
+			var as []entitlement.Action
+			for _, t := range splitList(actions) {
+				x, err := entitlement.ParseAction(t)
+				if err != nil {
+					return fmt.Errorf("--actions: %w", err)
+				}
+				as = append(as, x)
+			}
+			if len(ss) == 0 || len(as) == 0 {
+				return fmt.Errorf("--scopes and --actions are required")
+			}
+			key, err := f.signer(tf.from)
+			if err != nil {
+				return err
+			}
+			tx, err := f.Client().CreateRole(cmd.Context(), key, a[0], ss, as, cf.constraints(), sdk.TxOptions{})
+			if err != nil {
+				return err
+			}
+			return f.reportID(cmd, tx, &tf, "Role")
+		},
+	}
+	cmd.Flags().StringVar(&scopes, "scopes", "", "comma-separated scopes")
+	cmd.Flags().StringVar(&actions, "actions", "", "comma-separated actions")
+	cf.add(cmd)
+	tf.add(cmd)
+	return cmd
+}
+
+func newRoleAssignCmd(f *Factory, assign bool) *cobra.Command {
+	use, short := "role-assign ROLE_ID ADDRESS [--from KEY]", "Assign a role you created to ADDRESS"
+	if !assign {
+		use, short = "role-revoke ROLE_ID ADDRESS [--from KEY]", "Remove a role you created from ADDRESS"
+	}
+	return sendCmd(f, use, short, "", cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
+		role, err := types.ParseHash(a[0])
+		if err != nil {
+			return nil, fmt.Errorf("role id: %w", err)
+		}
+		who, err := f.resolveAddress(a[1])
+		if err != nil {
+			return nil, err
+		}
+		key, err := f.signer(tf.from)
+		if err != nil {
+			return nil, err
+		}
+		if assign {
+			return f.Client().AssignRole(cmd.Context(), key, role, who, sdk.TxOptions{})
+		}
+		return f.Client().RevokeRole(cmd.Context(), key, role, who, sdk.TxOptions{})
+	})
 }

@@ -252,6 +252,20 @@ func TestStakingAndEntitlementCommands(t *testing.T) {
 	if out, err := h.run("", "pool", "grant", "gpu", "dave", "--from", "dave"); err == nil || !strings.Contains(out+err.Error(), "Unauthorized") {
 		t.Fatalf("foreign pool grant: %v %s", err, out)
 	}
+	// Roles: owner's namespace role for dave.
+	out = h.must("entitlement", "role-create", "ops", "--scopes", "namespace:build", "--actions", "custom:deploy", "--from", "owner")
+	rm := regexp.MustCompile(`Role (0x[0-9a-f]{64})`).FindStringSubmatch(out)
+	if rm == nil {
+		t.Fatalf("role-create printed no id: %s", out)
+	}
+	h.must("entitlement", "role-assign", rm[1], "dave", "--from", "owner")
+	if out := h.must("entitlement", "check", "dave", "--scope", "namespace:build", "--action", "custom:deploy"); !strings.HasSuffix(strings.TrimSpace(out), "allowed") {
+		t.Fatalf("check via role: %s", out)
+	}
+	h.must("entitlement", "role-revoke", rm[1], "dave", "--from", "owner")
+	if out := h.must("entitlement", "check", "dave", "--scope", "namespace:build", "--action", "custom:deploy"); !strings.HasSuffix(strings.TrimSpace(out), "denied") {
+		t.Fatalf("check after role revoke: %s", out)
+	}
 	h.must("entitlement", "revoke", m[1], "--from", "owner")
 	if out := h.must("entitlement", "check", "r1", "--scope", "pool:gpu", "--action", "join_pool:gpu"); !strings.HasSuffix(strings.TrimSpace(out), "denied") {
 		t.Fatalf("check after revoke: %s", out)
