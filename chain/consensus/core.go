@@ -80,6 +80,9 @@ type FinalityProof struct {
 	_       struct{} `cbor:",toarray"`
 	Child   BlockID
 	ChildQC QC
+	// Via, when not empty, are the blocks between B and the finalized
+	// block the rule fired for (oldest first): B is final as its ancestor.
+	Via []BlockID
 }
 
 type pendingFinal struct {
@@ -126,6 +129,11 @@ type Config struct {
 	TimeoutTicks int // ticks without progress before NEW_VIEW; default 20, stretched up to 3× after failed rounds
 	FetchDepth   int // ancestors asked for per block fetch; default 64
 	Retain       int // finalized blocks kept in memory to serve fetches; default 256
+	// MinRound is the first round this core may act in. A node that
+	// reconfigures (a new validator set after an epoch boundary) starts the
+	// new core above every round it signed in before, so that it never
+	// signs two messages for one round across configurations.
+	MinRound uint64
 }
 
 func (c *Config) fill() {
@@ -267,7 +275,7 @@ func New(cfg Config) (*Core, error) {
 		}
 	}
 	c.out.HighQC = nil
-	c.round = max(c.highQC.Round+1, c.votedRound, c.timeoutRound, proposed, cfg.Root.Round+1)
+	c.round = max(c.highQC.Round+1, c.votedRound, c.timeoutRound, proposed, cfg.Root.Round+1, cfg.MinRound)
 	if c.myProposal != nil {
 		p := c.myProposal
 		c.addBlock(&p.Block, p.Block.Hash(), -1)

@@ -268,3 +268,16 @@ func ProposalMessage(chainID uint64, h Hash, height, round uint64) []byte {
 func TimeoutMessage(chainID uint64, round, highQCRound uint64) []byte {
 	return signBytes(tagTimeout, chainID, u64(round), u64(highQCRound))
 }
+
+// EpochDomain is the signing domain (the Config.ChainID) of an epoch's
+// core: the chain ID itself for the first epoch, a hash of chain ID and
+// epoch number after. Every signed message, QC and evidence of an epoch is
+// bound to it, so messages of one validator set can never be mistaken for
+// another's, even when the keys are the same.
+func EpochDomain(chainID, epoch uint64) uint64 {
+	if epoch == 0 {
+		return chainID
+	}
+	h := types.Keccak256([]byte("cowboy/epoch-domain/v1"), u64(chainID), u64(epoch))
+	return binary.BigEndian.Uint64(h[:8])
+}

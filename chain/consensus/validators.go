@@ -184,22 +184,30 @@ func (s *ValidatorSet) VerifyQC(chainID uint64, v Verifier, qc *QC) error {
 }
 
 // Verify checks that p proves block b final under the finality rule: the
-// child extends b with a QC of b, was proposed in round b.Round+1, and is
-// itself certified by a valid QC.
+// child extends b (or the last block of Via, which descends from b) with a
+// QC of it, was proposed in the next round, and is itself certified by a
+// valid QC.
 func (p *FinalityProof) Verify(chainID uint64, s *ValidatorSet, v Verifier, b *Block) error {
-	h := b.Hash()
+	h, height, round := b.Hash(), b.Height, b.Round
+	for i := range p.Via {
+		d := &p.Via[i]
+		if d.Parent != h || d.Height != height+1 {
+			return fmt.Errorf("%w: finality proof: path does not descend from the block", ErrInvalidBlock)
+		}
+		h, height, round = types.Keccak256(codec.MustMarshal(d)), d.Height, d.Round
+	}
 	c := &p.Child
-	if c.Parent != h || c.Justify.BlockHash != h || c.Justify.Height != b.Height || c.Justify.Round != b.Round {
+	if c.Parent != h || c.Justify.BlockHash != h || c.Justify.Height != height || c.Justify.Round != round {
 		return fmt.Errorf("%w: finality proof: child does not extend the block", ErrInvalidBlock)
 	}
-	if c.Height != b.Height+1 || c.Round != b.Round+1 {
+	if c.Height != height+1 || c.Round != round+1 {
 		return fmt.Errorf("%w: finality proof: child not in the next round", ErrInvalidBlock)
 	}
 	ch := types.Keccak256(codec.MustMarshal(c))
 	if p.ChildQC.BlockHash != ch || p.ChildQC.Height != c.Height || p.ChildQC.Round != c.Round {
 		return fmt.Errorf("%w: finality proof: QC is not the child's", ErrInvalidQC)
 	}
-	if b.Round > 0 {
+	if round > 0 {
 		if err := s.VerifyQC(chainID, v, &c.Justify); err != nil {
 			return err
 		}

@@ -319,8 +319,12 @@ func (x *txExec) validatorEvidence(in *types.ValidatorEvidence) error {
 	if err != nil {
 		return failf("InvalidEvidence: %v", err)
 	}
-	if ev.ChainID != x.ex.cfg.ChainID {
-		return failf("InvalidEvidence: chain %d", ev.ChainID)
+	ep, err := ReadEpoch(x.o)
+	if err != nil {
+		return err
+	}
+	if in.Epoch > ep.Number || ev.ChainID != consensus.EpochDomain(x.ex.cfg.ChainID, in.Epoch) {
+		return failf("InvalidEvidence: signing domain %d is not epoch %d's of this chain", ev.ChainID, in.Epoch)
 	}
 	rec, err := ReadValidator(x.o, ev.Validator)
 	if err != nil {

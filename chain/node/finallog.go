@@ -142,3 +142,32 @@ func (l *finalLog) Range(from uint64, max, maxBytes int) ([]finalRecord, error) 
 	})
 	return out, err
 }
+
+var bucketMeta = []byte("meta")
+
+func minRoundKey(epoch uint64) []byte { return append([]byte("min_round/"), be8(epoch)...) }
+
+// MinRound returns the first round recorded for an epoch's core (0: none).
+func (l *finalLog) MinRound(epoch uint64) (uint64, error) {
+	var r uint64
+	err := l.db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(bucketMeta); b != nil {
+			if v := b.Get(minRoundKey(epoch)); len(v) == 8 {
+				r = binary.BigEndian.Uint64(v)
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+// SetMinRound records the first round of an epoch's core.
+func (l *finalLog) SetMinRound(epoch, round uint64) error {
+	return l.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return b.Put(minRoundKey(epoch), be8(round))
+	})
+}

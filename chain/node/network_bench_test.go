@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -23,9 +24,10 @@ import (
 // network is n validators in one process, each with its own home, bbolt
 // files, WAL and QUIC endpoint on loopback, real BLS.
 type network struct {
-	nodes  []*node.Node
-	cancel context.CancelFunc
-	done   chan error
+	testnet *node.Testnet
+	nodes   []*node.Node
+	cancel  context.CancelFunc
+	done    chan error
 }
 
 func freeUDP(tb testing.TB, n int) []string {
@@ -48,8 +50,14 @@ func freeUDP(tb testing.TB, n int) []string {
 
 func startNetwork(tb testing.TB, n int, interval time.Duration) *network {
 	tb.Helper()
-	dir := tb.TempDir()
-	t, err := node.InitTestnet(node.TestnetOptions{Dir: dir, Validators: n})
+	return startNetworkOpts(tb, node.TestnetOptions{Validators: n}, interval)
+}
+
+func startNetworkOpts(tb testing.TB, o node.TestnetOptions, interval time.Duration) *network {
+	tb.Helper()
+	o.Dir = tb.TempDir()
+	n := o.Validators
+	t, err := node.InitTestnet(o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -58,7 +66,7 @@ func startNetwork(tb testing.TB, n int, interval time.Duration) *network {
 	for i, nd := range t.Nodes {
 		boot[nd.Address] = addrs[i]
 	}
-	nw := &network{done: make(chan error, n)}
+	nw := &network{done: make(chan error, n), testnet: t}
 	ctx, cancel := context.WithCancel(context.Background())
 	nw.cancel = cancel
 	for i, nd := range t.Nodes {
@@ -66,8 +74,12 @@ func startNetwork(tb testing.TB, n int, interval time.Duration) *network {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		var w io.Writer = io.Discard
+		if os.Getenv("COWBOY_NODE_TEST_LOG") != "" {
+			w = os.Stderr
+		}
 		nn, err := node.Open(node.Config{
-			Home: nd.Home, BlockInterval: interval, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Home: nd.Home, BlockInterval: interval, Logger: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", i),
 			Network: &node.Network{Key: key, Listen: addrs[i], Bootstrap: boot, Tick: 50 * time.Millisecond, TimeoutTicks: 20},
 		})
 		if err != nil {

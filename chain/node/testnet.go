@@ -95,6 +95,7 @@ type TestnetOptions struct {
 	ViewTimeout   time.Duration
 	Tick          time.Duration
 	Stake         uint64 // per validator, whole CBY; default 100,000
+	EpochLength   uint64 // blocks per epoch; default 3,600
 }
 
 // Testnet is D/testnet.json: the layout `cowboy testnet up|down|status`
@@ -194,6 +195,7 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 	}
 	g := genesis.Testnet(uint64(time.Now().UnixMilli()), vals, types.PubkeyToAddress(faucet.PublicKey), genesis.Consensus{
 		BlockIntervalMs: uint64(o.BlockInterval.Milliseconds()), ViewTimeoutMs: uint64(o.ViewTimeout.Milliseconds()), TickMs: uint64(o.Tick.Milliseconds()),
+		EpochLength: o.EpochLength,
 	})
 	if err := g.Validate(); err != nil {
 		return nil, err

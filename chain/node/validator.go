@@ -97,11 +97,20 @@ type validator struct {
 	self    int
 	addr    types.Address
 	signer  consensus.Signer
-	seed    types.Hash
+	seed    types.Hash       // the epoch's seed
 	genesis *consensus.Block // the consensus root at height 0
-	genTs   uint64
-	tick    time.Duration
-	timeout int
+
+	genesisSeed types.Hash
+	domain      uint64           // the epoch's signing domain (consensus.EpochDomain)
+	ep          *execution.Epoch // the epoch the core runs
+	epochLen    uint64
+	epochEnd    uint64 // last height of the epoch; higher blocks are empty fillers
+	minRound    uint64
+	switching   bool // the epoch's last block is final; reconfigure once it is executed
+	peerFinal   map[int]uint64
+	genTs       uint64
+	tick        time.Duration
+	timeout     int
 
 	flog     *finalLog
 	wal      *wal.WAL
@@ -111,6 +120,8 @@ type validator struct {
 	rootHash types.Hash
 
 	out      map[int]chan outMsg
+	stopOut  context.CancelFunc
+	wg       sync.WaitGroup
 	built    chan builtPayload
 	cancelB  context.CancelFunc
 	lastSeen map[int]time.Time
@@ -155,22 +166,6 @@ func (n *Node) newValidator() (*validator, error) {
 	if nc == nil || nc.Key == nil {
 		return nil, errors.New("node: a consensus network needs the validator's BLS key (--validator-key)")
 	}
-	var vals []consensus.Validator
-	self := -1
-	mine := nc.Key.PublicKey().Bytes()
-	for i, gv := range n.gen.Validators {
-		vals = append(vals, consensus.Validator{Address: gv.Address, PubKey: gv.BLSKey, Stake: gv.Stake})
-		if string(gv.BLSKey) == string(mine) {
-			self = i
-		}
-	}
-	if self < 0 {
-		return nil, errors.New("node: the validator key is not in the genesis validator set")
-	}
-	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
-	if err != nil {
-		return nil, err
-	}
 	var g0 types.Hash
 	if err := n.store.View(func(v *store.View) error {
 		b, err := v.Block(0)
@@ -183,7 +178,7 @@ func (n *Node) newValidator() (*validator, error) {
 	}
 	tick, timeout := nc.Tick, nc.TimeoutTicks
 	if tick <= 0 {
-		tick = time.Duration(max(n.gen.Consensus.TickMs, 0)) * time.Millisecond
+		tick = time.Duration(n.gen.Consensus.TickMs) * time.Millisecond
 		if tick <= 0 {
 			tick = 100 * time.Millisecond
 		}
@@ -196,10 +191,10 @@ func (n *Node) newValidator() (*validator, error) {
 		}
 	}
 	v := &validator{
-		n: n, log: n.log.With("component", "consensus"), chainID: n.gen.ChainID, set: set, self: self,
-		addr: vals[self].Address, signer: consensus.BLSSigner{Key: nc.Key}, seed: n.gen.Seed(g0),
+		n: n, log: n.log.With("component", "consensus"), chainID: n.gen.ChainID,
+		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
-		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{},
+		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
 		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(),
 	}
 	ok := false
@@ -208,14 +203,16 @@ func (n *Node) newValidator() (*validator, error) {
 			v.close()
 		}
 	}()
+	var err error
 	if v.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
 	if v.wal, err = wal.Open(WALPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
-	// The root: the last finalized block, whose execution may not have
-	// reached the store before a crash; those blocks are queued again.
+	// The root: the last finalized block. Blocks finalized before a crash
+	// but not yet committed to the chain store are executed now, so that
+	// the state (and the epoch read from it) is the root's.
 	last, err := v.flog.Last()
 	if err != nil {
 		return nil, err
@@ -236,18 +233,20 @@ func (n *Node) newValidator() (*validator, error) {
 			if err != nil {
 				return nil, fmt.Errorf("node: finalized block %d: %w", h, err)
 			}
-			v.queue = append(v.queue, *r)
+			if err := n.executeFinal(context.Background(), r); err != nil {
+				return nil, fmt.Errorf("node: execute finalized block %d: %w", h, err)
+			}
 		}
 	} else if head.Height != 0 {
 		return nil, fmt.Errorf("node: the chain has %d blocks but no consensus log; this home was run as a devnet", head.Height)
 	}
 	v.rootHash = v.root.Hash()
-	if err := v.newCore(rootQC); err != nil {
+	peers, err := v.configure()
+	if err != nil {
 		return nil, err
 	}
-	var peers []p2p.Peer
-	for i, val := range vals {
-		peers = append(peers, p2p.Peer{Index: i, Addr: nc.Bootstrap[val.Address], Key: val.PubKey})
+	if err := v.newCore(rootQC); err != nil {
+		return nil, err
 	}
 	listen := nc.Listen
 	if listen == "" {
@@ -256,25 +255,120 @@ func (n *Node) newValidator() (*validator, error) {
 	if v.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: v.log}); err != nil {
 		return nil, err
 	}
-	for i := range vals {
-		if i != self {
-			v.out[i] = make(chan outMsg, 1024)
-		}
-	}
 	ok = true
 	return v, nil
 }
 
+// configure loads the epoch in force after the root from state: the
+// validator set and seed, this node's place in it, the epoch's last height,
+// and the first round the new core may use. It returns the transport peers.
+func (v *validator) configure() ([]p2p.Peer, error) {
+	var ep *execution.Epoch
+	if err := v.n.store.View(func(sv *store.View) error {
+		var err error
+		ep, err = execution.ReadEpoch(sv)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if ep == nil {
+		return nil, errors.New("node: no validator set in state (the genesis lists no BLS validators)")
+	}
+	vals := make([]consensus.Validator, len(ep.Members))
+	peers := make([]p2p.Peer, len(ep.Members))
+	mine := v.signer.(consensus.BLSSigner).Key.PublicKey().Bytes()
+	v.self, v.addr = -1, types.Address{}
+	for i, m := range ep.Members {
+		vals[i] = consensus.Validator{Address: m.Address, PubKey: m.BLSKey, Stake: m.Weight}
+		peers[i] = p2p.Peer{Index: i, Addr: v.n.cfg.Network.Bootstrap[m.Address], Key: m.BLSKey}
+		if string(m.BLSKey) == string(mine) {
+			v.self, v.addr = i, m.Address
+		}
+	}
+	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
+	if err != nil {
+		return nil, err
+	}
+	v.ep, v.set = ep, set
+	v.domain = consensus.EpochDomain(v.chainID, ep.Number)
+	v.seed = ep.Seed
+	if ep.Number == 0 {
+		v.seed = v.genesisSeed
+	}
+	// The epoch ends at the first multiple of the epoch length at or after
+	// its start; blocks above it are empty fillers that only finalize it.
+	v.epochEnd = ((ep.StartHeight-1)/v.epochLen + 1) * v.epochLen
+	if v.self < 0 {
+		v.log.Warn("this node's key is not in the validator set of the epoch; following as an observer", "epoch", ep.Number)
+	}
+	// Never sign in a round used under an earlier configuration: start
+	// above every round in the WAL, remembered per epoch so that a restart
+	// picks the same floor, then drop the older records.
+	if v.minRound, err = v.flog.MinRound(ep.Number); err != nil {
+		return nil, err
+	}
+	if v.minRound == 0 {
+		v.minRound = v.root.Round + 1
+		for _, r := range v.wal.Records() {
+			v.minRound = max(v.minRound, r.Round()+1)
+		}
+		if ep.Number == 0 {
+			v.minRound = 1 // the first epoch's WAL is its own
+		}
+		if err := v.flog.SetMinRound(ep.Number, v.minRound); err != nil {
+			return nil, err
+		}
+		if ep.Number > 0 {
+			if err := v.wal.Compact(v.minRound - 1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	v.peerFinal = map[int]uint64{}
+	return peers, nil
+}
+
 func (v *validator) newCore(rootQC consensus.QC) error {
 	core, err := consensus.New(consensus.Config{
-		ChainID: v.chainID, Validators: v.set, Seed: v.seed, Self: v.addr, Signer: v.signer,
+		ChainID: v.domain, Validators: v.set, Seed: v.seed, Self: v.addr, Signer: v.signer,
 		Verifier: consensus.BLS{}, App: v, Root: v.root, RootQC: rootQC, WAL: v.wal.Records(),
-		TimeoutTicks: v.timeout, Retain: v.n.cfg.Network.Retain,
+		TimeoutTicks: v.timeout, Retain: v.n.cfg.Network.Retain, MinRound: v.minRound,
 	})
 	if err != nil {
 		return fmt.Errorf("node: start consensus: %w", err)
 	}
 	v.core = core
+	return nil
+}
+
+// reconfigure starts the next epoch once its boundary block is final and
+// executed: a new core on the boundary block with the set and seed the
+// Validator Registry wrote, and the transport's peers replaced.
+func (v *validator) reconfigure(ctx context.Context) error {
+	head, err := v.n.store.Head()
+	if err != nil || head.Height < v.epochEnd {
+		return err
+	}
+	rec, err := v.flog.Get(v.epochEnd)
+	if err != nil {
+		return err
+	}
+	old := v.ep.Number
+	peers, err := v.configure()
+	if err != nil {
+		return err
+	}
+	if v.cancelB != nil {
+		v.cancelB()
+	}
+	if err := v.newCore(rec.QC); err != nil {
+		return err
+	}
+	v.switching = false
+	v.tr.SetPeers(peers)
+	v.restartSenders(ctx)
+	v.log.Info("new epoch", "epoch", v.ep.Number, "previous", old, "validators", v.set.Len(), "index", v.self,
+		"from_height", v.ep.StartHeight, "until_height", v.epochEnd, "first_round", v.minRound)
 	return nil
 }
 
@@ -293,23 +387,16 @@ func (v *validator) close() {
 func (v *validator) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer v.wg.Wait()
 	defer cancel()
-	goTracked := func(f func()) {
-		wg.Add(1)
-		go func() { defer wg.Done(); f() }()
-	}
-	goTracked(func() {
+	v.goTracked(func() {
 		if err := v.tr.Run(ctx); err != nil {
 			v.log.Error("p2p stopped", "err", err)
 		}
 	})
-	for to, ch := range v.out {
-		goTracked(func() { v.sender(ctx, to, ch) })
-	}
+	v.restartSenders(ctx)
 	execErr := make(chan error, 1)
-	goTracked(func() { execErr <- v.executor(ctx) })
+	v.goTracked(func() { execErr <- v.executor(ctx) })
 	g := v.gossip
 	v.n.gossip.Store(&g)
 	defer v.n.gossip.Store(nil)
@@ -319,7 +406,7 @@ func (v *validator) run(ctx context.Context) error {
 	v.hello(ctx)
 	tick := time.NewTicker(v.tick)
 	defer tick.Stop()
-	hello := time.NewTicker(5 * time.Second)
+	hello := time.NewTicker(2 * time.Second)
 	defer hello.Stop()
 	for {
 		select {
@@ -329,12 +416,20 @@ func (v *validator) run(ctx context.Context) error {
 			return err
 		case <-tick.C:
 			v.core.Tick()
+			if v.switching {
+				if err := v.reconfigure(ctx); err != nil {
+					return err
+				}
+			}
 			v.maybeSync()
 			v.flushGossip()
 		case <-v.gwake:
 			v.flushGossip()
 		case <-hello.C:
 			v.hello(ctx)
+			st := v.core.Status()
+			v.log.Debug("consensus status", "epoch", v.ep.Number, "round", st.Round, "high_qc_round", st.HighQCRound,
+				"committed", st.CommittedHeight, "finalized", st.FinalizedHeight, "switching", v.switching, "dropped", v.tr.Dropped())
 		case in := <-v.tr.Inbound():
 			v.lastSeen[in.From] = time.Now()
 			v.onInbound(ctx, in)
@@ -347,6 +442,29 @@ func (v *validator) run(ctx context.Context) error {
 			return err
 		}
 		v.publish()
+	}
+}
+
+func (v *validator) goTracked(f func()) {
+	v.wg.Add(1)
+	go func() { defer v.wg.Done(); f() }()
+}
+
+// restartSenders (re)starts one sender per peer of the current set.
+func (v *validator) restartSenders(ctx context.Context) {
+	if v.stopOut != nil {
+		v.stopOut()
+	}
+	sctx, stop := context.WithCancel(ctx)
+	v.stopOut = stop
+	v.out = map[int]chan outMsg{}
+	for i := range v.set.Len() {
+		if i == v.self {
+			continue
+		}
+		ch := make(chan outMsg, 1024)
+		v.out[i] = ch
+		v.goTracked(func() { v.sender(sctx, i, ch) })
 	}
 }
 
@@ -517,6 +635,9 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 	if len(p.Txs) > v.n.cfg.MaxBlockTxs {
 		return fmt.Errorf("%d transactions, limit %d", len(p.Txs), v.n.cfg.MaxBlockTxs)
 	}
+	if b.Height > v.epochEnd && len(p.Txs) > 0 {
+		return fmt.Errorf("height %d is past the epoch's last block %d: only empty blocks", b.Height, v.epochEnd)
+	}
 	seen := make(map[types.Hash]bool, len(p.Txs))
 	for i, raw := range p.Txs {
 		tx, err := types.DecodeTx(raw)
@@ -565,7 +686,7 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 			pending = appendTxs(pending, p.Txs)
 		}
 	}
-	round := req.Round
+	round, filler := req.Round, req.Height > v.epochEnd
 	go func() {
 		defer cancel()
 		due := time.UnixMilli(int64(pts)).Add(v.n.cfg.BlockInterval)
@@ -579,6 +700,9 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 		queued := v.queued()
 		var txs []*types.Tx
 		err := v.n.store.View(func(sv *store.View) error {
+			if filler {
+				return nil
+			}
 			bf, err := execution.Basefees(sv)
 			if err != nil {
 				return err
@@ -631,10 +755,34 @@ func (v *validator) queued() []*types.Tx {
 }
 
 // onFinalized logs finalized blocks durably and queues them for execution.
+//
+// Blocks past the epoch's last block are empty fillers of the old
+// configuration: they finalize the last block and are dropped. When the
+// last block is final only as an ancestor of a filler, its record gets a
+// proof through the fillers (FinalityProof.Via), so that peers syncing can
+// check it.
 func (v *validator) onFinalized(fs []consensus.Finalized) error {
-	recs := make([]finalRecord, len(fs))
+	var recs []finalRecord
 	for i, f := range fs {
-		recs[i] = finalRecord{Block: *f.Block, QC: f.QC, Proof: f.Proof}
+		if f.Block.Height > v.epochEnd || v.switching {
+			break
+		}
+		r := finalRecord{Block: *f.Block, QC: f.QC, Proof: f.Proof}
+		if f.Block.Height == v.epochEnd {
+			v.switching = true
+			if last := fs[len(fs)-1]; r.Proof == nil && last.Proof != nil {
+				p := *last.Proof
+				p.Via = nil
+				for _, g := range fs[i+1:] {
+					p.Via = append(p.Via, g.Block.ID())
+				}
+				r.Proof = &p
+			}
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) == 0 {
+		return nil
 	}
 	if err := v.flog.Put(recs...); err != nil {
 		return err
@@ -783,7 +931,11 @@ type syncReply struct {
 func (v *validator) maybeSync() {
 	st := v.core.Status()
 	now := time.Now()
-	if st.CommittedHeight <= st.FinalizedHeight+2 || now.Sub(v.lastFin) < time.Second || now.Before(v.syncAt) {
+	ahead := st.CommittedHeight
+	for _, h := range v.peerFinal {
+		ahead = max(ahead, h)
+	}
+	if v.switching || ahead <= st.FinalizedHeight+2 || now.Sub(v.lastFin) < time.Second || now.Before(v.syncAt) {
 		return
 	}
 	v.syncAt = now.Add(time.Second)
@@ -794,7 +946,7 @@ func (v *validator) maybeSync() {
 			break
 		}
 	}
-	v.log.Info("behind the network; syncing", "finalized", st.FinalizedHeight, "certified", st.CommittedHeight, "peer", v.syncNext)
+	v.log.Info("behind the network; syncing", "finalized", st.FinalizedHeight, "ahead", ahead, "peer", v.syncNext)
 	v.send(v.syncNext, p2p.KindSync, codec.MustMarshal(&syncRequest{From: st.FinalizedHeight + 1}))
 }
 
@@ -815,9 +967,15 @@ func (v *validator) onSyncReply(in p2p.Inbound) error {
 	if err := codec.Unmarshal(in.Data, &rep); err != nil {
 		return err
 	}
+	if v.switching {
+		return nil
+	}
 	recs := rep.Records
 	for len(recs) > 0 && recs[0].Block.Height <= v.root.Height {
 		recs = recs[1:]
+	}
+	for len(recs) > 0 && recs[len(recs)-1].Block.Height > v.epochEnd {
+		recs = recs[:len(recs)-1] // the next epoch is checked with its own set
 	}
 	if len(recs) == 0 {
 		return nil
@@ -840,10 +998,10 @@ func (v *validator) onSyncReply(in p2p.Inbound) error {
 	if last.Proof == nil {
 		return errors.New("no finality proof")
 	}
-	if err := last.Proof.Verify(v.chainID, v.set, consensus.BLS{}, &last.Block); err != nil {
+	if err := last.Proof.Verify(v.domain, v.set, consensus.BLS{}, &last.Block); err != nil {
 		return err
 	}
-	if err := v.set.VerifyQC(v.chainID, consensus.BLS{}, &last.QC); err != nil {
+	if err := v.set.VerifyQC(v.domain, consensus.BLS{}, &last.QC); err != nil {
 		return err
 	}
 	if err := v.flog.Put(recs...); err != nil {
@@ -854,6 +1012,10 @@ func (v *validator) onSyncReply(in p2p.Inbound) error {
 	if v.cancelB != nil {
 		v.cancelB()
 	}
+	if last.Block.Height == v.epochEnd {
+		v.switching = true // reconfigure once executed
+		return nil
+	}
 	return v.newCore(last.QC)
 }
 
@@ -862,9 +1024,10 @@ func (v *validator) onSyncReply(in p2p.Inbound) error {
 // A validator configured with a single bootstrap peer learns the rest.
 
 type hello struct {
-	_     struct{} `cbor:",toarray"`
-	Addr  string
-	Peers []peerAddr
+	_         struct{} `cbor:",toarray"`
+	Addr      string
+	Peers     []peerAddr
+	Finalized uint64 // the sender's finalized height: a node that is behind syncs
 }
 
 type peerAddr struct {
@@ -874,7 +1037,7 @@ type peerAddr struct {
 }
 
 func (v *validator) hello(ctx context.Context) {
-	h := hello{Addr: v.n.cfg.Network.Listen}
+	h := hello{Addr: v.n.cfg.Network.Listen, Finalized: v.core.Status().FinalizedHeight}
 	if h.Addr == "" || strings.HasSuffix(h.Addr, ":0") {
 		h.Addr = v.tr.Addr().String()
 	}
@@ -892,6 +1055,7 @@ func (v *validator) onHello(ctx context.Context, in p2p.Inbound) {
 	if err := codec.Unmarshal(in.Data, &h); err != nil {
 		return
 	}
+	v.peerFinal[in.From] = h.Finalized
 	if v.tr.SetAddr(in.From, h.Addr) {
 		v.log.Info("peer address learnt", "peer", in.From, "addr", h.Addr)
 	}

@@ -38,11 +38,13 @@ type ValidatorWithdraw struct {
 }
 
 // ValidatorEvidence carries a canonical consensus.Evidence (two conflicting
-// signed headers of one validator in one round).
+// signed headers of one validator in one round) from epoch Epoch, whose
+// signing domain (consensus.EpochDomain) the evidence's chain ID must be.
 type ValidatorEvidence struct {
 	_        struct{} `cbor:",toarray"`
 	Kind     InstructionKind
 	Evidence Bytes
+	Epoch    uint64
 }
 
 // ValidatorUnjail asks to end the sender's jailing.

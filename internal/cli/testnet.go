@@ -63,6 +63,7 @@ func newTestnetInitCmd(f *Factory) *cobra.Command {
 	fl.DurationVar(&o.ViewTimeout, "view-timeout", 0, "consensus view timeout (default 2s)")
 	fl.DurationVar(&o.Tick, "tick", 0, "consensus clock tick (default 100ms)")
 	fl.Uint64Var(&o.Stake, "stake", 100_000, "stake of each validator, whole CBY")
+	fl.Uint64Var(&o.EpochLength, "epoch-length", 0, "blocks per epoch (validator set changes apply at epoch boundaries; default 3600)")
 	return cmd
 }
 

@@ -129,7 +129,12 @@ func New(cfg Config) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	conf := tlsConfig(cert, func(k []byte) bool { _, ok := t.byKey[string(k)]; return ok })
+	conf := tlsConfig(cert, func(k []byte) bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		_, ok := t.byKey[string(k)]
+		return ok
+	})
 	ln, err := quic.ListenAddr(cfg.Listen, conf, quicConfig())
 	if err != nil {
 		return nil, fmt.Errorf("p2p: listen %s: %w", cfg.Listen, err)
@@ -188,7 +193,9 @@ func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
 	if err != nil {
 		return Peer{}, err
 	}
+	t.mu.Lock()
 	p, ok := t.byKey[string(k)]
+	t.mu.Unlock()
 	if !ok {
 		return Peer{}, fmt.Errorf("%w: unknown key", ErrIdentity)
 	}
@@ -231,6 +238,33 @@ func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
 	case t.in <- Inbound{From: p.Index, Kind: b[0], Data: b[1:]}:
 	default:
 		t.dropped.Add(1)
+	}
+}
+
+// SetPeers replaces the configured validators (a new epoch's set; this
+// validator may be among them and is skipped). Known addresses are kept
+// for keys that stay. Every connection is closed, because a peer's index
+// may have changed; the next Send dials again.
+func (t *Transport) SetPeers(peers []Peer) {
+	self := string(t.cfg.Key.PublicKey().Bytes())
+	t.mu.Lock()
+	byKey, byIndex := map[string]Peer{}, map[int]Peer{}
+	for _, p := range peers {
+		if string(p.Key) == self {
+			continue
+		}
+		if old, ok := t.byKey[string(p.Key)]; ok && p.Addr == "" {
+			p.Addr = t.byIndex[old.Index].Addr
+		}
+		byKey[string(p.Key)] = p
+		byIndex[p.Index] = p
+	}
+	t.byKey, t.byIndex = byKey, byIndex
+	conns := t.conns
+	t.conns = map[int]*quic.Conn{}
+	t.mu.Unlock()
+	for _, c := range conns {
+		_ = c.CloseWithError(0, "reconfigured")
 	}
 }
 
