@@ -46,9 +46,14 @@ type runnerProc struct {
 // funds its account from the faucet.
 func initRunner(t testing.TB, node *daemon, name, executors string) *runnerProc {
 	t.Helper()
+	return initRunnerTypes(t, node, name, executors, "http,llm,mcp")
+}
+
+func initRunnerTypes(t testing.TB, node *daemon, name, executors, jobTypes string) *runnerProc {
+	t.Helper()
 	r := &runnerProc{t: t, name: name, home: t.TempDir(), node: node}
 	cmd := exec.Command(filepath.Join(binDir, "cowboy-runner"), "init", "--home", r.home, "--node", node.url(), "--stake", "10",
-		"--job-types", "http,llm,mcp", "--domains", "127.0.0.1", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
+		"--job-types", jobTypes, "--domains", "127.0.0.1", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
 		"--allow-private", "--light-kdf", "--append", executors)
 	cmd.Env = append(os.Environ(), "COWBOY_PASSWORD=e2e")
 	out, err := cmd.CombinedOutput()
@@ -605,4 +610,68 @@ func waitRunners(t testing.TB, node *daemon, rs []*runnerProc) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatal("runners not all healthy and idle")
+}
+
+// TestRunnerSoak (make soak; COWBOY_SOAK=1, COWBOY_SOAK_DURATION, default
+// 3m): three runner processes serve a steady stream of HTTP jobs while one
+// of them is SIGKILLed and restarted every few seconds. Every job must
+// settle, none may stay stuck, most must be verified, and no runner may
+// ever find the chain holding a commitment it did not make.
+func TestRunnerSoak(t *testing.T) {
+	if os.Getenv("COWBOY_SOAK") == "" {
+		t.Skip("set COWBOY_SOAK=1 (make soak)")
+	}
+	dur := 3 * time.Minute
+	if v := os.Getenv("COWBOY_SOAK_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dur = d
+	}
+	node := startNode(t, t.TempDir(), freePort(t), 200*time.Millisecond)
+	gate := make(chan struct{})
+	close(gate)
+	prices := priceServer(t, &gate)
+	executors := filepath.Join(t.TempDir(), "executors.toml")
+	if err := os.WriteFile(executors, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rs := make([]*runnerProc, 3)
+	for i := range rs {
+		rs[i] = initRunnerTypes(t, node, fmt.Sprintf("s%d", i), executors, "http")
+		rs[i].start()
+	}
+	var ids []types.Hash
+	end := time.Now().Add(dur)
+	nextKill := time.Now().Add(3 * time.Second)
+	for k := 0; time.Now().Before(end); k++ {
+		id, _, _, _ := submitJob(t, node, priceJob(prices.URL+"/btc", 3000))
+		ids = append(ids, id)
+		if time.Now().After(nextKill) {
+			r := rs[k%len(rs)]
+			r.kill()
+			time.Sleep(300 * time.Millisecond)
+			r.start()
+			nextKill = time.Now().Add(4 * time.Second)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	verified := 0
+	for _, id := range ids {
+		j := waitChainJob(t, node, id, 3*time.Minute, settled)
+		if j.Status == "finalized" {
+			verified++
+		}
+	}
+	t.Logf("%d jobs, %d verified and paid, %d failed", len(ids), verified, len(ids)-verified)
+	if verified*10 < len(ids)*8 {
+		t.Fatalf("only %d of %d jobs verified", verified, len(ids))
+	}
+	for _, r := range rs {
+		if strings.Contains(r.log(), "different commitment") {
+			t.Fatalf("runner %s saw a foreign commitment:\n%s", r.name, r.log())
+		}
+		r.stop()
+	}
 }
