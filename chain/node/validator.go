@@ -2,9 +2,11 @@ package node
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -23,9 +26,12 @@ import (
 // Network makes a node a validator of a consensus network (the genesis
 // lists several validators with BLS keys). Key is required.
 type Network struct {
-	Key       *bls.SecretKey           // consensus (BLS) key; also proves the VRF
-	Listen    string                   // QUIC listen address; default 127.0.0.1:26656
-	Bootstrap map[types.Address]string // validator address → QUIC address
+	Key *bls.SecretKey // consensus (BLS) key; also proves the VRF
+	// AccountKey is the validator's account (validator.key): it signs the
+	// transactions that submit equivocation evidence. Optional.
+	AccountKey *ecdsa.PrivateKey
+	Listen     string                   // QUIC listen address; default 127.0.0.1:26656
+	Bootstrap  map[types.Address]string // validator address → QUIC address
 	// Tick and TimeoutTicks set the view timeout (Tick × TimeoutTicks);
 	// zero takes the genesis consensus section, else 100 ms × 20.
 	Tick         time.Duration
@@ -489,6 +495,11 @@ func (v *validator) drain(ctx context.Context) error {
 		}
 		for _, ev := range rd.Evidence {
 			v.log.Warn("equivocation evidence", "validator", ev.Validator, "kind", ev.Kind, "round", ev.A.Round)
+			if h, err := v.n.submitEvidence(ev, v.ep.Number); err != nil {
+				v.log.Warn("could not submit the evidence", "validator", ev.Validator, "err", err)
+			} else {
+				v.log.Info("evidence submitted", "validator", ev.Validator, "tx", h)
+			}
 		}
 	}
 	return nil
@@ -603,6 +614,50 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 	case p2p.KindHello:
 		v.onHello(ctx, in)
 	}
+}
+
+// submitEvidence sends equivocation evidence to the Validator Registry in
+// a transaction signed by this validator's account key (Network.AccountKey),
+// which pays its fee; the registry slashes and jails the offender.
+func (n *Node) submitEvidence(ev consensus.Evidence, epoch uint64) (types.Hash, error) {
+	key := n.cfg.Network.AccountKey
+	if key == nil {
+		return types.Hash{}, errors.New("no account key to pay for it (validator.key)")
+	}
+	from := types.PubkeyToAddress(key.PublicKey)
+	payload, err := types.EncodeInstruction(&types.ValidatorEvidence{Evidence: ev.Encode(), Epoch: epoch})
+	if err != nil {
+		return types.Hash{}, err
+	}
+	to := types.ValidatorRegistryAddress
+	var d types.TxData
+	if err := n.store.View(func(sv *store.View) error {
+		acc, err := state.ReadAccount(sv, from)
+		if err != nil {
+			return err
+		}
+		bf, err := execution.Basefees(sv)
+		if err != nil {
+			return err
+		}
+		const cycles, cells = 2_000_000, 20_000
+		est := n.gen.Fees.Suggest(bf, cycles, cells, 0, 0)
+		d = types.TxData{ChainID: n.gen.ChainID, Nonce: n.pool.PendingNonce(from, acc.Nonce), To: &to, Value: new(big.Int),
+			CyclesLimit: cycles, CellsLimit: cells, MaxFeePerCycle: est.MaxFeePerCycle, MaxFeePerCell: est.MaxFeePerCell,
+			TipPerCycle: est.TipPerCycle, TipPerCell: est.TipPerCell, Payload: payload}
+		return nil
+	}); err != nil {
+		return types.Hash{}, err
+	}
+	tx, err := types.NewTx(d)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	signed, err := types.SignTx(tx, key)
+	if err != nil {
+		return types.Hash{}, err
+	}
+	return n.submit(signed, true)
 }
 
 // Verify is the consensus.Application: what an honest validator checks

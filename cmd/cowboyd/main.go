@@ -217,6 +217,13 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 		return nil, fmt.Errorf("validator key: %w", err)
 	}
 	nw := &node.Network{Key: key, Listen: listen, Bootstrap: peers, Retain: o.retain}
+	// The account key pays for evidence transactions; a validator without
+	// one still validates.
+	if ak, err := node.LoadKeyFile(filepath.Join(o.home, "validator.key")); err == nil {
+		nw.AccountKey = ak
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("validator account key: %w", err)
+	}
 	if o.viewTO > 0 {
 		nw.Tick = 100 * time.Millisecond
 		nw.TimeoutTicks = max(int(o.viewTO/nw.Tick), 2)
