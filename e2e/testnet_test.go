@@ -18,6 +18,9 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
@@ -369,4 +372,120 @@ func TestTestnetSoak(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills, %d transfers, final height %d", kills, sent, tn.maxHeight(all...))
+}
+
+// TestTestnetValidatorJoins: a fifth validator joins a running 4-validator
+// network through the CLI (BLS keygen, faucet, `cowboy validator
+// register`), starts its node with only a genesis and bootstrap peers,
+// syncs, and from the next epoch boundary (16 blocks) is in the set and
+// signs QCs.
+func TestTestnetValidatorJoins(t *testing.T) {
+	tn := newTestnet(t, 4)
+	// Shorter epochs than the default: rewrite the shared genesis before
+	// anything starts.
+	for _, nd := range tn.man.Nodes {
+		g, err := genesis.Load(node.GenesisPath(nd.Home))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Consensus.EpochLength = 16
+		if err := g.Save(node.GenesisPath(nd.Home)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		tn.start(i)
+	}
+	tn.waitHeight(3, 30*time.Second, 0, 1, 2, 3)
+
+	home := filepath.Join(tn.dir, "node4")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(node.GenesisPath(tn.man.Nodes[0].Home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(node.GenesisPath(home), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cliHome := t.TempDir()
+	d0 := tn.procs[0]
+	cli(t, d0, cliHome, "validator", "keygen", "--out", filepath.Join(home, "consensus.key"))
+	cli(t, d0, cliHome, "keys", "new", "joiner", "--light-kdf")
+	out := cli(t, d0, cliHome, "faucet", "joiner", "--value", "50000")
+	if !strings.Contains(out, "success") {
+		t.Fatalf("faucet: %s", out)
+	}
+	out = cli(t, d0, cliHome, "validator", "register", "--from", "joiner", "--bls-key", filepath.Join(home, "consensus.key"), "--stake", "20000")
+	if !strings.Contains(out, "success") {
+		t.Fatalf("register: %s", out)
+	}
+
+	// The joiner's node: genesis, key and the four peers, nothing else.
+	rpc, p2p := freeBases(t, 1)
+	var boot []string
+	for _, nd := range tn.man.Nodes {
+		boot = append(boot, nd.Address.String()+"@"+nd.P2P)
+	}
+	d := &daemon{t: t, home: home, port: rpc, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	d.cmd = exec.Command(filepath.Join(binDir, "cowboyd"), "--home", home, "--no-pvm", "--log-level", "info",
+		"--rpc", "127.0.0.1:"+strconv.Itoa(rpc), "--p2p", "127.0.0.1:"+strconv.Itoa(p2p), "--bootstrap", strings.Join(boot, ","))
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait() }()
+	t.Cleanup(func() {
+		d.kill()
+		if t.Failed() || os.Getenv("COWBOY_E2E_LOGS") != "" {
+			t.Logf("node4 log:\n%s", tailLines(d.log.String(), 40))
+		}
+	})
+
+	ctx := context.Background()
+	c4 := d.client()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		st, err := c4.Status(ctx)
+		h0 := tn.height(0)
+		if err == nil && st.Consensus != nil && st.Consensus.Validators == 5 && st.Consensus.Index >= 0 && int64(st.Height)+3 >= h0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node4 never joined: status %+v (node0 at %d)", st, h0)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// Its votes are in the QCs: find its bit in a recent ParentQC.
+	st, _ := c4.Status(ctx)
+	idx := st.Consensus.Index
+	signed := false
+	for tries := 0; tries < 100 && !signed; tries++ {
+		top := tn.height(0)
+		blk, err := tn.client(0).Block(ctx, strconv.FormatInt(top, 10), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var qc consensus.QC
+		if err := codec.Unmarshal(blk.Header.ParentQC, &qc); err == nil && len(qc.Signers) > idx/8 && qc.Signers[idx/8]&(1<<(idx%8)) != 0 {
+			signed = true
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+	if !signed {
+		t.Fatal("node4's votes never made it into a QC")
+	}
+	tn.checkSameChain(0, 1, 2, 3)
+	ctx5, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	b4, err := c4.Block(ctx5, "5", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b0, err := tn.client(0).Block(ctx5, "5", false)
+	if err != nil || b0.Hash != b4.Hash {
+		t.Fatalf("node4 block 5 %s, node0 %v %v", b4.Hash, b0, err)
+	}
 }

@@ -43,6 +43,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newSecretCmd(f),
 		newTimerCmd(f),
 		newTestnetCmd(f),
+		newValidatorCmd(f),
 	)
 	return root
 }
