@@ -124,6 +124,69 @@ type Deploy struct {
 	Salt        Bytes
 	InitHandler string
 	InitArgs    Bytes
+	// Requires is the deployment manifest (spec 002 §15): the canonical
+	// encoding of the entitlements the actor requires
+	// (chain/offchain/entitlement.Manifest). Optional trailing element:
+	// encoded only when set, so deploys without it keep their 5-element
+	// form; an actor deployed without one gets no privileged host calls.
+	Requires Bytes
+}
+
+type deployV1 struct {
+	_           struct{} `cbor:",toarray"`
+	Kind        InstructionKind
+	Code        Bytes
+	Salt        Bytes
+	InitHandler string
+	InitArgs    Bytes
+}
+
+type deployV2 struct {
+	_           struct{} `cbor:",toarray"`
+	Kind        InstructionKind
+	Code        Bytes
+	Salt        Bytes
+	InitHandler string
+	InitArgs    Bytes
+	Requires    Bytes
+}
+
+// MarshalCBOR writes the 5-element form without a manifest and the
+// 6-element form with one.
+func (d Deploy) MarshalCBOR() ([]byte, error) {
+	if len(d.Requires) == 0 {
+		return codec.Marshal(deployV1{Kind: d.Kind, Code: d.Code, Salt: d.Salt, InitHandler: d.InitHandler, InitArgs: d.InitArgs})
+	}
+	return codec.Marshal(deployV2{Kind: d.Kind, Code: d.Code, Salt: d.Salt, InitHandler: d.InitHandler, InitArgs: d.InitArgs, Requires: d.Requires})
+}
+
+// UnmarshalCBOR accepts both forms; an explicitly empty manifest is not
+// canonical (the encoder omits it) and is refused.
+func (d *Deploy) UnmarshalCBOR(b []byte) error {
+	var head []cbor.RawMessage
+	if err := codec.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	switch len(head) {
+	case 5:
+		var v deployV1
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*d = Deploy{Kind: v.Kind, Code: v.Code, Salt: v.Salt, InitHandler: v.InitHandler, InitArgs: v.InitArgs}
+	case 6:
+		var v deployV2
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if len(v.Requires) == 0 {
+			return fmt.Errorf("deploy: an empty manifest must be omitted")
+		}
+		*d = Deploy{Kind: v.Kind, Code: v.Code, Salt: v.Salt, InitHandler: v.InitHandler, InitArgs: v.InitArgs, Requires: v.Requires}
+	default:
+		return fmt.Errorf("deploy: %d elements, want 5 or 6", len(head))
+	}
+	return nil
 }
 
 // PublishLibrary publishes (or re-publishes) Name under the sender's account.
