@@ -5,6 +5,8 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"math/big"
+	mrand "math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -327,7 +329,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 	v.nonce = p.nonce
 	vs := []*chain{v}
 	owner := types.PubkeyToAddress(alice.PublicKey)
-	produce(t, p, vs, p.txValue(alice, nil, &types.Deploy{Code: types.Bytes(floodActor), Salt: types.Bytes("f")}, cby(200)))
+	produce(t, p, vs, p.txValue(alice, nil, &types.Deploy{Code: types.Bytes(floodActor), Salt: types.Bytes("f"), Requires: testRequires}, cby(200)))
 	tips := []int{300, 200, 100}
 	var gbas []types.Address
 	var deploys []*types.Tx
@@ -485,5 +487,71 @@ func TestBuildStopsSenderAtInvalidTx(t *testing.T) {
 	if len(res.Included) != 1 || res.Included[0] != ok0 || len(res.Rejected) != 1 || res.Rejected[0].Tx != bad ||
 		len(res.Deferred) != 1 || res.Deferred[0] != ok2 {
 		t.Fatalf("included %d, rejected %d, deferred %d", len(res.Included), len(res.Rejected), len(res.Deferred))
+	}
+}
+
+// TestCanonicalOrderProperties checks, over random sets: the order is a
+// permutation keeping every sender's nonces ascending; it does not depend
+// on the input order; and dropping the tail of one sender's queue leaves
+// everything else in the same relative order (why a built block whose
+// execution rejected some transactions is still canonical).
+func TestCanonicalOrderProperties(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(7, 9))
+	ks := fundedKeys(6)
+	to := types.Address{0xbe, 0xef}
+	for round := 0; round < 40; round++ {
+		var txs []*types.Tx
+		for i, k := range ks {
+			for n := uint64(0); n < r.Uint64N(5); n++ {
+				tx, _ := types.NewTx(types.TxData{ChainID: 1, Nonce: n, To: &to, Value: big.NewInt(int64(i)), CyclesLimit: 1})
+				s, err := types.SignTx(tx, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				txs = append(txs, s)
+			}
+		}
+		seed := types.Keccak256([]byte{byte(round)})
+		got, err := execution.CanonicalOrder(txs, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(txs) {
+			t.Fatalf("round %d: %d of %d", round, len(got), len(txs))
+		}
+		next := map[types.Address]uint64{}
+		for _, tx := range got {
+			from, _ := tx.Sender()
+			if tx.Nonce() != next[from] {
+				t.Fatalf("round %d: nonce %d of %s out of order", round, tx.Nonce(), from)
+			}
+			next[from]++
+		}
+		shuffled := slices.Clone(txs)
+		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+		again, _ := execution.CanonicalOrder(shuffled, seed)
+		for i := range got {
+			if got[i] != again[i] {
+				t.Fatalf("round %d: order depends on the input order", round)
+			}
+		}
+		if len(got) == 0 {
+			continue
+		}
+		// Drop one sender's transactions from a random nonce on.
+		victim, _ := got[r.IntN(len(got))].Sender()
+		cut := r.Uint64N(next[victim])
+		var kept []*types.Tx
+		for _, tx := range got {
+			if from, _ := tx.Sender(); from != victim || tx.Nonce() < cut {
+				kept = append(kept, tx)
+			}
+		}
+		sub, _ := execution.CanonicalOrder(kept, seed)
+		for i := range kept {
+			if sub[i] != kept[i] {
+				t.Fatalf("round %d: dropping a sender's tail reordered the rest", round)
+			}
+		}
 	}
 }
