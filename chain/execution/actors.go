@@ -295,6 +295,9 @@ func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []
 	if acc.CodeHash != nil {
 		return nil, nil, failf("ActorExists: an actor already lives at %s (same deployer, salt and code)", addr)
 	}
+	if err := x.storeRequires(addr, d.Requires); err != nil {
+		return nil, nil, err
+	}
 	if _, ok, err := x.o.Get(state.CodeKey(h)); err != nil {
 		return nil, nil, err
 	} else if !ok {

@@ -33,6 +33,9 @@ func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error)
 	if spec.Callback.Actor == ([20]byte{}) {
 		spec.Callback.Actor = h.actor
 	}
+	if err := h.gateJob(spec); err != nil { // spec 002 §15 syscall gate
+		return nil, err
+	}
 	snap, nEvents := x.o.Snapshot(), len(x.run.events)
 	nQueue, nRecords := len(x.queue), len(x.records)
 	id, err := x.submitJob(h.actor, spec)

@@ -158,6 +158,9 @@ func (h *actorHost) HostCall(req *pvm.HostRequest) (*pvm.HostResponse, error) {
 	if req.ReadOnly || h.x.readOnly {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
+	if err := h.gateTimers(req.Op); err != nil { // spec 002 §15 syscall gate
+		return nil, err
+	}
 	a, err := decodeTimerArgs(req.Args)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)

@@ -95,7 +95,7 @@ func timerEvents(rs []*types.Receipt, topic string) []execution.TimerEvent {
 
 func deployValue(c *chain, key *ecdsa.PrivateKey, code, salt string, value *big.Int, initArgs []byte) types.Address {
 	c.t.Helper()
-	rs := c.ok(c.txValue(key, nil, &types.Deploy{Code: types.Bytes(code), Salt: types.Bytes(salt), InitArgs: initArgs}, value))
+	rs := c.ok(c.txValue(key, nil, &types.Deploy{Code: types.Bytes(code), Salt: types.Bytes(salt), InitArgs: initArgs, Requires: testRequires}, value))
 	return *rs[0].Created
 }
 
@@ -252,7 +252,7 @@ func TestTimerBidsUnderSaturatedLane(t *testing.T) {
 		}
 		if run == 0 {
 			blocks = [][]*types.Tx{
-				{c.txValue(alice, nil, &types.Deploy{Code: types.Bytes(timerActor), Salt: types.Bytes("c")}, cby(10))},
+				{c.txValue(alice, nil, &types.Deploy{Code: types.Bytes(timerActor), Salt: types.Bytes("c"), Requires: testRequires}, cby(10))},
 				{c.tx(alice, nil, &types.Deploy{Code: types.Bytes(gbaActor), Salt: types.Bytes("hi"), InitArgs: cborArgs([]any{16})}, 0),
 					c.tx(alice, nil, &types.Deploy{Code: types.Bytes(gbaActor), Salt: types.Bytes("lo"), InitArgs: cborArgs([]any{1})}, 0)},
 			}

@@ -1,0 +1,142 @@
+package entitlement
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+)
+
+func manifest(t *testing.T, reqs ...string) Manifest {
+	t.Helper()
+	var m Manifest
+	for _, r := range reqs {
+		e, err := ParseRequirement(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = append(m, e)
+	}
+	m, err := m.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestManifestParseEncode(t *testing.T) {
+	m := manifest(t, "timers+inheritable", "http:API.example.com,*.coingecko.com,set:price_feeds", "jobs:llm,http")
+	var got []string
+	for _, r := range m {
+		got = append(got, r.String())
+	}
+	want := "jobs:http,llm http:*.coingecko.com,api.example.com,set:price_feeds timers+inheritable"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("normalized %q, want %q", strings.Join(got, " "), want)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeManifest(b)
+	if err != nil || len(back) != 3 || back[2].String() != "timers+inheritable" {
+		t.Fatalf("decode: %v %v", back, err)
+	}
+	for _, bad := range []string{"net", "timers:x", "jobs", "jobs:gpu", "http", "http:bad host", "http:*.", "http:set:"} {
+		if _, err := ParseRequirement(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if _, err := (Manifest{m[2], m[2]}).Encode(); err == nil || !strings.Contains(err.Error(), "declared twice") {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if _, err := (Manifest{}).Encode(); err == nil {
+		t.Fatal("empty manifest encoded")
+	}
+	var many []string
+	for i := 0; i <= MaxRequirementArg; i++ {
+		many = append(many, strings.Repeat("a", 200)+string(rune('a'+i%26))+strings.Repeat("b", i/26))
+	}
+	if _, err := ParseRequirement("http:" + strings.Join(many, ",")); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("too many params: %v", err)
+	}
+}
+
+func TestManifestJSON(t *testing.T) {
+	m, err := ParseManifestJSON([]byte(`{"requires":[{"entitlement":"http","params":["api.example.com"],"inheritable":true},{"entitlement":"jobs","params":["http"]}]}`))
+	if err != nil || len(m) != 2 || m[0].Name() != NameJobs || !m[1].Inheritable {
+		t.Fatalf("%v %v", m, err)
+	}
+	out, _ := json.Marshal(m)
+	if !strings.Contains(string(out), `"entitlement":"http","params":["api.example.com"],"inheritable":true,"action":"custom:http"`) {
+		t.Fatalf("json %s", out)
+	}
+	for _, bad := range []string{`{"requires":[]}`, `{"requires":[{"entitlement":"disk"}]}`, `{"requires":[{"entitlement":"timers","extra":1}]}`, `{"req":[]}`} {
+		if _, err := ParseManifestJSON([]byte(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+func TestManifestGates(t *testing.T) {
+	var none Manifest
+	if err := none.CheckTimers("set_timer"); err == nil || !strings.Contains(err.Error(), `set_timer: missing entitlement "timers"`) {
+		t.Fatalf("no manifest: %v", err)
+	}
+	if err := none.CheckJob("submit_job", job.JobTypeHTTP, nil); err == nil || !strings.Contains(err.Error(), `"jobs:http"`) {
+		t.Fatalf("no manifest job: %v", err)
+	}
+	m := manifest(t, "jobs:http,mcp", "http:*.example.com,set:price_feeds")
+	cases := []struct {
+		t       job.JobType
+		domains []string
+		missing string
+	}{
+		{job.JobTypeHTTP, []string{"api.example.com", "set:price_feeds"}, ""},
+		{job.JobTypeMCP, []string{"a.b.example.com"}, ""},
+		{job.JobTypeHTTP, []string{"example.com"}, "http:example.com"},
+		{job.JobTypeHTTP, []string{"api.example.com", "evil.org"}, "http:evil.org"},
+		{job.JobTypeLLM, nil, "jobs:llm"},
+	}
+	for _, c := range cases {
+		err := m.CheckJob("submit_job", c.t, c.domains)
+		if c.missing == "" && err != nil || c.missing != "" && (err == nil || err.(*MissingError).Entitlement != c.missing) {
+			t.Errorf("%s %v: %v, want missing %q", c.t, c.domains, err, c.missing)
+		}
+	}
+	if err := m.CheckTimers("set_interval"); err == nil {
+		t.Fatal("timers not declared but allowed")
+	}
+}
+
+func TestInherit(t *testing.T) {
+	parent := manifest(t, "timers+inheritable", "jobs:http,llm+inheritable", "http:*.example.com")
+	got, err := Inherit(parent, nil)
+	if err != nil || len(got) != 2 || got[0].String() != "jobs:http,llm+inheritable" || got[1].String() != "timers+inheritable" {
+		t.Fatalf("default inheritance %v %v", got, err)
+	}
+	got, err = Inherit(parent, manifest(t, "jobs:llm"))
+	if err != nil || len(got) != 1 || got[0].String() != "jobs:llm" {
+		t.Fatalf("narrowed %v %v", got, err)
+	}
+	if _, err := Inherit(parent, manifest(t, "http:api.example.com")); err == nil || !strings.Contains(err.Error(), "not inheritable") {
+		t.Fatalf("non-inheritable http passed on: %v", err)
+	}
+	if _, err := Inherit(parent, manifest(t, "jobs:mcp")); err == nil || !strings.Contains(err.Error(), "not covered") {
+		t.Fatalf("wider job types passed on: %v", err)
+	}
+	if got, err := Inherit(manifest(t, "timers"), nil); err != nil || got != nil {
+		t.Fatalf("nothing inheritable: %v %v", got, err)
+	}
+	web := manifest(t, "http:*.example.com+inheritable")
+	if got, err := Inherit(web, manifest(t, "http:api.example.com")); err != nil || got[0].String() != "http:api.example.com" {
+		t.Fatalf("narrower domain: %v %v", got, err)
+	}
+	if _, err := Inherit(web, manifest(t, "http:*.com")); err == nil {
+		t.Fatal("wider wildcard inherited")
+	}
+	if _, err := Inherit(nil, manifest(t, "timers")); err == nil {
+		t.Fatal("child of a manifest-less parent got timers")
+	}
+}
