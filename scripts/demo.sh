@@ -93,7 +93,7 @@ printf '%s score(3) -> ' "${WORLDS[1]}"; "$BIN/cowboy" actor query "${WORLDS[1]}
 
 step "Timers: a heartbeat every 2 blocks, bid for by a Gas Bidding Agent"
 G=$("$BIN/cowboy" actor deploy --from alice --code examples/timers/gba.py --salt gba-1 | awk '/Actor deployed/ {print $3}')
-HB=$("$BIN/cowboy" actor deploy --from alice --code examples/timers/heartbeat.py --salt hb-1 --value 1 --init-payload "{\"every\": 2, \"gba\": \"$G\"}" | awk '/Actor deployed/ {print $3}')
+HB=$("$BIN/cowboy" actor deploy --from alice --code examples/timers/heartbeat.py --manifest examples/timers/heartbeat.manifest.json --salt hb-1 --value 1 --init-payload "{\"every\": 2, \"gba\": \"$G\"}" | awk '/Actor deployed/ {print $3}')
 "$BIN/cowboy" actor call --from alice "$HB" start
 "$BIN/cowboy" timer list "$HB"
 sleep 3

@@ -63,7 +63,7 @@ done
 "$BIN/cowboy" runner list
 
 step "alice deploys the agent actor (examples/jobs/agent.py) with 1 CBY for escrows and asks for work"
-AG=$("$BIN/cowboy" actor deploy --from alice --code examples/jobs/agent.py --salt agent-1 --value 1 | awk '/Actor deployed/ {print $3}')
+AG=$("$BIN/cowboy" actor deploy --from alice --code examples/jobs/agent.py --manifest examples/jobs/agent.manifest.json --salt agent-1 --value 1 | awk '/Actor deployed/ {print $3}')
 echo "agent $AG"
 HTTP_IN="{\"url\": \"http://127.0.0.1:$PRICE_PORT/btc.json\", \"extract\": [{\"kind\": \"jsonpath\", \"query\": \"\$.price\", \"name\": \"price\"}]}"
 LLM_IN="{\"model\": \"$LLM_MODEL\", \"system\": \"Answer with JSON only.\", \"prompt\": \"What is the sentiment of: I love how fast this chain settles?\", \"temperature\": 0, \"seed\": 7}"

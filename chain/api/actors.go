@@ -79,6 +79,15 @@ func (s *Server) actor(c *gin.Context) {
 			return err
 		}
 		out.StorageBytes = meta.StorageBytes
+		req, err := execution.ReadActorRequires(v, a)
+		if err != nil {
+			return err
+		}
+		out.Requires = []apitypes.ActorRequirement{}
+		for _, r := range req {
+			out.Requires = append(out.Requires, apitypes.ActorRequirement{Entitlement: r.Name(), Params: r.Params,
+				Inheritable: r.Inheritable, Action: r.Action.String()})
+		}
 		return nil
 	})
 	if err != nil {

@@ -204,7 +204,19 @@ type Actor struct {
 	Balance      string                `json:"balance"`
 	Pins         map[string]types.Hash `json:"pins"` // import name → pinned library code hash
 	StorageBytes uint64                `json:"storage_bytes"`
-	Height       uint64                `json:"height"`
+	// Requires is the actor's deployment manifest (spec 002 §15): the
+	// entitlements its privileged host calls may use; empty = none.
+	Requires []ActorRequirement `json:"requires"`
+	Height   uint64             `json:"height"`
+}
+
+// ActorRequirement is one manifest entry: entitlement timers, jobs (params:
+// job types) or http (params: domains), and the §7.1 action it names.
+type ActorRequirement struct {
+	Entitlement string   `json:"entitlement"`
+	Params      []string `json:"params,omitempty"`
+	Inheritable bool     `json:"inheritable"`
+	Action      string   `json:"action"`
 }
 
 // StateEntry is one actor storage slot.

@@ -78,7 +78,7 @@ func readCode(path string) ([]byte, error) {
 
 func newActorCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "actor", Short: "Deploy, call, query and inspect Python actors"}
-	cmd.AddCommand(newActorDeployCmd(f), newActorCallCmd(f), newActorQueryCmd(f), newActorStateCmd(f), newActorCodeCmd(f), newActorPinsCmd(f))
+	cmd.AddCommand(newActorDeployCmd(f), newActorShowCmd(f), newActorCallCmd(f), newActorQueryCmd(f), newActorStateCmd(f), newActorCodeCmd(f), newActorPinsCmd(f))
 	return cmd
 }
 
@@ -86,9 +86,11 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 	var (
 		o                      sendOpts
 		code, salt, initH, ini string
+		requires               []string
+		manifest               string
 	)
 	cmd := &cobra.Command{
-		Use:   "deploy --code FILE --salt SALT [--init-handler H --init-payload JSON]",
+		Use:   "deploy --code FILE --salt SALT [--init-handler H --init-payload JSON] [--require ENTITLEMENT ... | --manifest FILE]",
 		Short: "Deploy an actor; prints the resolved library imports and the actor address",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -110,7 +112,11 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 					return err
 				}
 			}
-			r, printed, err := f.sendAndWait(cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args})
+			req, err := deployManifest(requires, manifest)
+			if err != nil {
+				return err
+			}
+			r, printed, err := f.sendAndWait(cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args, Requires: req})
 			if err != nil || printed {
 				return err
 			}
@@ -130,6 +136,7 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 			}
 			fmt.Fprintf(f.Out, "Actor deployed: %s\n", addr)
 			fmt.Fprintf(f.Out, "  code hash %s, tx %s, block %d, fee %s\n", act.CodeHash, r.Tx.Hash, *r.BlockHeight, amount(r.Receipt.FeePaid))
+			fmt.Fprintf(f.Out, "  requires %s\n", requiresText(act.Requires))
 			printEvents(f, r.Receipt.Events)
 			return nil
 		},
@@ -138,6 +145,8 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&salt, "salt", "", "salt for the actor address (any string)")
 	cmd.Flags().StringVar(&initH, "init-handler", "", "handler to run atomically with the deploy (default: only the constructor)")
 	cmd.Flags().StringVar(&ini, "init-payload", "", "JSON argument of the init handler (for __init__: an array or object of arguments)")
+	cmd.Flags().StringArrayVar(&requires, "require", nil, "entitlement the actor requires (repeatable): timers | jobs:TYPE[,TYPE] (llm, http, mcp, custom) | http:DOMAIN[,DOMAIN] (names, *.suffix, set:NAME); append +inheritable to pass it to child actors. Without any, the actor may not use timers or submit jobs")
+	cmd.Flags().StringVar(&manifest, "manifest", "", `deployment manifest JSON file: {"requires": [{"entitlement": "jobs", "params": ["http"]}, ...]}`)
 	o.add(cmd, true)
 	return cmd
 }

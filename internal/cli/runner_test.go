@@ -63,7 +63,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	oracle := deployed(t, h.must("actor", "deploy", "--code", writeFile(t, "oracle.py", string(src)), "--salt", "o", "--value", "1", "--from", "alice",
-		"--init-payload", `{"timeout_blocks": 5000}`))
+		"--manifest", "../../examples/jobs/oracle.manifest.json", "--init-payload", `{"timeout_blocks": 5000}`))
 	// Devnet blocks come every 20 ms here: heartbeat so that all three are
 	// within the 60-block health window.
 	for _, n := range names {

@@ -30,7 +30,7 @@ func TestTimerCommands(t *testing.T) {
 	}
 	gba := deployed(t, h.must("actor", "deploy", "--code", writeFile(t, "gba.py", string(gbaSrc)), "--salt", "g"))
 	hb := deployed(t, h.must("actor", "deploy", "--code", writeFile(t, "hb.py", string(hbSrc)), "--salt", "h",
-		"--value", "1", "--init-payload", `{"every": 2, "gba": "`+gba+`"}`))
+		"--manifest", "../../examples/timers/heartbeat.manifest.json", "--value", "1", "--init-payload", `{"every": 2, "gba": "`+gba+`"}`))
 	h.must("actor", "call", hb, "start")
 	out := h.must("timer", "list", hb)
 	if !strings.Contains(out, "beat at") || !strings.Contains(out, "once") {
