@@ -267,20 +267,22 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 	}
 }
 
-// push delivers the result to the aggregator's API.
+// push delivers the result to the aggregator's API. The endpoint is looked
+// up on every attempt: a restarted aggregator may have re-registered a new
+// one.
 func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
-	endpoint := ""
-	if r, err := d.client.Runner(ctx, rec.Aggregator); err == nil {
-		endpoint = r.Endpoint
-	}
-	if endpoint == "" {
-		d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
-		rec.State = StatePushed
-		return d.put(rec)
-	}
 	rev := rec.Reveal(d.self)
 	for attempt := 0; ; attempt++ {
-		err := pushResult(ctx, endpoint, rec.ID, &rev, d.o.PushTimeout)
+		r, err := d.client.Runner(ctx, rec.Aggregator)
+		if err != nil {
+			return err
+		}
+		endpoint := r.Endpoint
+		if endpoint == "" {
+			d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
+			break
+		}
+		err = pushResult(ctx, endpoint, rec.ID, &rev, d.o.PushTimeout)
 		if err == nil {
 			d.log.Info("pushed result to aggregator", "job", rec.ID, "aggregator", rec.Aggregator)
 			break

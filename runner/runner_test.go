@@ -303,22 +303,24 @@ func TestCommitteeOfThree(t *testing.T) {
 	resp.Body.Close()
 }
 
-// TestRestartAfterCommit stops a member right after its commitment is
-// stored and restarts it from its data dir: it never commits again, and
-// the job still verifies.
+
+// TestRestartAfterCommit stops the aggregator right after its commitment
+// is stored and restarts it from its data dir: it never executes or commits
+// again, and the job verifies with its result.
 func TestRestartAfterCommit(t *testing.T) {
 	n := newTestNet(t)
 	rs := []*testRunner{n.startRunner(t, `{"price": 5}`), n.startRunner(t, `{"price": 5}`), n.startRunner(t, `{"price": 5}`)}
 	id := n.submit(t, httpSpec(3))
 	j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 3 })
+	// The aggregator is the victim: after the restart it aggregates what it
+	// committed, or reveals it individually if its window has passed.
 	var victim *testRunner
 	for _, r := range rs {
-		if r.d.Address() != j.Aggregator {
+		if r.d.Address() == j.Aggregator {
 			victim = r
-			break
 		}
 	}
-	rec := waitState(t, victim, id, 20*time.Second, StateCommitting, StateCommitted, StatePushed)
+	rec := waitState(t, victim, id, 20*time.Second, StateCommitting, StateCommitted, StateRevealing)
 	victim.stop()
 	before := victim.exec.calls.Load()
 	victim.start(t, n)
