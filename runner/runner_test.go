@@ -303,7 +303,6 @@ func TestCommitteeOfThree(t *testing.T) {
 	resp.Body.Close()
 }
 
-
 // TestRestartAfterCommit stops the aggregator right after its commitment
 // is stored and restarts it from its data dir: it never executes or commits
 // again, and the job verifies with its result.
