@@ -488,4 +488,27 @@ func TestTestnetValidatorJoins(t *testing.T) {
 	if err != nil || b0.Hash != b4.Hash {
 		t.Fatalf("node4 block 5 %s, node0 %v %v", b4.Hash, b0, err)
 	}
+
+	// Restart all five in a later epoch: each resumes from its disk with
+	// the epoch's set and its recorded round floor.
+	for i := range 4 {
+		tn.procs[i].stop()
+	}
+	d.stop()
+	before := tn.maxHeight(0)
+	for i := range 4 {
+		tn.start(i)
+	}
+	d.done = make(chan error, 1)
+	d.cmd = exec.Command(d.cmd.Path, d.cmd.Args[1:]...)
+	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { d.done <- d.cmd.Wait() }()
+	tn.waitHeight(0, 20*time.Second, 0, 1, 2, 3)
+	before = max(before, tn.maxHeight(0, 1, 2, 3))
+	tn.waitHeight(before+20, 60*time.Second, 0, 1, 2, 3)
+	tn.checkSameChain(0, 1, 2, 3)
 }
