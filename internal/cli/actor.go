@@ -116,6 +116,9 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, h := range manifestHints(src, req) {
+				fmt.Fprintln(f.ErrOut, "warning: "+h)
+			}
 			r, printed, err := f.sendAndWait(cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args, Requires: req})
 			if err != nil || printed {
 				return err

@@ -108,3 +108,26 @@ func newActorShowCmd(f *Factory) *cobra.Command {
 	jsonFlag(cmd, &asJSON)
 	return cmd
 }
+
+// manifestHints warns, before a deploy, when the source visibly calls a
+// privileged host call its manifest does not declare: the deploy succeeds
+// but the call will raise HostError. It is a text heuristic, never a gate.
+func manifestHints(src []byte, raw types.Bytes) []string {
+	var m entitlement.Manifest
+	if len(raw) > 0 {
+		var err error
+		if m, err = entitlement.DecodeManifest(raw); err != nil {
+			return nil
+		}
+	}
+	code := string(src)
+	var out []string
+	if _, ok := m.Find(entitlement.NameTimers); !ok &&
+		(strings.Contains(code, "set_timer(") || strings.Contains(code, "set_interval(") || strings.Contains(code, "on_timeout=")) {
+		out = append(out, "the code schedules timers but the manifest lacks timers: add --require timers")
+	}
+	if _, ok := m.Find(entitlement.NameJobs); !ok && strings.Contains(code, "submit_job(") {
+		out = append(out, "the code submits off-chain jobs but the manifest lacks jobs: add --require jobs:TYPES (and http:DOMAINS for required_domains)")
+	}
+	return out
+}

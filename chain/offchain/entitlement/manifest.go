@@ -198,18 +198,21 @@ func (m Manifest) Normalize() (Manifest, error) {
 
 // Validate checks every entry, their order and uniqueness.
 func (m Manifest) Validate() error {
+	var prev []byte
 	for i, r := range m {
 		if err := r.Validate(); err != nil {
 			return fmt.Errorf("manifest: %w", err)
 		}
+		cur := actionBytes(r.Action)
 		if i > 0 {
-			switch c := bytes.Compare(actionBytes(m[i-1].Action), actionBytes(r.Action)); {
+			switch c := bytes.Compare(prev, cur); {
 			case c == 0:
 				return fmt.Errorf("manifest: %s declared twice", r.Name())
 			case c > 0:
 				return errors.New("manifest: entries must be in canonical order (by action encoding: jobs, http, timers)")
 			}
 		}
+		prev = cur
 	}
 	return nil
 }

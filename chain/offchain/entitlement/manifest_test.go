@@ -2,6 +2,7 @@ package entitlement
 
 import (
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -138,5 +139,71 @@ func TestInherit(t *testing.T) {
 	}
 	if _, err := Inherit(nil, manifest(t, "timers")); err == nil {
 		t.Fatal("child of a manifest-less parent got timers")
+	}
+}
+
+func benchManifest(b *testing.B, domains int) ([]byte, []string) {
+	var ds []string
+	for i := 0; i < domains; i++ {
+		ds = append(ds, "api"+string(rune('a'+i%26))+strings.Repeat("x", i/26)+".example.com")
+	}
+	m, err := Manifest{
+		{Action: JobsAction(), Params: []string{"http", "llm"}},
+		{Action: HTTPAction(), Params: ds},
+		{Action: TimersAction()},
+	}.Normalize()
+	if err != nil {
+		b.Fatal(err)
+	}
+	enc, err := m.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return enc, m[1].Params
+}
+
+func benchGate(b *testing.B, domains, required int) {
+	enc, ds := benchManifest(b, domains)
+	req := ds[len(ds)-required:] // the last entries: the longest scan
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := DecodeManifest(enc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := m.CheckJob("submit_job", job.JobTypeHTTP, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkManifestGate is the submit_job syscall gate as the chain runs it
+// (decode the stored manifest, check type and domains): a typical manifest
+// of 8 domains with a job requiring 2, and the worst case of 64 and 64.
+func BenchmarkManifestGate(b *testing.B) {
+	b.Run("8domains_2required", func(b *testing.B) { benchGate(b, 8, 2) })
+	b.Run("64domains_64required", func(b *testing.B) { benchGate(b, 64, 64) })
+}
+
+// BenchmarkJobSpecDecodeBaseline decodes a typical JobSpec, work submit_job
+// does anyway: the baseline for the gate's cost.
+func BenchmarkJobSpecDecodeBaseline(b *testing.B) {
+	s := &job.JobSpec{JobType: job.JobTypeHTTP, Input: []byte("https://api.example.com/price"), MaxPrice: big.NewInt(1e17), Tip: new(big.Int),
+		TimeoutBlocks: 20, Bounds: job.ResourceBounds{MaxWallTimeMs: 5000, MaxMemoryBytes: 1 << 20},
+		Verification:    job.VerificationConfig{Mode: job.ModeMajorityVote, Runners: 3, VoteField: "/price"},
+		ResultSchema:    job.ResultSchema{MaxReturnBytes: 1024, ExpectedExecutionMs: 1000, DataFormat: job.FormatJSON},
+		Callback:        job.CallbackInfo{Handler: "on_result"},
+		RequiredDomains: []string{"api.example.com"}}
+	enc, err := s.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := job.DecodeJobSpec(enc); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
