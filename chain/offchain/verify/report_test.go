@@ -78,3 +78,27 @@ func TestCheckRevealWithReport(t *testing.T) {
 		t.Fatalf("round trip %+v %v", back, err)
 	}
 }
+
+// A fault report carries no result: even mode None, which accepts any
+// result within size, must not accept (and so pay) it as one.
+func TestFaultReportIsNeverAResult(t *testing.T) {
+	for _, mode := range []job.VerificationMode{job.ModeNone, job.ModeEconomicBond, job.ModeMajorityVote} {
+		spec := specFor(mode, 1)
+		rep := Report{Usage: job.Usage{WallTimeMs: 10}, Fault: FaultExternalFault, ProgressBps: 5000}
+		sig := SignReport(rs[0].key, spec.JobID, rs[0].addr, nil, nil, &rep)
+		r := Reveal{Runner: rs[0].addr, Signature: sig, Report: &rep}
+		in := Input{
+			Spec:        spec,
+			Commitments: []job.Commitment{{Runner: rs[0].addr, Hash: Commitment(nil, sig)}},
+			Keys:        map[types.Address]ed25519.PublicKey{rs[0].addr: rs[0].key.Public().(ed25519.PublicKey)},
+			Reveals:     []Reveal{r},
+		}
+		out, err := Verify(in)
+		if err != nil {
+			t.Fatalf("%v: %v", mode, err)
+		}
+		if out.Accepted || len(out.Invalid) != 1 {
+			t.Fatalf("%v: fault report accepted=%v invalid=%v", mode, out.Accepted, out.Invalid)
+		}
+	}
+}

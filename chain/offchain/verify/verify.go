@@ -174,6 +174,11 @@ func contentError(spec *job.JobSpec, resultSchema *jsonschema.Schema, r *Reveal)
 	if mode != job.ModeSemanticSimilarity && len(r.Embedding) != 0 {
 		return "unexpected embedding"
 	}
+	// A fault report says the runner produced no result; in every mode,
+	// None included, it must never be accepted (and paid) as one.
+	if r.Report != nil && r.Report.Fault != FaultNone {
+		return fmt.Sprintf("fault report %d, not a result", r.Report.Fault)
+	}
 	if mode == job.ModeNone {
 		return ""
 	}
