@@ -15,7 +15,7 @@ echo "HTTP price feed       http://127.0.0.1:$PRICE_PORT/btc.json (python3 -m ht
 if [ -n "${COWBOY_LLM_BASE_URL:-}" ]; then
   LLM_URL=$COWBOY_LLM_BASE_URL
   LLM_MODEL=${COWBOY_LLM_MODEL:-gpt-4o-mini}
-  echo "LLM endpoint          $LLM_URL (model $LLM_MODEL, key from COWBOY_LLM_API_KEY)"
+  echo "LLM endpoint          $LLM_URL (model $LLM_MODEL${COWBOY_LLM_API_KEY:+, key from COWBOY_LLM_API_KEY})"
 else
   LLM_PORT=$(free_port)
   "$BIN/cowboy-runner" llm-standin --listen "127.0.0.1:$LLM_PORT" >"$WORK/standin.log" 2>&1 &
@@ -34,7 +34,7 @@ cat > "$WORK/executors.toml" <<EOF
 [[executors.llm.models]]
 name = "$LLM_MODEL"
 base_url = "$LLM_URL"
-api_key_env = "${COWBOY_LLM_BASE_URL:+COWBOY_LLM_API_KEY}"
+api_key_env = "${COWBOY_LLM_API_KEY:+COWBOY_LLM_API_KEY}"
 
 [[executors.mcp.servers]]
 name = "everything"
