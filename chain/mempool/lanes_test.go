@@ -12,7 +12,7 @@ import (
 
 // laneTx builds a signed transaction: a transfer (user lane) or, with
 // runner set, a runner heartbeat (runner lane).
-func laneTx(t *testing.T, key *ecdsa.PrivateKey, nonce, cycles, maxFee, tip uint64, runner bool) (*types.Tx, types.Instruction) {
+func laneTx(t testing.TB, key *ecdsa.PrivateKey, nonce, cycles, maxFee, tip uint64, runner bool) (*types.Tx, types.Instruction) {
 	t.Helper()
 	to := types.Address{0xee, 1}
 	var in types.Instruction
