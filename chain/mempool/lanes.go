@@ -109,6 +109,8 @@ type laneRun struct {
 	next int
 }
 
+// laneItem is a heap entry: a pending transaction, its effective fee and,
+// in SelectLanes, its sender's run.
 type laneItem struct {
 	e   *entry
 	fee *big.Int

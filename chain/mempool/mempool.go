@@ -280,7 +280,8 @@ func (p *Pool) sortedAccounts() []types.Address {
 func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basefees, max int) ([]*types.Tx, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h := &feeHeap{bf: bf}
+	h := &laneHeap{}
+	item := func(e *entry) *laneItem { return &laneItem{e: e, fee: fees.EffectiveFee(e.tx, e.in, bf)} }
 	next := map[types.Address]uint64{}
 	for _, from := range p.sortedAccounts() {
 		n, err := nonceOf(from)
@@ -289,48 +290,20 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 		}
 		// A sender whose next transaction cannot pay the basefee waits.
 		if e, ok := p.accounts[from][n]; ok && fees.Includable(e.tx, bf) == nil {
-			h.push(e)
+			h.items = append(h.items, item(e))
 			next[from] = n + 1
 		}
 	}
 	heap.Init(h)
 	var out []*types.Tx
 	for h.Len() > 0 && len(out) < max {
-		e := heap.Pop(h).(*heapItem).e
+		e := heap.Pop(h).(*laneItem).e
 		out = append(out, e.tx)
 		n := next[e.from]
 		if ne, ok := p.accounts[e.from][n]; ok && fees.Includable(ne.tx, bf) == nil {
-			heap.Push(h, &heapItem{e: ne, fee: fees.EffectiveFee(ne.tx, ne.in, bf)})
+			heap.Push(h, item(ne))
 			next[e.from] = n + 1
 		}
 	}
 	return out, nil
-}
-
-type heapItem struct {
-	e   *entry
-	fee *big.Int
-}
-
-type feeHeap struct {
-	bf    fees.Basefees
-	items []*heapItem
-}
-
-func (h *feeHeap) push(e *entry) {
-	h.items = append(h.items, &heapItem{e: e, fee: fees.EffectiveFee(e.tx, e.in, h.bf)})
-}
-func (h *feeHeap) Len() int { return len(h.items) }
-func (h *feeHeap) Less(i, j int) bool {
-	if c := h.items[i].fee.Cmp(h.items[j].fee); c != 0 {
-		return c > 0
-	}
-	return lessHash(h.items[i].e.tx.Hash(), h.items[j].e.tx.Hash())
-}
-func (h *feeHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *feeHeap) Push(x any)    { h.items = append(h.items, x.(*heapItem)) }
-func (h *feeHeap) Pop() any {
-	it := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return it
 }
