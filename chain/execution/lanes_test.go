@@ -555,3 +555,47 @@ func TestCanonicalOrderProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestOrderedModeRunsSeedOrder: a payload whose order consensus fixed
+// (execute-on-finality) still runs in the canonical seed order, so any
+// permutation of the same payload gives the same block; what does not fit
+// is skipped, not an error.
+func TestOrderedModeRunsSeedOrder(t *testing.T) {
+	ks := fundedKeys(5)
+	faucet, _ := crypto.GenerateKey()
+	a := newChainFrom(t, faucet, ks...)
+	b := newChainFrom(t, faucet, ks...)
+	b.nonce = a.nonce
+	to := types.Address{0xbe, 0xef}
+	var txs []*types.Tx
+	for _, k := range ks {
+		txs = append(txs, a.txLimits(k, &to, nil, 5_000_000, 1)) // 25M: one does not fit
+	}
+	rev := slices.Clone(txs)
+	slices.Reverse(rev)
+	ra, err := a.apply(txs, execution.Ordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.apply(rev, execution.Ordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ra.Included) != 4 || len(ra.Deferred) != 1 || len(rb.Included) != 4 {
+		t.Fatalf("included %d / %d, deferred %d", len(ra.Included), len(rb.Included), len(ra.Deferred))
+	}
+	want, _ := execution.CanonicalOrder(ra.Included, a.head().Hash())
+	for i := range want {
+		if ra.Included[i] != want[i] {
+			t.Fatal("ordered payload not run in seed order")
+		}
+	}
+	// Different payload orders defer different transactions (the payload
+	// order is the fitting priority); with room for all, they agree.
+	ra, _ = a.apply(txs[:4], execution.Ordered)
+	rb, _ = b.apply(rev[1:], execution.Ordered)
+	ha, hb := a.commit(ra), b.commit(rb)
+	if ha.StateRoot != hb.StateRoot || ha.ReceiptsRoot != hb.ReceiptsRoot {
+		t.Fatal("two orders of one payload gave different blocks")
+	}
+}
