@@ -47,3 +47,27 @@ func TestDeployManifestEncoding(t *testing.T) {
 		t.Fatal("7-element deploy accepted")
 	}
 }
+
+// FuzzDeployRoundTrip: a Deploy payload (either form) that decodes
+// re-encodes to exactly the same bytes.
+func FuzzDeployRoundTrip(f *testing.F) {
+	f.Add(codec.MustMarshal([]any{uint64(KindDeploy), []byte("x"), []byte("s"), "", []byte{}}))
+	f.Add(codec.MustMarshal([]any{uint64(KindDeploy), []byte("x"), []byte("s"), "init", []byte{0x80}, []byte{0x81, 0x01}}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := DecodeInstruction(data)
+		if err != nil {
+			return
+		}
+		d, ok := in.(*Deploy)
+		if !ok {
+			return
+		}
+		out, err := EncodeInstruction(d)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		if !bytes.Equal(out, data) {
+			t.Fatalf("round trip changed bytes: %x -> %x", data, out)
+		}
+	})
+}

@@ -225,7 +225,15 @@ func (m Manifest) Encode() ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := codec.Marshal([]Requirement(m))
+	// Parameters are always an array (never null): one encoding per manifest.
+	arr := make([]Requirement, len(m))
+	for i, r := range m {
+		arr[i] = Requirement{Action: r.Action, Params: r.Params, Inheritable: r.Inheritable}
+		if arr[i].Params == nil {
+			arr[i].Params = []string{}
+		}
+	}
+	b, err := codec.Marshal(arr)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
@@ -247,6 +255,11 @@ func DecodeManifest(b []byte) (Manifest, error) {
 	}
 	if len(m) == 0 {
 		return nil, errors.New("manifest: empty (omit it instead)")
+	}
+	for _, r := range m {
+		if r.Params == nil {
+			return nil, fmt.Errorf("manifest: %s: params must be an array, not null", r.Action)
+		}
 	}
 	if err := Manifest(m).Validate(); err != nil {
 		return nil, err

@@ -207,3 +207,54 @@ func BenchmarkJobSpecDecodeBaseline(b *testing.B) {
 		}
 	}
 }
+
+// FuzzManifestRoundTrip: stored manifests decode only from canonical bytes
+// and never panic.
+func FuzzManifestRoundTrip(f *testing.F) {
+	for _, reqs := range [][]string{{"timers"}, {"jobs:http,llm", "http:*.example.com,set:feeds+inheritable", "timers"}} {
+		var m Manifest
+		for _, r := range reqs {
+			e, _ := ParseRequirement(r)
+			m = append(m, e)
+		}
+		m, _ = m.Normalize()
+		b, _ := m.Encode()
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := DecodeManifest(data)
+		if err != nil {
+			return
+		}
+		out, err := m.Encode()
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		if string(out) != string(data) {
+			t.Fatalf("round trip changed bytes: %x -> %x", data, out)
+		}
+	})
+}
+
+func TestManifestParamsNeverNull(t *testing.T) {
+	b, err := Manifest{{Action: TimersAction()}}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeManifest(b); err != nil {
+		t.Fatalf("nil params did not encode as an array: %x %v", b, err)
+	}
+	null := append(append([]byte{0x81, 0x83}, codecAction(t, TimersAction())...), 0xf6, 0xf4)
+	if _, err := DecodeManifest(null); err == nil || !strings.Contains(err.Error(), "not null") {
+		t.Fatalf("null params accepted: %v", err)
+	}
+}
+
+func codecAction(t *testing.T, a Action) []byte {
+	t.Helper()
+	b, err := a.MarshalCBOR()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
