@@ -1,6 +1,8 @@
 package execution_test
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -221,6 +223,56 @@ func TestActorManifestDeterminism(t *testing.T) {
 	for j := range roots[0] {
 		if roots[0][j] != roots[1][j] {
 			t.Fatalf("block %d: roots differ %s vs %s", j, roots[0][j], roots[1][j])
+		}
+	}
+}
+
+// TestExampleManifests: every example that uses jobs or timers ships a
+// manifest that covers what it does, and fails, naming the entitlement,
+// when deployed without it.
+func TestExampleManifests(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, _ := newJobChain(t, 3, alice)
+	cases := []struct {
+		code, manifest, handler string
+		args                    []any
+		missing                 string
+	}{
+		{"jobs/oracle.py", "jobs/oracle.manifest.json", "request", []any{"https://api.example.com/btc", "api.example.com"}, "jobs:http"},
+		{"jobs/agent.py", "jobs/agent.manifest.json", "ask_http", []any{`{"url": "https://api.example.com/btc"}`, "/price", "api.example.com"}, "jobs:http"},
+		{"jobs/continuation.py", "jobs/continuation.manifest.json", "watch", []any{"btc", "https://api.example.com/btc", 40}, "jobs:http"},
+		{"timers/heartbeat.py", "timers/heartbeat.manifest.json", "start", nil, "timers"},
+	}
+	for i, tc := range cases {
+		src, err := os.ReadFile("../../examples/" + tc.code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile("../../examples/" + tc.manifest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := entitlement.ParseManifestJSON(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.manifest, err)
+		}
+		enc, err := m.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, withManifest := range []bool{true, false} {
+			d := &types.Deploy{Code: types.Bytes(src), Salt: types.Bytes(fmt.Sprint(i, withManifest))}
+			if withManifest {
+				d.Requires = enc
+			}
+			a := *c.ok(c.txValue(alice, nil, d, genesis.CBY(5)))[0].Created
+			r := c.block(c.tx(alice, &a, &types.Call{Handler: tc.handler, Args: cborArgs(tc.args)}, 0))[0]
+			if withManifest && r.Status != types.ReceiptSuccess {
+				t.Fatalf("%s with %s: %s", tc.code, tc.manifest, r.Error)
+			}
+			if !withManifest && (r.Status == types.ReceiptSuccess || !strings.Contains(r.Error, fmt.Sprintf("missing entitlement %q", tc.missing))) {
+				t.Fatalf("%s without a manifest: %d %q", tc.code, r.Status, r.Error)
+			}
 		}
 	}
 }
