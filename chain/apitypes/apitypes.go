@@ -61,7 +61,9 @@ type Consensus struct {
 	Index      int           `json:"index"`
 	Validators int           `json:"validators"`
 	Round      uint64        `json:"round"`
-	Peers      int           `json:"peers"` // validators heard from in the last 5 s
+	Peers      int           `json:"peers"`     // validators heard from in the last 5 s
+	Epoch      uint64        `json:"epoch"`     // the validator set's epoch
+	EpochEnd   uint64        `json:"epoch_end"` // its last height; the set may change after it
 }
 
 // Account is GET /v1/accounts/{address}.

@@ -51,6 +51,8 @@ type ConsensusStatus struct {
 	CommittedHeight uint64 // highest certified block (may still be abandoned)
 	FinalizedHeight uint64 // highest final block (executed heights follow it)
 	Peers           int    // validators heard from in the last 5 s
+	Epoch           uint64 // the epoch whose validator set the core runs
+	EpochEnd        uint64 // its last height
 }
 
 // Consensus reports the consensus status; ok is false on a --dev node.
@@ -516,6 +518,7 @@ func (v *validator) publish() {
 	v.n.setConsensus(ConsensusStatus{
 		Validator: v.addr, Index: v.self, Validators: v.set.Len(), Round: st.Round,
 		CommittedHeight: max(st.CommittedHeight, st.FinalizedHeight), FinalizedHeight: st.FinalizedHeight, Peers: peers,
+		Epoch: v.ep.Number, EpochEnd: v.epochEnd,
 	})
 }
 

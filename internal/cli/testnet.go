@@ -256,6 +256,7 @@ type TestnetNodeStatus struct {
 	FinalizedHeight uint64 `json:"finalized_height"`
 	CommittedHeight uint64 `json:"committed_height"`
 	Round           uint64 `json:"round"`
+	Epoch           uint64 `json:"epoch"`
 	Peers           int    `json:"peers"`
 	Error           string `json:"error,omitempty"`
 }
@@ -285,7 +286,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 				} else {
 					r.Height, r.FinalizedHeight, r.CommittedHeight = st.Height, st.FinalizedHeight, st.CommittedHeight
 					if st.Consensus != nil {
-						r.Round, r.Peers = st.Consensus.Round, st.Consensus.Peers
+						r.Round, r.Peers, r.Epoch = st.Consensus.Round, st.Consensus.Peers, st.Consensus.Epoch
 					}
 				}
 				rows = append(rows, r)
@@ -294,7 +295,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 				return printJSON(f.Out, rows)
 			}
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tHEIGHT\tFINALIZED\tCOMMITTED\tROUND\tPEERS\tAPI")
+			fmt.Fprintln(tw, "NAME\tSTATE\tHEIGHT\tFINALIZED\tCOMMITTED\tROUND\tEPOCH\tPEERS\tAPI")
 			for _, r := range rows {
 				state := "stopped"
 				if r.Running {
@@ -303,7 +304,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 						state = "no answer"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Name, state, r.Height, r.FinalizedHeight, r.CommittedHeight, r.Round, r.Peers, r.API)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Name, state, r.Height, r.FinalizedHeight, r.CommittedHeight, r.Round, r.Epoch, r.Peers, r.API)
 			}
 			return tw.Flush()
 		},
