@@ -22,6 +22,7 @@ const (
 	tableHeight byte = 0x07 // height_be8 → pending count targeting height (be8)
 	tableMeta   byte = 0x08 // (no suffix) → meta (CBOR)
 	tableUsage  byte = 0x09 // (no suffix) → cycles used by the last block (be8)
+	tableFloor  byte = 0x0A // (no suffix) → lower bound of the due set's targets (be8)
 )
 
 // ownedMarker is the value of an owner-index entry. Index values are never
@@ -69,6 +70,7 @@ func ownerKey(owner types.Address) []byte { return key(tableOwner, owner[:]) }
 func heightKey(h uint64) []byte           { return key(tableHeight, be8(h)) }
 func metaKey() []byte                     { return key(tableMeta) }
 func usageKey() []byte                    { return key(tableUsage) }
+func floorKey() []byte                    { return key(tableFloor) }
 
 // idFromKeyTail returns the trailing 32-byte id of an index key.
 func idFromKeyTail(k []byte) (types.Hash, bool) {

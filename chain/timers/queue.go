@@ -497,16 +497,9 @@ func (q *Queue) DueLimit(kv KV, height uint64, limit int) ([]Timer, error) {
 		}
 	}
 	saveMeta(kv, &m)
-	var keys [][]byte
-	err = kv.Scan(key(tableDue), func(k, _ []byte) error {
-		if limit > 0 && len(keys) == limit {
-			return errStop
-		}
-		keys = append(keys, append([]byte(nil), k...))
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
-		return nil, fmt.Errorf("timers: scan due set: %w", err)
+	keys, err := q.dueKeys(kv, &m, height, limit)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Timer, 0, len(keys))
 	for _, k := range keys {
@@ -524,6 +517,58 @@ func (q *Queue) DueLimit(kv KV, height uint64, limit int) ([]Timer, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// dueSpan is how many target heights one due-set scan covers: the due
+// set is read in aligned blocks of 256 heights (one byte of the be8
+// target), oldest first.
+const dueSpan = 256
+
+// dueKeys returns the due set's index keys in (target, id) order, at most
+// limit of them (0: all). A scan through a state.Overlay reads the whole
+// range under its prefix whatever the callback does, so the due set is
+// not scanned in one go: it is read block by block from the floor (a lower
+// bound of its targets, 0A 0A) until limit keys are found. Blocks found
+// empty at the floor raise it for good — entries only ever join the due set
+// at the cursor — so under a long backlog a block reads the oldest
+// ~limit entries, not the whole backlog.
+func (q *Queue) dueKeys(kv KV, m *meta, height uint64, limit int) ([][]byte, error) {
+	floor, err := getU64(kv, floorKey())
+	if err != nil {
+		return nil, err
+	}
+	newFloor := floor
+	var keys [][]byte
+	if m.Due > 0 {
+		empty := true
+		for b := floor / dueSpan; b <= height/dueSpan && (limit == 0 || len(keys) < limit); b++ {
+			n0 := len(keys)
+			err := kv.Scan(key(tableDue, be8(b*dueSpan)[:7]), func(k, _ []byte) error {
+				if limit > 0 && len(keys) == limit {
+					return errStop
+				}
+				keys = append(keys, append([]byte(nil), k...))
+				return nil
+			})
+			if err != nil && !errors.Is(err, errStop) {
+				return nil, fmt.Errorf("timers: scan due set: %w", err)
+			}
+			if empty && len(keys) == n0 {
+				newFloor = (b + 1) * dueSpan
+			} else {
+				empty = false
+			}
+		}
+	}
+	// Entries join at the cursor, so the floor never passes the block of
+	// the height the queue stands at.
+	if m.Due == 0 || newFloor > height/dueSpan*dueSpan {
+		newFloor = height / dueSpan * dueSpan
+	}
+	if newFloor > floor {
+		setU64(kv, floorKey(), newFloor)
+	}
+	return keys, nil
 }
 
 // errStop ends a Scan early; it never leaves the package.
