@@ -543,7 +543,7 @@ func (q *Queue) dueKeys(kv KV, m *meta, height uint64, limit int) ([][]byte, err
 		empty := true
 		for b := floor / dueSpan; b <= height/dueSpan && (limit == 0 || len(keys) < limit); b++ {
 			n0 := len(keys)
-			err := kv.Scan(key(tableDue, be8(b*dueSpan)[:7]), func(k, _ []byte) error {
+			err := kv.Scan(key(tableDue, be8(b * dueSpan)[:7]), func(k, _ []byte) error {
 				if limit > 0 && len(keys) == limit {
 					return errStop
 				}
