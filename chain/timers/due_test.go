@@ -69,3 +69,45 @@ func TestDueLimitReadsOnlyTheOldest(t *testing.T) {
 		t.Fatalf("due set %d (%v), first %d", len(all), err, all[0].Target)
 	}
 }
+
+// TestAdvanceHasNoEpochBurst: with timers at every height through tier 3,
+// advancing one height costs the same at scheduler-epoch boundaries as
+// anywhere else (one height promoted per tier boundary per block; an
+// earlier version moved two 128-height buckets at every boundary).
+func TestAdvanceHasNoEpochBurst(t *testing.T) {
+	q := mustQueue(t, DefaultParams())
+	mem := newMemKV()
+	const perHeight, last = 2, RingSlots + EpochBuckets*EpochLength + 600
+	i := 0
+	for h := uint64(2); h <= last; h++ {
+		for k := 0; k < perHeight; k++ {
+			if _, _, err := q.Schedule(mem, Timer{Owner: addr(i / 900), Handler: "h", Target: h, CreatedAt: 1}); err != nil {
+				t.Fatal(err)
+			}
+			i++
+		}
+	}
+	var ops []uint64 // from the second height on: the first advances two
+	for h := uint64(2); h < 3+3*EpochLength; h++ {
+		c := &countingKV{KV: mem}
+		due, err := q.DueLimit(c, h, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tm := range due {
+			if _, err := q.MarkFired(mem, tm.ID, h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if h > 2 {
+			ops = append(ops, c.ops+c.scanned)
+		}
+	}
+	lo, hi := ops[0], ops[0]
+	for _, o := range ops {
+		lo, hi = min(lo, o), max(hi, o)
+	}
+	if hi > lo+4 {
+		t.Fatalf("per-height work ranges %d..%d store operations (epoch-boundary burst?): %v", lo, hi, ops)
+	}
+}
