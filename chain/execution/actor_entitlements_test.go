@@ -239,6 +239,8 @@ func TestExampleManifests(t *testing.T) {
 		missing                 string
 	}{
 		{"jobs/oracle.py", "jobs/oracle.manifest.json", "request", []any{"https://api.example.com/btc", "api.example.com"}, "jobs:http"},
+		// Without a domain the oracle declares the URL's host.
+		{"jobs/oracle.py", "jobs/oracle.manifest.json", "request", []any{"https://API.example.com:443/btc?x=1"}, "jobs:http"},
 		{"jobs/agent.py", "jobs/agent.manifest.json", "ask_http", []any{`{"url": "https://api.example.com/btc"}`, "/price", "api.example.com"}, "jobs:http"},
 		{"jobs/continuation.py", "jobs/continuation.manifest.json", "watch", []any{"btc", "https://api.example.com/btc", 40}, "jobs:http"},
 		{"timers/heartbeat.py", "timers/heartbeat.manifest.json", "start", nil, "timers"},

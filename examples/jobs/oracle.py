@@ -12,6 +12,14 @@ from cowboy_sdk import actor, runtime
 RESULT_VERIFIER = bytes(19) + b"\x03"
 
 
+def _host(url):
+    rest = url.split("://", 1)[-1]
+    host = rest.split("/", 1)[0].split("?", 1)[0].split("@")[-1]
+    if host.startswith("["):
+        return host[1:host.index("]")]
+    return host.split(":")[0].lower()
+
+
 @actor
 class PriceOracle:
     def __init__(self, max_price=10**17, tip=0, runners=3, timeout_blocks=20):
@@ -21,6 +29,10 @@ class PriceOracle:
         self.storage["latest"] = None
 
     def request(self, url, domain=None):
+        # Runners fetch only domains the job declares (and this actor's
+        # manifest allows), so a job always names the URL's host.
+        if domain is None:
+            domain = _host(url)
         max_price, tip, runners, timeout = self.storage["cfg"]
         spec = {
             "job_type": 2,  # Http
@@ -38,8 +50,7 @@ class PriceOracle:
             "expected_execution_ms": 1000,
             "max_memory_bytes": 64 * 1024 * 1024,
         }
-        if domain is not None:
-            spec["required_domains"] = [domain]
+        spec["required_domains"] = [domain]
         job_id = runtime.submit_job(spec)
         pending = self.storage["pending"]
         pending.append(job_id)
