@@ -68,7 +68,10 @@ func LaneOf(tx *types.Tx, in types.Instruction) Lane {
 	case k == types.KindRunnerRegister, k == types.KindRunnerHeartbeat, k == types.KindRunnerDeregister,
 		k == types.KindRunnerStake, k == types.KindRunnerUnstake, k == types.KindRunnerSetCommission,
 		k == types.KindCommitResult, k == types.KindSubmitResult, k == types.KindRevealResult,
-		k == types.KindChallengeResult:
+		k == types.KindChallengeResult,
+		// A runner's attestations keep it eligible for tee_required jobs
+		// and prove its per-job results: runner protocol traffic.
+		k == types.KindTEEAttest, k == types.KindTEEAttestResult:
 		return LaneRunner
 	}
 	return LaneUser
