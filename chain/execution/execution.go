@@ -325,6 +325,9 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, err
 	}
+	// runnerCycles is what the runner lane's transactions used; job
+	// callbacks share the lane's reservation with them.
+	var runnerCycles uint64
 	for i, lt := range lts {
 		tx, in := lt.tx, lt.in
 		if err := e.CheckState(o, tx); err != nil {
@@ -350,6 +353,9 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 		}
 		res.Included = append(res.Included, tx)
 		res.Receipts = append(res.Receipts, rcpt)
+		if lt.lane == fees.LaneRunner {
+			runnerCycles += rcpt.CyclesUsed
+		}
 		res.CyclesUsed += rcpt.CyclesUsed
 		res.CellsUsed += rcpt.CellsUsed
 	}
@@ -361,7 +367,7 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	}
 	// The job lane (offchain_lane.go): deferred job callbacks, then the
 	// end-of-block sweep (timeouts, re-selection, refunds, settlement).
-	jobs, err := e.advanceJobs(tx0)
+	jobs, err := e.advanceJobs(tx0, runnerCycles)
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}

@@ -174,12 +174,14 @@ func PendingCallbacks(r interface {
 var errStopScan = errors.New("stop scan")
 
 // advanceJobs runs the job lane of the block (see JobLane).
-func (e *Executor) advanceJobs(x0 *txExec) (*JobLane, error) {
+func (e *Executor) advanceJobs(x0 *txExec, runnerTxCycles uint64) (*JobLane, error) {
 	lane := &JobLane{}
 	if x0.env.Height == 0 {
 		return lane, nil
 	}
-	if err := e.deliverCallbacks(x0, lane); err != nil {
+	budget := e.CallbackBudget()
+	budget -= min(budget, runnerTxCycles)
+	if err := e.deliverCallbacks(x0, lane, budget); err != nil {
 		return nil, fmt.Errorf("job callbacks: %w", err)
 	}
 	if err := e.sweepJobs(x0, lane); err != nil {
@@ -190,7 +192,9 @@ func (e *Executor) advanceJobs(x0 *txExec) (*JobLane, error) {
 
 // CallbackBudget is the cycles job callbacks may use per block:
 // OffchainParams.CallbackBlockCycles, or by default the runner lane's
-// reserved cycles.
+// reserved cycles. The block's runner-lane transactions use it first, so a
+// block never spends the runner lane's share twice; what they leave goes to
+// callbacks, and undelivered callbacks wait for the next block.
 func (e *Executor) CallbackBudget() uint64 {
 	if b := e.cfg.Offchain.CallbackBlockCycles; b > 0 {
 		return b
@@ -199,9 +203,8 @@ func (e *Executor) CallbackBudget() uint64 {
 }
 
 // deliverCallbacks runs the callbacks queued before this block.
-func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane) error {
+func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, budget uint64) error {
 	p := &e.cfg.Offchain
-	budget := e.CallbackBudget()
 	height := x0.env.Height
 	var due []PendingCallback
 	pre := callbackPrefix()

@@ -203,3 +203,26 @@ func TestContinuationInPublicClass(t *testing.T) {
 		t.Fatal("non-public handler callable")
 	}
 }
+
+// TestCallbacksShareRunnerLane: job callbacks get what the block's runner
+// lane transactions leave of the lane's reservation, so a block never spends
+// the runner lane's share twice.
+func TestCallbacksShareRunnerLane(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	c, rs := newJobChainWith(t, 1, func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 1_000_000 }, alice)
+	o := deployValue(c, alice, oracleActor, "a", genesis.CBY(50), nil)
+	// A job above every runner's max job value fails at submission; its
+	// callback is due in the next block.
+	c.ok(c.tx(alice, &o, &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
+	delivered := func() int { return len(c.query(o, "get", []any{"results"}).([]any)) }
+	reg := types.RunnerRegistryAddress
+	got := c.ok(c.tx(rs[0].key, &reg, &types.RunnerHeartbeat{}, 0))
+	if len(got) != 1 || delivered() != 0 {
+		t.Fatalf("runner heartbeat block: %d receipts, %d callbacks delivered; the heartbeat's runner-lane cycles should leave too little for the callback", len(got), delivered())
+	}
+	got = c.ok()
+	if len(got) != 1 || !hasEvent(got[0], types.ResultVerifierAddress, "JobCallback") || delivered() != 1 {
+		t.Fatalf("next block: %d receipts, %d callbacks delivered", len(got), delivered())
+	}
+	auditSupply(t, c)
+}
