@@ -270,7 +270,7 @@ type Relay struct {
 	Stake         string        `json:"stake"`
 	RegisteredAt  uint64        `json:"registered_at"`
 	LastHeartbeat uint64        `json:"last_heartbeat"`
-	Status        string        `json:"status"` // active | unbonding | exited
+	Status        string        `json:"status"`  // active | unbonding | exited
 	Healthy       bool          `json:"healthy"` // heartbeating and not flagged by a failed challenge
 	Height        uint64        `json:"height"`
 	// Challenges is the relay's availability-challenge record.
