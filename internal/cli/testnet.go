@@ -136,6 +136,7 @@ func newTestnetUpCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			var started []node.TestnetNode
+			exits := map[string]chan struct{}{}
 			for _, n := range t.Nodes {
 				if len(only) > 0 && !contains(only, n.Name) {
 					continue
@@ -164,7 +165,11 @@ func newTestnetUpCmd(f *Factory) *cobra.Command {
 					return err
 				}
 				pid := c.Process.Pid
-				_ = c.Process.Release()
+				// Waiting on our own child tells an exit apart from a slow
+				// start without re-reading /proc (which raced with exec).
+				exited := make(chan struct{})
+				go func() { _ = c.Wait(); close(exited) }()
+				exits[n.Name] = exited
 				started = append(started, n)
 				fmt.Fprintf(f.Out, "%s started (pid %d), API http://%s, log %s\n", n.Name, pid, n.RPC, logPath(n.Home))
 			}
@@ -176,10 +181,9 @@ func newTestnetUpCmd(f *Factory) *cobra.Command {
 					if _, err := c.Status(ctx); err == nil {
 						break
 					}
-					if runningPid(n.Home) == 0 {
-						return fmt.Errorf("%s exited; see %s", n.Name, logPath(n.Home))
-					}
 					select {
+					case <-exits[n.Name]:
+						return fmt.Errorf("%s exited; see %s", n.Name, logPath(n.Home))
 					case <-ctx.Done():
 						return fmt.Errorf("%s did not answer on http://%s within %v; see %s", n.Name, n.RPC, wait, logPath(n.Home))
 					case <-time.After(200 * time.Millisecond):
