@@ -302,6 +302,11 @@ func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 					reveals = append(reveals, p)
 				}
 			}
+			if spec.Verification.Mode == job.ModeDeterministic {
+				if reveals, err = d.withResultEvidence(ctx, rec.ID, reveals); err != nil {
+					return err
+				}
+			}
 			all := len(reveals) == len(cj.Commitments)
 			late := cj.Height+2 >= cj.Deadline
 			if all || late {
@@ -331,6 +336,26 @@ func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 			return err
 		}
 	}
+}
+
+// withResultEvidence keeps the reveals whose runner has per-job TEE
+// evidence for that result on chain: the Result Verifier refuses a
+// Deterministic submission counting any other. Members send the evidence
+// and wait for it before they push, so normally every push qualifies; one
+// that does not yet is left out until it does (or the window closes).
+func (d *Daemon) withResultEvidence(ctx context.Context, id types.Hash, reveals []verify.Reveal) ([]verify.Reveal, error) {
+	ras, err := d.client.ResultAttestations(ctx, id)
+	if err != nil && !errors.Is(err, sdk.ErrNotFound) {
+		return nil, fmt.Errorf("result attestations of job %s: %w", id, err)
+	}
+	out := reveals[:0:0]
+	for _, r := range reveals {
+		h := types.Keccak256(r.Result)
+		if slices.ContainsFunc(ras, func(ra apitypes.ResultAttestation) bool { return ra.Runner == r.Runner && ra.ResultHash == h }) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // submission runs the job's verification mode over the reveals with

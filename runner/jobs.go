@@ -61,6 +61,9 @@ func (d *Daemon) step(ctx context.Context, rec *JobRecord) error {
 	case StateCommitting:
 		return d.awaitCommit(ctx, rec)
 	case StateCommitted:
+		if d.needsResultEvidence(rec) {
+			return d.attestResult(ctx, rec)
+		}
 		if rec.Aggregator == d.self {
 			return d.aggregate(ctx, rec)
 		}
@@ -69,6 +72,8 @@ func (d *Daemon) step(ctx context.Context, rec *JobRecord) error {
 		return d.watch(ctx, rec)
 	case StateRevealing:
 		return d.awaitReveal(ctx, rec)
+	case StateAttesting:
+		return d.awaitResultAttestation(ctx, rec)
 	}
 	return fmt.Errorf("unknown state %q", rec.State)
 }
@@ -229,9 +234,6 @@ func (d *Daemon) committed(ctx context.Context, rec *JobRecord, onChain types.Ha
 		return d.finish(rec, StateFailed, "failed", "the chain holds a different commitment from this runner: refusing to reveal")
 	}
 	rec.State, rec.Tx = StateCommitted, nil
-	if spec, err := rec.DecodedSpec(); err == nil && spec.TEERequired {
-		d.attestResult(ctx, rec)
-	}
 	d.m.commitSeconds.WithLabelValues(rec.Type).Observe(time.Since(rec.StartedAt).Seconds())
 	d.log.Info("committed", "job", rec.ID, "commitment", rec.Commitment)
 	return d.put(rec)

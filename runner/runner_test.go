@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -436,11 +437,10 @@ func TestConfigRoundTrip(t *testing.T) {
 	_ = fmt.Sprint
 }
 
-// TestSimulatedTEEAttestation: a runner with the simulation attester
-// registers with TEE support and is attested by the TEE Verifier, and a
-// tee_required job gets per-result evidence.
-func TestSimulatedTEEAttestation(t *testing.T) {
-	n := newTestNet(t)
+// startTEERunner starts a daemon with the simulation attester (its own
+// platform key) and waits until it is registered and attested.
+func startTEERunner(t *testing.T, n *testNet, out string) *Daemon {
+	t.Helper()
 	key, _ := crypto.GenerateKey()
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
 	_, platform, _ := ed25519.GenerateKey(rand.Reader)
@@ -449,7 +449,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := n.options(t, key, ed, t.TempDir(), &fixedExecutor{out: []byte(`{"price": 1}`)})
+	o := n.options(t, key, ed, t.TempDir(), &fixedExecutor{out: []byte(out)})
 	o.Attester = sim
 	d, err := New(o)
 	if err != nil {
@@ -474,6 +474,22 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if err != nil || !r.TEE {
 		t.Fatalf("runner record: %+v %v", r, err)
 	}
+	return d
+}
+
+// TestSimulatedTEEAttestation: runners with the simulation attester
+// register with TEE support and are attested by the TEE Verifier; a
+// tee_required job gets per-result evidence, and a Deterministic job —
+// whose results the Result Verifier counts only with that evidence on
+// chain — completes end to end: each runner records its evidence before
+// its result leaves it, and the aggregator's submission is accepted.
+func TestSimulatedTEEAttestation(t *testing.T) {
+	n := newTestNet(t)
+	const out = `{"price": 1}`
+	d1 := startTEERunner(t, n, out)
+	d2 := startTEERunner(t, n, out)
+	ctx := context.Background()
+
 	spec := httpSpec(1)
 	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
 	spec.TEERequired = true
@@ -481,9 +497,33 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if j := n.waitJob(t, id, 30*time.Second, finished); j.Status != "finalized" {
 		t.Fatalf("tee job: %+v", j)
 	}
-	ras, err := n.client.ResultAttestations(context.Background(), id)
+	ras, err := n.client.ResultAttestations(ctx, id)
 	if err != nil || len(ras) != 1 {
 		t.Fatalf("result attestations: %+v %v", ras, err)
+	}
+
+	spec = httpSpec(2)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeDeterministic, Runners: 2}
+	spec.TEERequired = true
+	id = n.submit(t, spec)
+	j := n.waitJob(t, id, 60*time.Second, finished)
+	if j.Status != "finalized" || len(j.Agreed) != 2 || string(j.Result) != out {
+		t.Fatalf("deterministic tee job: %+v", j)
+	}
+	ras, err = n.client.ResultAttestations(ctx, id)
+	if err != nil || len(ras) != 2 {
+		t.Fatalf("result attestations: %+v %v", ras, err)
+	}
+	for _, ra := range ras {
+		if ra.ResultHash != types.Keccak256([]byte(out)) || !slices.Contains(j.Agreed, ra.Runner) {
+			t.Fatalf("result attestation %+v of job agreed by %v", ra, j.Agreed)
+		}
+	}
+	for _, d := range []*Daemon{d1, d2} {
+		rec, err := d.store.Job(id)
+		if err != nil || rec.State != StateDone || rec.Outcome != "finalized" || !rec.ResultAttested {
+			t.Fatalf("runner %s record: %+v %v", d.Address(), rec, err)
+		}
 	}
 }
 

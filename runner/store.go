@@ -29,6 +29,7 @@ const (
 	StateExecuted   JobState = "executed"   // result, signature and commitment stored
 	StateCommitting JobState = "committing" // signed commit tx stored, then sent
 	StateCommitted  JobState = "committed"  // commitment seen on chain
+	StateAttesting  JobState = "attesting"  // signed tee_attest_result tx stored, then sent (tee_required jobs)
 	StatePushed     JobState = "pushed"     // result delivered to the aggregator
 	StateRevealing  JobState = "revealing"  // signed reveal / submission tx stored, then sent
 	StateRevealed   JobState = "revealed"   // reveal / submission seen on chain
@@ -68,7 +69,10 @@ type JobRecord struct {
 	// re-sends the identical transaction instead of building a second one.
 	Tx     types.Bytes `json:"tx,omitempty"`
 	TxHash types.Hash  `json:"tx_hash"`
-	TxKind string      `json:"tx_kind,omitempty"` // commit, submit, reveal
+	TxKind string      `json:"tx_kind,omitempty"` // commit, attest_result, submit, reveal
+	// ResultAttested: our per-job TEE evidence (tee_attest_result) landed,
+	// or was refused in a mode that does not need it; never sent twice.
+	ResultAttested bool `json:"result_attested,omitempty"`
 	// SelfRevealed: our individual reveal landed (or was refused because
 	// the job had moved on); never sent twice.
 	SelfRevealed bool `json:"self_revealed,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/attest"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
@@ -57,20 +58,75 @@ func (d *Daemon) ensureAttested(ctx context.Context, margin uint64) error {
 	return nil
 }
 
-// attestResult records per-job evidence that this runner's enclave produced
-// the committed result (tee_required jobs). Best effort: the commitment
-// stands either way, and the verifier decides what missing evidence costs.
-func (d *Daemon) attestResult(ctx context.Context, rec *JobRecord) {
-	if d.o.Attester == nil {
-		return
+// needsResultEvidence reports whether the job still needs this runner's
+// per-job TEE evidence on chain before its result leaves the runner: a
+// tee_required job, on a runner with an attester, not yet attested.
+func (d *Daemon) needsResultEvidence(rec *JobRecord) bool {
+	if d.o.Attester == nil || rec.ResultAttested {
+		return false
 	}
-	d.txMu.Lock()
-	_, err := d.client.SubmitResultAttestation(ctx, d.o.Key, d.o.Attester, rec.ID, types.Keccak256(rec.Result), sdk.TxOptions{})
-	d.txMu.Unlock()
+	spec, err := rec.DecodedSpec()
+	return err == nil && spec.TEERequired
+}
+
+// attestResult stores and sends tee_attest_result: evidence from the
+// enclave binding (this runner, job, Keccak256(result)). It goes before the
+// push to the aggregator and before any reveal, because the Result
+// Verifier counts a Deterministic job's result only from runners whose
+// evidence is on chain when the result is verified (docs/TEE.md §3). The
+// transaction is persisted like the commitment, so a restart waits for the
+// same one instead of attesting twice.
+func (d *Daemon) attestResult(ctx context.Context, rec *JobRecord) error {
+	h := types.Keccak256(rec.Result)
+	e, err := d.o.Attester.Attest(ctx, attest.ReportDataForResult(d.self, rec.ID, h))
 	if err != nil {
 		d.m.txs.WithLabelValues("attest_result", "failed").Inc()
-		d.log.Warn("result attestation failed", "job", rec.ID, "err", err)
-		return
+		return fmt.Errorf("result evidence: %w", err)
 	}
-	d.m.txs.WithLabelValues("attest_result", "sent").Inc()
+	b, err := e.Encode()
+	if err != nil {
+		return fmt.Errorf("result evidence: %w", err)
+	}
+	return d.sendPersisted(ctx, rec, "attest_result", StateAttesting, types.TEEVerifierAddress,
+		&types.TEEAttestResult{JobID: rec.ID, ResultHash: h, Evidence: b})
+}
+
+// awaitResultAttestation waits for the stored tee_attest_result to land,
+// then returns the job to committed (push or aggregate). Refused evidence
+// ends a Deterministic job for this runner: its result cannot count, and
+// pushing it would only get the aggregator's submission refused. Other
+// modes do not need the evidence and carry on.
+func (d *Daemon) awaitResultAttestation(ctx context.Context, rec *JobRecord) error {
+	for {
+		st, why, err := d.persistedTx(ctx, rec, "attest_result")
+		if err != nil {
+			return err
+		}
+		switch st {
+		case txSuccess:
+			rec.State, rec.Tx, rec.ResultAttested = StateCommitted, nil, true
+			d.log.Info("result evidence recorded", "job", rec.ID)
+			return d.put(rec)
+		case txFailed:
+			spec, serr := rec.DecodedSpec()
+			if serr == nil && spec.Verification.Mode == job.ModeDeterministic {
+				return d.finish(rec, StateFailed, "failed", "per-job TEE evidence refused: "+why)
+			}
+			d.log.Warn("result evidence refused; continuing (not required by the job's mode)", "job", rec.ID, "err", why)
+			rec.State, rec.Tx, rec.ResultAttested, rec.Error = StateCommitted, nil, true, "attest_result: "+why
+			return d.put(rec)
+		case txUnknown:
+			rec.State, rec.Tx = StateCommitted, nil // rebuild
+			return d.put(rec)
+		}
+		cj, ours, err := d.chainJob(ctx, rec)
+		if err == nil && (!ours || (cj.Status != chainAssigned && cj.Status != chainCommitted && cj.Status != chainRevealed)) {
+			// The result phase is over: what remains is the outcome.
+			rec.State, rec.Tx, rec.ResultAttested = StatePushed, nil, true
+			return d.put(rec)
+		}
+		if err := d.waitBlock(ctx); err != nil {
+			return err
+		}
+	}
 }

@@ -1017,6 +1017,9 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 	case err != nil:
 		return failf("InvalidSubmission: %v", err)
 	}
+	if err := x.requireResultEvidence(j, sub.Reveals, out.Agreed); err != nil {
+		return failf("InvalidSubmission: %v", err)
+	}
 	x.o.Set(JobResultKey(in.JobID), codec.MustMarshal(&JobResult{Accepted: true, Result: out.Result, ResultHash: out.ResultHash,
 		Representative: out.Representative, Submitter: from, Reveals: sub.Reveals, Height: x.env.Height}))
 	if err := x.step(j, job.Verified{At: x.env.Height, Submitter: from, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented}); err != nil {
@@ -1153,10 +1156,40 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 	if err := verify.CheckReveal(in.JobID, r, j.Commitments[i].Hash, keys[from]); err != nil {
 		return failf("InvalidReveal: %v", err)
 	}
+	if err := x.requireResultEvidence(j, []verify.Reveal{*r}, []types.Address{from}); err != nil {
+		return failf("InvalidReveal: %v", err)
+	}
 	x.o.Set(jobRevealKey(in.JobID, from), bytes.Clone(in.Reveal))
 	x.emit(types.ResultVerifierAddress, "JobRevealed", map[string]any{"job_id": in.JobID, "runner": from})
 	if err := x.step(j, job.Revealed{At: x.env.Height, Runner: from}); err != nil {
 		return err
+	}
+	return nil
+}
+
+// requireResultEvidence demands, for a Deterministic job, that each runner
+// in counted has per-job TEE evidence recorded (tee_attest_result, in this
+// or an earlier transaction) binding the job, that runner and the Keccak256
+// of the result it revealed in reveals. Other modes need none. Deterministic
+// jobs are tee_required (job spec validation), so every committer attested
+// at selection and can produce the evidence before it reveals.
+func (x *txExec) requireResultEvidence(j *job.Job, reveals []verify.Reveal, counted []types.Address) error {
+	if j.Spec.Verification.Mode != job.ModeDeterministic {
+		return nil
+	}
+	for _, a := range counted {
+		i := slices.IndexFunc(reveals, func(r verify.Reveal) bool { return r.Runner == a })
+		if i < 0 {
+			return fmt.Errorf("no reveal from %s", a)
+		}
+		h := types.Keccak256(reveals[i].Result)
+		ok, err := ResultAttested(x.o, j.Spec.JobID, a, h)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s has no TEE evidence (tee_attest_result) for result %s of Deterministic job %s", a, h, j.Spec.JobID)
+		}
 	}
 	return nil
 }
