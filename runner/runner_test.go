@@ -88,6 +88,7 @@ type testRunner struct {
 	ed     ed25519.PrivateKey
 	dir    string
 	exec   *fixedExecutor
+	att    attest.Attester // nil: no TEE backend
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -123,7 +124,9 @@ func (n *testNet) startRunner(t *testing.T, out string) *testRunner {
 
 func (r *testRunner) start(t *testing.T, n *testNet) {
 	t.Helper()
-	d, err := New(n.options(t, r.key, r.ed, r.dir, r.exec))
+	o := n.options(t, r.key, r.ed, r.dir, r.exec)
+	o.Attester = r.att
+	d, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,8 +441,8 @@ func TestConfigRoundTrip(t *testing.T) {
 }
 
 // startTEERunner starts a daemon with the simulation attester (its own
-// platform key) and waits until it is registered and attested.
-func startTEERunner(t *testing.T, n *testNet, out string) *Daemon {
+// platform key) and checks it is registered and attested.
+func startTEERunner(t *testing.T, n *testNet, out string) *testRunner {
 	t.Helper()
 	key, _ := crypto.GenerateKey()
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
@@ -449,32 +452,17 @@ func startTEERunner(t *testing.T, n *testNet, out string) *Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := n.options(t, key, ed, t.TempDir(), &fixedExecutor{out: []byte(out)})
-	o.Attester = sim
-	d, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-d.Ready():
-	case err := <-done:
-		t.Fatalf("runner stopped: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("not ready")
-	}
-	a, err := n.client.Attestation(context.Background(), d.Address())
+	r := &testRunner{key: key, ed: ed, dir: t.TempDir(), exec: &fixedExecutor{out: []byte(out)}, att: sim}
+	r.start(t, n)
+	a, err := n.client.Attestation(context.Background(), r.d.Address())
 	if err != nil || !a.Valid || a.Backend != "SIMULATION" {
 		t.Fatalf("attestation: %+v %v", a, err)
 	}
-	r, err := n.client.Runner(context.Background(), d.Address())
-	if err != nil || !r.TEE {
-		t.Fatalf("runner record: %+v %v", r, err)
+	rr, err := n.client.Runner(context.Background(), r.d.Address())
+	if err != nil || !rr.TEE {
+		t.Fatalf("runner record: %+v %v", rr, err)
 	}
-	return d
+	return r
 }
 
 // TestSimulatedTEEAttestation: runners with the simulation attester
@@ -486,8 +474,7 @@ func startTEERunner(t *testing.T, n *testNet, out string) *Daemon {
 func TestSimulatedTEEAttestation(t *testing.T) {
 	n := newTestNet(t)
 	const out = `{"price": 1}`
-	d1 := startTEERunner(t, n, out)
-	d2 := startTEERunner(t, n, out)
+	rs := []*testRunner{startTEERunner(t, n, out), startTEERunner(t, n, out)}
 	ctx := context.Background()
 
 	spec := httpSpec(1)
@@ -506,6 +493,12 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	spec.Verification = job.VerificationConfig{Mode: job.ModeDeterministic, Runners: 2}
 	spec.TEERequired = true
 	id = n.submit(t, spec)
+	// One runner restarts while its evidence is on the way (or just
+	// landed): the stored tee_attest_result is awaited again, not rebuilt,
+	// and the result still leaves only after the evidence.
+	waitState(t, rs[1], id, 30*time.Second, StateAttesting, StateCommitted, StatePushed, StateRevealing)
+	rs[1].stop()
+	rs[1].start(t, n)
 	j := n.waitJob(t, id, 60*time.Second, finished)
 	if j.Status != "finalized" || len(j.Agreed) != 2 || string(j.Result) != out {
 		t.Fatalf("deterministic tee job: %+v", j)
@@ -519,10 +512,9 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 			t.Fatalf("result attestation %+v of job agreed by %v", ra, j.Agreed)
 		}
 	}
-	for _, d := range []*Daemon{d1, d2} {
-		rec, err := d.store.Job(id)
-		if err != nil || rec.State != StateDone || rec.Outcome != "finalized" || !rec.ResultAttested {
-			t.Fatalf("runner %s record: %+v %v", d.Address(), rec, err)
+	for _, r := range rs {
+		if got := waitState(t, r, id, 10*time.Second, StateDone); got.Outcome != "finalized" || !got.ResultAttested {
+			t.Fatalf("runner %s record: outcome %q, result attested %v", r.d.Address(), got.Outcome, got.ResultAttested)
 		}
 	}
 }
