@@ -104,9 +104,12 @@ type Result struct {
 	// callbacks, then the job sweep's receipt. JobCallbackCycles/Cells are
 	// the callbacks' usage, for the runner lane (offchain_lane.go); like
 	// the timer lane they are not part of CyclesUsed/CellsUsed.
+	// JobCallbackClaim is the cycles the callbacks claimed from the runner
+	// lane before the transactions (their usage never exceeds it).
 	JobReceipts       int
 	JobCallbackCycles uint64
 	JobCallbackCells  uint64
+	JobCallbackClaim  uint64
 }
 
 // Executor applies blocks. It is stateless apart from its configuration.
@@ -135,6 +138,9 @@ func New(cfg Config) (*Executor, error) {
 		cfg.Lanes = fees.DefaultLanes()
 	}
 	if err := cfg.Lanes.Validate(); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if err := checkCallbackBudget(cfg); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	q, err := timers.New(cfg.Timers)
@@ -288,8 +294,9 @@ func SetBasefees(o *state.Overlay, b fees.Basefees) {
 	o.Set(basefeesKey, codec.MustMarshal(&basefeeRecord{Cycle: b.Cycle, Cell: b.Cell}))
 }
 
-// Apply executes a block on top of r. The timer lane is planned first
-// (planTimers); the transactions then run in the block's lanes (lanes.go).
+// Apply executes a block on top of r. The timer lane and the job
+// callbacks are planned first (planTimers, planCallbacks) and their claims
+// set aside; the transactions then run in the block's lanes (lanes.go).
 // In Build mode txs are candidates in priority order: invalid ones are
 // left out (Rejected), those that do not fit are deferred, and the rest
 // run in canonical seed order (Included). In Verify mode txs are the
@@ -312,22 +319,28 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, fmt.Errorf("execution: plan timers at %d: %w", env.Height, err)
 	}
-	var claim uint64
+	var claims blockClaims
 	if plan != nil {
-		claim = plan.claim
+		claims.timers = plan.claim
 	}
+	// The job callbacks due in this block claim their cycles from the
+	// runner lane the same way (offchain_lane.go), so they run inside the
+	// block's cycle cap.
+	cbPlan, err := e.planCallbacks(o, env.Height)
+	if err != nil {
+		return nil, fmt.Errorf("execution: plan job callbacks at %d: %w", env.Height, err)
+	}
+	claims.callbacks = cbPlan.claim
+	res.JobCallbackClaim = cbPlan.claim
 	var lts []laneTx
 	if mode == Verify {
-		lts, err = e.verifyLanes(txs, bf, claim, env.Seed)
+		lts, err = e.verifyLanes(txs, bf, claims, env.Seed)
 	} else {
-		lts, err = e.buildLanes(txs, bf, claim, env.Seed, res)
+		lts, err = e.buildLanes(txs, bf, claims, env.Seed, res)
 	}
 	if err != nil {
 		return nil, err
 	}
-	// runnerCycles is what the runner lane's transactions used; job
-	// callbacks share the lane's reservation with them.
-	var runnerCycles uint64
 	for i, lt := range lts {
 		tx, in := lt.tx, lt.in
 		if err := e.CheckState(o, tx); err != nil {
@@ -353,9 +366,6 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 		}
 		res.Included = append(res.Included, tx)
 		res.Receipts = append(res.Receipts, rcpt)
-		if lt.lane == fees.LaneRunner {
-			runnerCycles += rcpt.CyclesUsed
-		}
 		res.CyclesUsed += rcpt.CyclesUsed
 		res.CellsUsed += rcpt.CellsUsed
 	}
@@ -367,7 +377,7 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	}
 	// The job lane (offchain_lane.go): deferred job callbacks, then the
 	// end-of-block sweep (timeouts, re-selection, refunds, settlement).
-	jobs, err := e.advanceJobs(tx0, runnerCycles)
+	jobs, err := e.advanceJobs(tx0, cbPlan)
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}

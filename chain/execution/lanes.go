@@ -135,14 +135,16 @@ func (e *Executor) checkStateless(tx *types.Tx, bf fees.Basefees) (laneTx, error
 
 // buildLanes is the proposer's side of the lane rules: it drops what fails
 // the stateless checks (res.Rejected), fits the rest into the lanes in the
-// order given — the mempool's priority order — with the timer lane's
-// claim charged first (what does not fit goes to res.Deferred, and so do a
-// sender's transactions after one that was not taken), and returns the
+// order given — the mempool's priority order — with the block's claims
+// charged first: the timer lane's, and the job callbacks' (charged to the
+// runner lane, whose transactions get what is left of its reservation).
+// What does not fit goes to res.Deferred, and so do a sender's
+// transactions after one that was not taken. It returns the
 // selection in canonical seed order. Blocks whose transaction list
 // consensus finalized before execution (Ordered) go through here too: the
 // list's order then only sets the fitting priority, and every node derives
 // the same execution order from the seed.
-func (e *Executor) buildLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uint64, seed types.Hash, res *Result) ([]laneTx, error) {
+func (e *Executor) buildLanes(txs []*types.Tx, bf fees.Basefees, cl blockClaims, seed types.Hash, res *Result) ([]laneTx, error) {
 	// cands keeps every candidate in the given order; a zero laneTx marks
 	// one that failed the stateless checks (it stops its sender there).
 	cands := make([]laneTx, len(txs))
@@ -157,7 +159,8 @@ func (e *Executor) buildLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uint
 		cands[i] = lt
 	}
 	meter := e.LaneCaps().Meter()
-	meter.Add(fees.LaneTimer, timerClaim)
+	meter.Add(fees.LaneTimer, cl.timers)
+	meter.Add(fees.LaneRunner, cl.callbacks)
 	var cells uint64
 	taken := make([]bool, len(cands))
 	fits := func(lt laneTx, reserved bool) bool {
@@ -221,11 +224,21 @@ func (e *Executor) buildLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uint
 	return out, nil
 }
 
+// blockClaims are the cycles a block sets aside before its transactions,
+// computed by every node from the state at the start of the block: the
+// timer lane's (planTimers) and the job callbacks' (planCallbacks, taken
+// out of the runner lane's reservation).
+type blockClaims struct {
+	timers, callbacks uint64
+}
+
+func (c blockClaims) total() uint64 { return c.timers + c.callbacks }
+
 // verifyLanes is the validator's side: every transaction passes the
 // stateless checks, the block's transactions reserve (by limits) at most
-// the block's cycles minus the timer lane's claim and at most its cells,
-// and they are in canonical seed order.
-func (e *Executor) verifyLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uint64, seed types.Hash) ([]laneTx, error) {
+// the block's cycles minus the timer and callback claims and at most its
+// cells, and they are in canonical seed order.
+func (e *Executor) verifyLanes(txs []*types.Tx, bf fees.Basefees, cl blockClaims, seed types.Hash) ([]laneTx, error) {
 	out := make([]laneTx, 0, len(txs))
 	var used [fees.NumLanes]uint64
 	var cycles, cells uint64
@@ -240,9 +253,9 @@ func (e *Executor) verifyLanes(txs []*types.Tx, bf fees.Basefees, timerClaim uin
 		out = append(out, lt)
 	}
 	caps := e.LaneCaps()
-	if cycles > caps.Total-min(timerClaim, caps.Total) {
-		return nil, fmt.Errorf("execution: %w: transactions reserve %d cycles (system %d, runner %d, user %d) and the timer lane claims %d; the block holds %d",
-			ErrLaneBudget, cycles, used[fees.LaneSystem], used[fees.LaneRunner], used[fees.LaneUser], timerClaim, caps.Total)
+	if cycles > caps.Total-min(cl.total(), caps.Total) {
+		return nil, fmt.Errorf("execution: %w: transactions reserve %d cycles (system %d, runner %d, user %d), the timer lane claims %d and job callbacks %d; the block holds %d",
+			ErrLaneBudget, cycles, used[fees.LaneSystem], used[fees.LaneRunner], used[fees.LaneUser], cl.timers, cl.callbacks, caps.Total)
 	}
 	if cells > e.cfg.Fees.MaxBlockCells {
 		return nil, fmt.Errorf("execution: %w: transactions reserve %d cells; the block holds %d", ErrLaneBudget, cells, e.cfg.Fees.MaxBlockCells)

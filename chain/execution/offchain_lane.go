@@ -17,8 +17,8 @@ import (
 //
 //  1. delivers the job callbacks queued before h — each a message from the
 //     Result Verifier (0x…03) to callback.actor.handler(res), with its own
-//     receipt (JobCallbackReceiptHash), oldest first, while the cycles used
-//     stay within CallbackBlockCycles (the rest wait for the next block);
+//     receipt (JobCallbackReceiptHash), oldest first, as many as the
+//     block's callback claim holds (planCallbacks; the rest wait);
 //  2. runs the end-of-block sweep (timeouts, re-selection, refunds,
 //     finalisation and settlement of the jobs due at h) and records its
 //     events in one receipt (JobSweepReceiptHash) if it emitted any.
@@ -27,8 +27,9 @@ import (
 // it is queued in state and delivered in a later block, so the actor
 // re-reads its state in a fresh message, as the continuation model asks.
 // Each callback is bounded by CallbackCycles / CallbackCells, which the
-// submitting transaction prepaid; their use is reported in
-// JobLane.CallbackCycles for the runner lane's accounting.
+// submitting transaction prepaid; the block's callbacks are claimed from the
+// runner lane before its transactions (CallbackBudget) and their use is
+// reported in JobLane.CallbackCycles.
 
 // JobLane is what the job lane of one block did.
 type JobLane struct {
@@ -173,15 +174,55 @@ func PendingCallbacks(r interface {
 
 var errStopScan = errors.New("stop scan")
 
-// advanceJobs runs the job lane of the block (see JobLane).
-func (e *Executor) advanceJobs(x0 *txExec, runnerTxCycles uint64) (*JobLane, error) {
+// callbackPlan is the job lane's claim on a block, fixed before its
+// transactions like the timer lane's (planTimers): the callbacks the block
+// delivers and the cycles they may use.
+type callbackPlan struct {
+	due   []PendingCallback // oldest first
+	claim uint64            // len(due) × CallbackCycles
+}
+
+// planCallbacks picks the callbacks the block at height delivers: those
+// queued before height, oldest first, as many as CallbackBudget() holds at
+// CallbackCycles each (the rest wait, in order, for later blocks). It reads
+// only the state at the start of the block, so every node computes the same
+// plan; the block's own transactions queue callbacks at height, which are
+// never due in it. The claim is charged to the runner lane before the
+// transactions (buildLanes, verifyLanes), so callbacks run inside the
+// block's cycle cap.
+func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan, error) {
+	plan := &callbackPlan{}
+	if height == 0 {
+		return plan, nil
+	}
+	per := e.cfg.Offchain.CallbackCycles
+	n := e.CallbackBudget() / per
+	pre := callbackPrefix()
+	if err := o.Scan(pre, func(k, v []byte) error {
+		if uint64(len(plan.due)) >= n || len(k) < len(pre)+8 || bytesToU64(k[len(pre):len(pre)+8]) >= height {
+			return errStopScan
+		}
+		var pc PendingCallback
+		if err := codec.Unmarshal(v, &pc); err != nil {
+			return fmt.Errorf("decode callback: %w", err)
+		}
+		plan.due = append(plan.due, pc)
+		return nil
+	}); err != nil && !errors.Is(err, errStopScan) {
+		return nil, fmt.Errorf("job callbacks: %w", err)
+	}
+	plan.claim = uint64(len(plan.due)) * per
+	return plan, nil
+}
+
+// advanceJobs runs the job lane of the block (see JobLane): the planned
+// callbacks, then the sweep.
+func (e *Executor) advanceJobs(x0 *txExec, plan *callbackPlan) (*JobLane, error) {
 	lane := &JobLane{}
 	if x0.env.Height == 0 {
 		return lane, nil
 	}
-	budget := e.CallbackBudget()
-	budget -= min(budget, runnerTxCycles)
-	if err := e.deliverCallbacks(x0, lane, budget); err != nil {
+	if err := e.deliverCallbacks(x0, lane, plan.due); err != nil {
 		return nil, fmt.Errorf("job callbacks: %w", err)
 	}
 	if err := e.sweepJobs(x0, lane); err != nil {
@@ -190,41 +231,42 @@ func (e *Executor) advanceJobs(x0 *txExec, runnerTxCycles uint64) (*JobLane, err
 	return lane, nil
 }
 
-// CallbackBudget is the cycles job callbacks may use per block:
-// OffchainParams.CallbackBlockCycles, or by default the runner lane's
-// reserved cycles. The block's runner-lane transactions use it first, so a
-// block never spends the runner lane's share twice; what they leave goes to
-// callbacks, and undelivered callbacks wait for the next block.
-func (e *Executor) CallbackBudget() uint64 {
-	if b := e.cfg.Offchain.CallbackBlockCycles; b > 0 {
+// CallbackBudget is the most cycles job callbacks may claim in one block:
+// OffchainParams.CallbackBlockCycles, or by default half the runner lane's
+// reserved cycles. The claim is taken out of the runner lane's reservation
+// before the block's runner-lane transactions, which get what is left of it
+// (and compete for the rest of the block beyond that); with the default,
+// runner transactions keep at least half the reservation however many
+// callbacks are waiting, so results and reveals land on time under a
+// callback backlog.
+func (e *Executor) CallbackBudget() uint64 { return callbackBudget(e.cfg) }
+
+func callbackBudget(cfg Config) uint64 {
+	if b := cfg.Offchain.CallbackBlockCycles; b > 0 {
 		return b
 	}
-	return e.LaneCaps().Reserved[fees.LaneRunner]
+	return cfg.Lanes.Caps(cfg.Fees).Reserved[fees.LaneRunner] / 2
 }
 
-// deliverCallbacks runs the callbacks queued before this block.
-func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, budget uint64) error {
-	p := &e.cfg.Offchain
-	height := x0.env.Height
-	var due []PendingCallback
-	pre := callbackPrefix()
-	if err := x0.o.Scan(pre, func(k, v []byte) error {
-		if len(k) < len(pre)+8 || bytesToU64(k[len(pre):len(pre)+8]) >= height {
-			return errStopScan
-		}
-		var pc PendingCallback
-		if err := codec.Unmarshal(v, &pc); err != nil {
-			return fmt.Errorf("decode callback: %w", err)
-		}
-		due = append(due, pc)
-		return nil
-	}); err != nil && !errors.Is(err, errStopScan) {
-		return err
+// checkCallbackBudget refuses a configuration under which no callback could
+// ever be delivered (one callback larger than the budget) or the callback
+// claim could crowd the timer lane's reservation out of the block.
+func checkCallbackBudget(cfg Config) error {
+	caps := cfg.Lanes.Caps(cfg.Fees)
+	b := callbackBudget(cfg)
+	if per := cfg.Offchain.CallbackCycles; per > b {
+		return fmt.Errorf("offchain: a job callback's %d cycles exceed the per-block callback budget %d", per, b)
 	}
+	if room := caps.Total - caps.Reserved[fees.LaneTimer]; b > room {
+		return fmt.Errorf("offchain: callback budget %d exceeds the %d cycles a block holds beside the timer lane", b, room)
+	}
+	return nil
+}
+
+// deliverCallbacks runs the planned callbacks, in order. Each runs within
+// CallbackCycles, so their use stays within the plan's claim.
+func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []PendingCallback) error {
 	for _, pc := range due {
-		if lane.CallbackCycles+p.CallbackCycles > budget {
-			break // the rest wait, in order, for the next block
-		}
 		x0.o.Delete(callbackKey(pc.QueuedAt, pc.JobID, pc.Status))
 		r, err := e.runCallback(x0, pc)
 		if err != nil {

@@ -1,7 +1,11 @@
 package execution_test
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -102,7 +106,7 @@ func TestContinuationExample(t *testing.T) {
 func TestCallbackBudgetSpills(t *testing.T) {
 	alice, _ := crypto.GenerateKey()
 	def, _ := newJobChain(t, 0)
-	if b := def.ex.CallbackBudget(); b == 0 || b != def.ex.LaneCaps().Reserved[fees.LaneRunner] {
+	if b := def.ex.CallbackBudget(); b == 0 || b != def.ex.LaneCaps().Reserved[fees.LaneRunner]/2 {
 		t.Fatalf("default callback budget %d, runner lane %d", b, def.ex.LaneCaps().Reserved[fees.LaneRunner])
 	}
 	c, _ := newJobChainWith(t, 1, func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 1_000_000 }, alice)
@@ -204,25 +208,185 @@ func TestContinuationInPublicClass(t *testing.T) {
 	}
 }
 
-// TestCallbacksShareRunnerLane: job callbacks get what the block's runner
-// lane transactions leave of the lane's reservation, so a block never spends
-// the runner lane's share twice.
+// verifyAgrees has a second executor, with c's configuration, re-execute the
+// block res built on c in Verify mode from the same state: it must accept
+// the block and reach the same writes and receipts. Then res is committed.
+func verifyAgrees(t *testing.T, c *chain, res *execution.Result) {
+	t.Helper()
+	ex2, err := execution.New(c.ex.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vr *execution.Result
+	env := c.env()
+	if err := c.st.View(func(v *store.View) (err error) {
+		vr, err = ex2.Apply(context.Background(), v, env, res.Included, execution.Verify)
+		return err
+	}); err != nil {
+		t.Fatalf("second executor refuses the built block: %v", err)
+	}
+	if string(codec.MustMarshal(vr.Writes)) != string(codec.MustMarshal(res.Writes)) ||
+		types.ReceiptsRoot(vr.Receipts) != types.ReceiptsRoot(res.Receipts) || vr.JobCallbackClaim != res.JobCallbackClaim {
+		t.Fatal("second executor disagrees on the block's writes or receipts")
+	}
+	c.commit(res)
+}
+
+// jobCallbacks counts the delivered-callback receipts among res's job-lane
+// receipts and checks their usage stays within the claim.
+func jobCallbacks(t *testing.T, res *execution.Result) int {
+	t.Helper()
+	n := 0
+	for _, r := range res.Receipts[len(res.Receipts)-res.JobReceipts:] {
+		if hasEvent(r, types.ResultVerifierAddress, "JobCallback") {
+			n++
+		}
+	}
+	if res.JobCallbackCycles > res.JobCallbackClaim {
+		t.Fatalf("callbacks used %d cycles beyond their claim %d", res.JobCallbackCycles, res.JobCallbackClaim)
+	}
+	return n
+}
+
+// queueFailedCallbacks has alice deploy n oracles whose jobs (above every
+// runner's max job value) fail at submission in one block, queuing n
+// callbacks due in the next block.
+func queueFailedCallbacks(t *testing.T, c *chain, alice *ecdsa.PrivateKey, n int) []types.Address {
+	t.Helper()
+	var txs []*types.Tx
+	var oracles []types.Address
+	for i := 0; i < n; i++ {
+		oracles = append(oracles, deployValue(c, alice, oracleActor, "q"+string(rune('a'+i)), genesis.CBY(50), nil))
+	}
+	for i := range oracles {
+		txs = append(txs, c.tx(alice, &oracles[i], &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
+	}
+	c.ok(txs...)
+	var pending []execution.PendingCallback
+	c.st.View(func(v *store.View) (err error) { pending, err = execution.PendingCallbacks(v); return err })
+	if len(pending) != n {
+		t.Fatalf("queued %d callbacks, want %d", len(pending), n)
+	}
+	return oracles
+}
+
+// TestCallbackClaimBoundsBlock: the callbacks due in a block claim their
+// cycles before the transactions, so transactions plus callbacks stay
+// within MaxBlockCycles: Build defers what would not fit beside the claim,
+// Verify refuses a block that ignores it, callbacks beyond the budget wait,
+// and a second executor agrees on every block.
+func TestCallbackClaimBoundsBlock(t *testing.T) {
+	alice, _ := crypto.GenerateKey()
+	users := fundedKeys(5)
+	tune := func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 2_000_000 }
+	c, _ := newJobChainWith(t, 1, tune, append(users, alice)...)
+	queueFailedCallbacks(t, c, alice, 3)
+
+	// Five 4M-cycle transfers fill the 20M block; with two of the three
+	// callbacks claiming 2M, only four fit.
+	var cands []*types.Tx
+	for _, u := range users {
+		to := types.Address{0x77}
+		cands = append(cands, c.txLimits(u, &to, nil, 4_000_000, 1))
+	}
+	whole, err := execution.CanonicalOrder(cands, c.env().Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.apply(whole, execution.Verify); !errors.Is(err, execution.ErrLaneBudget) {
+		t.Fatalf("Verify of 20M of transactions beside a 2M callback claim: %v, want ErrLaneBudget", err)
+	}
+	res, err := c.apply(cands, execution.Build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobCallbackClaim != 2_000_000 || len(res.Included) != 4 || len(res.Deferred) != 1 || res.Deferred[0] != cands[4] {
+		t.Fatalf("claim %d, included %d, deferred %d", res.JobCallbackClaim, len(res.Included), len(res.Deferred))
+	}
+	var limits uint64
+	for _, tx := range res.Included {
+		limits += tx.CyclesLimit()
+	}
+	if total := c.ex.LaneCaps().Total; limits+res.JobCallbackClaim > total {
+		t.Fatalf("built block reserves %d + %d cycles, the cap is %d", limits, res.JobCallbackClaim, total)
+	}
+	if n := jobCallbacks(t, res); n != 2 {
+		t.Fatalf("delivered %d callbacks, the claim holds 2", n)
+	}
+	verifyAgrees(t, c, res)
+
+	// The third waits for the next block, which claims only 1M for it.
+	res, err = c.apply(nil, execution.Build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobCallbackClaim != 1_000_000 || jobCallbacks(t, res) != 1 {
+		t.Fatalf("next block: claim %d, %d callbacks", res.JobCallbackClaim, jobCallbacks(t, res))
+	}
+	verifyAgrees(t, c, res)
+	if res, _ = c.apply(nil, execution.Build); res.JobCallbackClaim != 0 {
+		t.Fatalf("empty queue claims %d", res.JobCallbackClaim)
+	}
+
+	// A callback larger than the per-block budget could never be delivered.
+	cfg := c.ex.Config()
+	cfg.Offchain.CallbackCycles = 3_000_000
+	if _, err := execution.New(cfg); err == nil {
+		t.Fatal("a callback above the block's callback budget was accepted")
+	}
+	auditSupply(t, c)
+}
+
+// TestCallbacksShareRunnerLane: the callbacks' claim comes out of the runner
+// lane's reservation first; the block's runner-lane transactions get what is
+// left of it ahead of higher-paying users, and beyond it compete for the
+// rest of the block — both run in the same block, within the cap.
 func TestCallbacksShareRunnerLane(t *testing.T) {
 	alice, _ := crypto.GenerateKey()
-	c, rs := newJobChainWith(t, 1, func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 1_000_000 }, alice)
-	o := deployValue(c, alice, oracleActor, "a", genesis.CBY(50), nil)
-	// A job above every runner's max job value fails at submission; its
-	// callback is due in the next block.
-	c.ok(c.tx(alice, &o, &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
-	delivered := func() int { return len(c.query(o, "get", []any{"results"}).([]any)) }
-	reg := types.RunnerRegistryAddress
-	got := c.ok(c.tx(rs[0].key, &reg, &types.RunnerHeartbeat{}, 0))
-	if len(got) != 1 || delivered() != 0 {
-		t.Fatalf("runner heartbeat block: %d receipts, %d callbacks delivered; the heartbeat's runner-lane cycles should leave too little for the callback", len(got), delivered())
+	users := fundedKeys(5)
+	tune := func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 2_000_000 }
+	c, rs := newJobChainWith(t, 2, tune, append(users, alice)...)
+	caps := c.ex.LaneCaps()
+	if caps.Reserved[fees.LaneRunner] != 2_500_000 || caps.Total != 20_000_000 {
+		t.Fatalf("lane caps %+v", caps)
 	}
-	got = c.ok()
-	if len(got) != 1 || !hasEvent(got[0], types.ResultVerifierAddress, "JobCallback") || delivered() != 1 {
-		t.Fatalf("next block: %d receipts, %d callbacks delivered", len(got), delivered())
+	oracles := queueFailedCallbacks(t, c, alice, 1)
+
+	// Priority order: high-paying users first (16M + 2M), then two runner
+	// heartbeats. The callback claims 1M of the runner lane's 2.5M; the
+	// 1.5M heartbeat takes the rest of the reservation ahead of the users,
+	// the 0.5M one competes for the rest of the block and gets in, and the
+	// 2M user no longer fits.
+	to, reg := types.Address{0x77}, types.RunnerRegistryAddress
+	var cands []*types.Tx
+	for _, u := range users[:4] {
+		cands = append(cands, c.txLimits(u, &to, nil, 4_000_000, 1_000))
+	}
+	late := c.txLimits(users[4], &to, nil, 2_000_000, 1_000)
+	hb0 := c.txLimits(rs[0].key, &reg, &types.RunnerHeartbeat{}, 1_500_000, 0)
+	hb1 := c.txLimits(rs[1].key, &reg, &types.RunnerHeartbeat{}, 500_000, 0)
+	cands = append(cands, late, hb0, hb1)
+	res, err := c.apply(cands, execution.Build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JobCallbackClaim != 1_000_000 || len(res.Included) != 6 || len(res.Deferred) != 1 || res.Deferred[0] != late {
+		t.Fatalf("claim %d, included %d, deferred %v", res.JobCallbackClaim, len(res.Included), res.Deferred)
+	}
+	if !slices.Contains(res.Included, hb0) || !slices.Contains(res.Included, hb1) {
+		t.Fatal("runner heartbeats left out")
+	}
+	for _, r := range res.Receipts[:len(res.Included)] {
+		if r.Status != types.ReceiptSuccess {
+			t.Fatalf("tx %s failed: %s", r.TxHash, r.Error)
+		}
+	}
+	if n := jobCallbacks(t, res); n != 1 {
+		t.Fatalf("callback not delivered beside the runner transactions (%d)", n)
+	}
+	verifyAgrees(t, c, res)
+	if got := len(c.query(oracles[0], "get", []any{"results"}).([]any)); got != 1 {
+		t.Fatalf("oracle got %d callbacks", got)
 	}
 	auditSupply(t, c)
 }
