@@ -1017,8 +1017,11 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 	case err != nil:
 		return failf("InvalidSubmission: %v", err)
 	}
-	if err := x.requireResultEvidence(j, sub.Reveals, out.Agreed); err != nil {
-		return failf("InvalidSubmission: %v", err)
+	if missing, err := x.missingResultEvidence(j, sub.Reveals, out.Agreed); err != nil || missing != "" {
+		if err != nil {
+			return err
+		}
+		return failf("InvalidSubmission: %s", missing)
 	}
 	x.o.Set(JobResultKey(in.JobID), codec.MustMarshal(&JobResult{Accepted: true, Result: out.Result, ResultHash: out.ResultHash,
 		Representative: out.Representative, Submitter: from, Reveals: sub.Reveals, Height: x.env.Height}))
@@ -1156,8 +1159,11 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 	if err := verify.CheckReveal(in.JobID, r, j.Commitments[i].Hash, keys[from]); err != nil {
 		return failf("InvalidReveal: %v", err)
 	}
-	if err := x.requireResultEvidence(j, []verify.Reveal{*r}, []types.Address{from}); err != nil {
-		return failf("InvalidReveal: %v", err)
+	if missing, err := x.missingResultEvidence(j, []verify.Reveal{*r}, []types.Address{from}); err != nil || missing != "" {
+		if err != nil {
+			return err
+		}
+		return failf("InvalidReveal: %s", missing)
 	}
 	x.o.Set(jobRevealKey(in.JobID, from), bytes.Clone(in.Reveal))
 	x.emit(types.ResultVerifierAddress, "JobRevealed", map[string]any{"job_id": in.JobID, "runner": from})
@@ -1167,31 +1173,34 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 	return nil
 }
 
-// requireResultEvidence demands, for a Deterministic job, that each runner
-// in counted has per-job TEE evidence recorded (tee_attest_result, in this
-// or an earlier transaction) binding the job, that runner and the Keccak256
-// of the result it revealed in reveals. Other modes need none. Deterministic
-// jobs are tee_required (job spec validation), so every committer attested
-// at selection and can produce the evidence before it reveals.
-func (x *txExec) requireResultEvidence(j *job.Job, reveals []verify.Reveal, counted []types.Address) error {
+// missingResultEvidence is what the Result Verifier demands of a
+// Deterministic job: each runner in counted has per-job TEE evidence
+// recorded (tee_attest_result, in this or an earlier transaction) binding
+// the job, that runner and the Keccak256 of the result it revealed in
+// reveals. It returns why the first runner without falls short ("" when
+// none does, and always for other modes); err is a state read failure.
+// Deterministic jobs are tee_required (spec validation), so every
+// committer was attested at selection and can produce the evidence before
+// its result leaves it.
+func (x *txExec) missingResultEvidence(j *job.Job, reveals []verify.Reveal, counted []types.Address) (string, error) {
 	if j.Spec.Verification.Mode != job.ModeDeterministic {
-		return nil
+		return "", nil
 	}
 	for _, a := range counted {
 		i := slices.IndexFunc(reveals, func(r verify.Reveal) bool { return r.Runner == a })
 		if i < 0 {
-			return fmt.Errorf("no reveal from %s", a)
+			return fmt.Sprintf("no reveal from %s", a), nil
 		}
 		h := types.Keccak256(reveals[i].Result)
 		ok, err := ResultAttested(x.o, j.Spec.JobID, a, h)
 		if err != nil {
-			return err
+			return "", fmt.Errorf("job %s: result evidence of %s: %w", j.Spec.JobID, a, err)
 		}
 		if !ok {
-			return fmt.Errorf("%s has no TEE evidence (tee_attest_result) for result %s of Deterministic job %s", a, h, j.Spec.JobID)
+			return fmt.Sprintf("%s has no TEE evidence (tee_attest_result) for result %s of Deterministic job %s", a, h, j.Spec.JobID), nil
 		}
 	}
-	return nil
+	return "", nil
 }
 
 // storedReveals are a job's individual reveals in runner order.
