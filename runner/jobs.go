@@ -122,12 +122,10 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 			return ctx.Err() // shutting down: executing resumes on restart
 		}
 		d.m.executorErrors.WithLabelValues(rec.Type, errorKind(err)).Inc()
+		// Every mode, None included, refuses a fault report as a result
+		// (chain/offchain/verify), so a committee agreeing on a fault is
+		// paid its row.
 		fault := faultOf(err)
-		if spec.Verification.Mode == job.ModeNone {
-			// Mode none applies no content rules: an empty result with a
-			// fault report would be accepted as the job's result.
-			fault = verify.FaultNone
-		}
 		if fault == verify.FaultNone {
 			return d.finish(rec, StateFailed, "failed", "execute: "+err.Error())
 		}

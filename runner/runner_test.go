@@ -528,14 +528,16 @@ func trimCBORBytes(b []byte) []byte {
 	return b
 }
 
-// TestReselection: a job whose first runner never commits is re-selected
-// at the commit deadline (the end-of-block sweep's JobAssigned event), and
-// the second runner serves the new attempt.
+// TestReselection: a job whose first runner never commits (its daemon is
+// down while the registry still counts it healthy) is re-selected at the
+// commit deadline (the end-of-block sweep's JobAssigned event), and the
+// second runner serves the new attempt. (A runner whose executor merely
+// hangs commits a signed ImpossibleJob fault report instead.)
 func TestReselection(t *testing.T) {
 	n := newTestNet(t)
 	good := n.startRunner(t, `{"price": 3}`)
 	bad := n.startRunner(t, "")
-	bad.exec.hang = true
+	bad.stop()
 	spec := httpSpec(1)
 	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
 	spec.Bounds.MaxWallTimeMs, spec.ResultSchema.ExpectedExecutionMs = 200, 100
@@ -557,4 +559,22 @@ func TestReselection(t *testing.T) {
 		return
 	}
 	t.Skip("the hanging runner was never selected first in 8 draws")
+}
+
+// TestModeNoneFaultReport: in mode None a runner whose executor runs out of
+// wall time commits and reveals a signed fault report; the chain refuses it
+// as a result (an empty result is never paid as verified) and the job fails
+// on the fault row instead of timing out.
+func TestModeNoneFaultReport(t *testing.T) {
+	n := newTestNet(t)
+	r := n.startRunner(t, "")
+	r.exec.hang = true
+	spec := httpSpec(1)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	spec.Bounds.MaxWallTimeMs, spec.ResultSchema.ExpectedExecutionMs = 200, 100
+	id := n.submit(t, spec)
+	j := n.waitJob(t, id, 30*time.Second, finished)
+	if j.Status != "failed" || len(j.Agreed) != 0 || len(j.Reveals) != 1 || j.Reveals[0].Report == nil || j.Reveals[0].Report.Fault == "" || j.Retry != 0 {
+		t.Fatalf("job: %+v", j)
+	}
 }

@@ -41,8 +41,9 @@ type OffchainParams struct {
 	// to run work for free in the runner lane.
 	CallbackCycles, CallbackCells uint64
 	// CallbackBlockCycles is the job lane's callback budget per block;
-	// zero takes the runner lane's reserved cycles of the lane schedule
-	// (Config.Lanes: 25% of the 10,000,000-cycle target, spec 002 §6.3).
+	// zero takes half the runner lane's reserved cycles of the lane
+	// schedule (Config.Lanes: 25% of the 10,000,000-cycle target, spec 002
+	// §6.3), so runner transactions always keep the other half.
 	CallbackBlockCycles uint64
 	// UnbondingBlocks is how long undelegated or unstaked stake (and the
 	// self-bond of a deregistered runner) stays slashable before it can be
