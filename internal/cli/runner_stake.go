@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -12,6 +13,24 @@ import (
 
 // Staking commands of the Runner Registry (CIP-13): self-bond, commission,
 // delegation, unbonding and withdrawal.
+
+// runnerAmountArgs resolves the RUNNER AMOUNT arguments and the signing key
+// of a delegation command.
+func (f *Factory) runnerAmountArgs(a []string, tf *txFlags) (types.Address, *big.Int, *ecdsa.PrivateKey, error) {
+	runner, err := f.resolveAddress(a[0])
+	if err != nil {
+		return types.Address{}, nil, nil, err
+	}
+	v, err := parseAmountArg(a[1])
+	if err != nil {
+		return types.Address{}, nil, nil, err
+	}
+	key, err := f.signer(tf.from)
+	if err != nil {
+		return types.Address{}, nil, nil, err
+	}
+	return runner, v, key, nil
+}
 
 func parseAmountArg(s string) (*big.Int, error) {
 	v, err := sdk.ParseCBY(s)
@@ -82,15 +101,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 		"Delegated stake adds to the runner's selection weight and max job value; delegators share the\n"+
 			"runner's payouts pro rata after its commission and are slashed with it.",
 		cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
-			runner, err := f.resolveAddress(a[0])
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseAmountArg(a[1])
-			if err != nil {
-				return nil, err
-			}
-			key, err := f.signer(tf.from)
+			runner, v, key, err := f.runnerAmountArgs(a, tf)
 			if err != nil {
 				return nil, err
 			}
@@ -99,15 +110,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 	undelegate := sendCmd(f, "undelegate RUNNER AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sender's delegation on RUNNER",
 		"The amount stays slashable for RUNNER's faults until the unbonding period ends; then `cowboy runner withdraw`.",
 		cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
-			runner, err := f.resolveAddress(a[0])
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseAmountArg(a[1])
-			if err != nil {
-				return nil, err
-			}
-			key, err := f.signer(tf.from)
+			runner, v, key, err := f.runnerAmountArgs(a, tf)
 			if err != nil {
 				return nil, err
 			}
