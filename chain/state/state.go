@@ -185,13 +185,10 @@ func (o *Overlay) RevertTo(s int) {
 // Scan merges the overlay's own writes with the base state under prefix,
 // in ascending key order; deleted keys are skipped.
 func (o *Overlay) Scan(prefix []byte, fn func(key, value []byte) error) error {
-	var base []Write
-	if err := o.base.Scan(prefix, func(k, v []byte) error {
-		base = append(base, Write{Key: append([]byte(nil), k...), Value: append([]byte(nil), v...)})
-		return nil
-	}); err != nil {
-		return err
-	}
+	// The overlay's own keys under prefix are merged into the base scan as
+	// it streams, so a caller that stops early (a bounded read of a large
+	// range, such as the timer queue's due set) reads only what it needs of
+	// the base, not the whole range.
 	var mine []string
 	for k := range o.dirty {
 		if strings.HasPrefix(k, string(prefix)) {
@@ -199,30 +196,36 @@ func (o *Overlay) Scan(prefix []byte, fn func(key, value []byte) error) error {
 		}
 	}
 	sort.Strings(mine)
-	i, j := 0, 0
-	for i < len(base) || j < len(mine) {
-		var k string
-		var v []byte
-		switch {
-		case j == len(mine) || (i < len(base) && string(base[i].Key) < mine[j]):
-			k, v = string(base[i].Key), base[i].Value
-			i++
-		case i == len(base) || mine[j] < string(base[i].Key):
-			k, v = mine[j], o.dirty[mine[j]].value
+	j := 0
+	emitMine := func(below string, all bool) error {
+		for j < len(mine) && (all || mine[j] < below) {
+			k := mine[j]
 			j++
-		default: // same key: the overlay wins
-			k, v = mine[j], o.dirty[mine[j]].value
-			i++
-			j++
+			if v := o.dirty[k].value; v != nil {
+				if err := fn([]byte(k), v); err != nil {
+					return err
+				}
+			}
 		}
-		if v == nil {
-			continue
-		}
-		if err := fn([]byte(k), v); err != nil {
+		return nil
+	}
+	if err := o.base.Scan(prefix, func(k, v []byte) error {
+		key := string(k)
+		if err := emitMine(key, false); err != nil {
 			return err
 		}
+		if j < len(mine) && mine[j] == key { // same key: the overlay wins
+			j++
+			if ov := o.dirty[key].value; ov != nil {
+				return fn(k, ov)
+			}
+			return nil
+		}
+		return fn(k, v)
+	}); err != nil {
+		return err
 	}
-	return nil
+	return emitMine("", true)
 }
 
 // Writes returns the net changes sorted by key, the order in which they are
