@@ -23,7 +23,9 @@ func BenchmarkOverlayScanEarlyStop(b *testing.B) {
 	}
 	defer s.Close()
 	const n = 100_000
-	key := func(i int) []byte { return state.ChainKey("bench/" + string(binary.BigEndian.AppendUint32(nil, uint32(i)))) }
+	key := func(i int) []byte {
+		return state.ChainKey("bench/" + string(binary.BigEndian.AppendUint32(nil, uint32(i))))
+	}
 	writes := make([]state.Write, n)
 	for i := range writes {
 		writes[i] = state.Write{Key: key(i), Value: []byte{1}}
