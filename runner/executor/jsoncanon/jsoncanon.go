@@ -23,15 +23,17 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 )
 
 // Limits, the same as the chain's verifier applies to results
 // (chain/offchain/verify), so that a canonicalised result is never one the
 // verifier refuses for its shape.
 const (
-	MaxDepth       = 64
-	MaxNumberBytes = 100
-	MaxExponent    = 400
+	MaxDepth       = verify.MaxJSONDepth
+	MaxNumberBytes = verify.MaxJSONNumberBytes
+	MaxExponent    = verify.MaxJSONExponent
 )
 
 // ErrNotJSON wraps every rejection.
