@@ -163,11 +163,11 @@ func (d Deploy) MarshalCBOR() ([]byte, error) {
 // UnmarshalCBOR accepts both forms; an explicitly empty manifest is not
 // canonical (the encoder omits it) and is refused.
 func (d *Deploy) UnmarshalCBOR(b []byte) error {
-	var head []cbor.RawMessage
-	if err := codec.Unmarshal(b, &head); err != nil {
+	n, err := arrayLen(b)
+	if err != nil {
 		return err
 	}
-	switch len(head) {
+	switch n {
 	case 5:
 		var v deployV1
 		if err := codec.Unmarshal(b, &v); err != nil {
@@ -180,11 +180,11 @@ func (d *Deploy) UnmarshalCBOR(b []byte) error {
 			return err
 		}
 		if len(v.Requires) == 0 {
-			return fmt.Errorf("deploy: an empty manifest must be omitted")
+			return fmt.Errorf("%w: deploy: an empty manifest must be omitted", codec.ErrNonCanonical)
 		}
 		*d = Deploy{Kind: v.Kind, Code: v.Code, Salt: v.Salt, InitHandler: v.InitHandler, InitArgs: v.InitArgs, Requires: v.Requires}
 	default:
-		return fmt.Errorf("deploy: %d elements, want 5 or 6", len(head))
+		return fmt.Errorf("deploy: %d elements, want 5 or 6", n)
 	}
 	return nil
 }
@@ -292,11 +292,11 @@ func (c CommitManifest) MarshalCBOR() ([]byte, error) {
 // UnmarshalCBOR accepts both forms; an explicitly empty placement is not
 // canonical (the encoder omits it) and is refused.
 func (c *CommitManifest) UnmarshalCBOR(b []byte) error {
-	var head []cbor.RawMessage
-	if err := codec.Unmarshal(b, &head); err != nil {
+	n, err := arrayLen(b)
+	if err != nil {
 		return err
 	}
-	switch len(head) {
+	switch n {
 	case 5:
 		var v commitManifestV1
 		if err := codec.Unmarshal(b, &v); err != nil {
@@ -309,11 +309,11 @@ func (c *CommitManifest) UnmarshalCBOR(b []byte) error {
 			return err
 		}
 		if len(v.Placement) == 0 {
-			return fmt.Errorf("commit_manifest: empty placement must be omitted")
+			return fmt.Errorf("%w: commit_manifest: an empty placement must be omitted", codec.ErrNonCanonical)
 		}
 		*c = CommitManifest{Kind: v.Kind, Volume: v.Volume, Root: v.Root, Version: v.Version, Size: v.Size, Placement: v.Placement}
 	default:
-		return fmt.Errorf("commit_manifest: %d elements, want 5 or 6", len(head))
+		return fmt.Errorf("commit_manifest: %d elements, want 5 or 6", n)
 	}
 	return nil
 }
@@ -446,11 +446,11 @@ func (r RunnerRegister) MarshalCBOR() ([]byte, error) {
 // UnmarshalCBOR accepts both forms; an explicitly empty endpoint is not
 // canonical (the encoder omits it) and is refused.
 func (r *RunnerRegister) UnmarshalCBOR(b []byte) error {
-	var head []cbor.RawMessage
-	if err := codec.Unmarshal(b, &head); err != nil {
+	n, err := arrayLen(b)
+	if err != nil {
 		return err
 	}
-	switch len(head) {
+	switch n {
 	case 12:
 		var v runnerRegisterV1
 		if err := codec.Unmarshal(b, &v); err != nil {
@@ -465,13 +465,13 @@ func (r *RunnerRegister) UnmarshalCBOR(b []byte) error {
 			return err
 		}
 		if v.Endpoint == "" {
-			return fmt.Errorf("%w: runner_register: empty endpoint must be omitted", codec.ErrNonCanonical)
+			return fmt.Errorf("%w: runner_register: an empty endpoint must be omitted", codec.ErrNonCanonical)
 		}
 		*r = RunnerRegister{Kind: v.Kind, ResultKey: v.ResultKey, JobTypes: v.JobTypes, Models: v.Models, Domains: v.Domains,
 			TEE: v.TEE, RateBase: v.RateBase, RatePerToken: v.RatePerToken, RatePerWallMs: v.RatePerWallMs,
 			RatePerMemoryMiB: v.RatePerMemoryMiB, MaxConcurrentJobs: v.MaxConcurrentJobs, MaxJobValue: v.MaxJobValue, Endpoint: v.Endpoint}
 	default:
-		return fmt.Errorf("runner_register: %d elements, want 12 or 13", len(head))
+		return fmt.Errorf("runner_register: %d elements, want 12 or 13", n)
 	}
 	return nil
 }
@@ -600,6 +600,17 @@ func EncodeInstruction(in Instruction) ([]byte, error) {
 		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
 	}
 	return codec.Marshal(in)
+}
+
+// arrayLen is the element count of the CBOR array b, for instructions that
+// grew an optional trailing element (the encoder omits it when empty, so the
+// short form stays the canonical encoding of old instructions).
+func arrayLen(b []byte) (int, error) {
+	var head []cbor.RawMessage
+	if err := codec.Unmarshal(b, &head); err != nil {
+		return 0, err
+	}
+	return len(head), nil
 }
 
 // DecodeInstruction decodes a non-empty payload. An empty payload returns
