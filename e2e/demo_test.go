@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDemoScript runs scripts/demo.sh — what `make demo` runs — against
@@ -22,12 +24,44 @@ func TestDemoScript(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	// The demo holds its devnet up at the end (COWBOY_DEMO_HOLD) while the
+	// explorer's browser checks run against what it left on chain.
+	hold := t.TempDir()
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "demo.sh"))
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "COWBOY_PASSWORD=")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("demo failed: %v\n%s", err, out)
+	cmd.Env = append(os.Environ(), "COWBOY_PASSWORD=", "COWBOY_DEMO_HOLD="+hold)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var node string
+	var waitErr error
+	waited := false
+	for node == "" && !waited {
+		select {
+		case waitErr = <-exited:
+			waited = true
+		case <-time.After(200 * time.Millisecond):
+			if b, err := os.ReadFile(filepath.Join(hold, "node")); err == nil {
+				node = strings.TrimSpace(string(b))
+			}
+		}
+	}
+	if node != "" {
+		t.Run("Explorer", func(t *testing.T) {
+			checkExplorer(t, node, artifactsDir(t, root, "explorer"))
+		})
+		if err := os.WriteFile(filepath.Join(hold, "done"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		waitErr = <-exited
+	}
+	out := buf.Bytes()
+	if waitErr != nil {
+		t.Fatalf("demo failed: %v\n%s", waitErr, out)
 	}
 	for _, want := range []string{
 		"Node stopped cleanly.",

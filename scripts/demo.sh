@@ -165,6 +165,15 @@ source scripts/demo_runners.sh
 
 step "Chain status"
 "$BIN/cowboy" status
+echo "Explorer: $COWBOY_NODE/explorer/ (blocks, jobs, volumes, relays, runners; live while the devnet runs)"
+
+# COWBOY_DEMO_HOLD=DIR keeps the devnet up after the scenario for the
+# explorer's browser tests (e2e): the URL goes to DIR/node, and the demo
+# goes on once DIR/done exists (at most 5 minutes).
+if [ -n "${COWBOY_DEMO_HOLD:-}" ]; then
+  echo "$COWBOY_NODE" > "$COWBOY_DEMO_HOLD/node.tmp" && mv "$COWBOY_DEMO_HOLD/node.tmp" "$COWBOY_DEMO_HOLD/node"
+  for _ in $(seq 1 3000); do [ -e "$COWBOY_DEMO_HOLD/done" ] && break; sleep 0.1; done
+fi
 
 step "Stopping relays and the node"
 for p in "${RELAY_PIDS[@]}"; do [ -n "$p" ] && kill -TERM "$p" 2>/dev/null; done

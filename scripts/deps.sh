@@ -13,6 +13,8 @@ command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
 command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# Headless Chromium drives the explorer's browser tests (e2e/explorer_test.go).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Node.js and npm run the reference MCP server (@modelcontextprotocol/server-everything).
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/explorer"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
@@ -75,6 +76,9 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	s.registerTimerRoutes(v1)
 	s.registerOffchainRoutes(v1)
 	s.registerTEERoutes(v1)
+	v1.GET("/validators", s.validators)
+	e.GET(explorer.Prefix, func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, explorer.Prefix+"/") })
+	e.GET(explorer.Prefix+"/*path", gin.WrapH(explorer.Handler()))
 	return s
 }
 
