@@ -388,3 +388,15 @@ def created_address(result: Dict[str, Any]) -> Address:
     if not rc.get("created"):
         raise ValueError("receipt created no actor")
     return Address(rc["created"])
+
+
+def job_id(result: Dict[str, Any]) -> Hash:
+    """The job id a ``submit_job`` receipt returned."""
+    rc = result.get("receipt") or {}
+    ret = from_hex(rc.get("return") or "0x")
+    if len(ret) != 32:
+        v = cbor.decode(ret) if ret else None
+        if not isinstance(v, bytes) or len(v) != 32:
+            raise ValueError("receipt returned no job id")
+        ret = v
+    return Hash(ret)
