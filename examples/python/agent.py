@@ -82,33 +82,59 @@ def main() -> int:
     print(f"deployed agent actor {actor} (tx {r['tx']['hash']}, fee {int(r['receipt']['fee_paid']) / CBY:g} CBY)")
 
     # 2. The actor posts the LLM job (runtime.submit_job inside ask_llm).
-    start = c.status()["height"]
     model = os.environ.get("COWBOY_LLM_MODEL", "cowboy-local-standin")
     job_input = json.dumps({"model": model, "prompt": "Sentiment of: I love this chain", "temperature": 0, "seed": 7})
     r = c.wait(c.call(key, actor, "ask_llm", encode_args(job_input, "/sentiment", json.dumps(SCHEMA), 256)))
-    jobs = c.query(actor, "results")
-    job_id = "0x" + jobs[-1][0].hex()
-    print(f"job {job_id} submitted in block {r['block_height']}")
+    job_id = "0x" + c.query(actor, "results")[-1][0].hex()
+    start = r["block_height"]
+    print(f"job {job_id} submitted in block {start}")
 
-    # 3. Follow the chain over SSE until the callback reaches the actor.
-    last_status = None
+    # 3. Follow the job over the SSE block stream: the Job Dispatcher (0x…02)
+    # and Result Verifier (0x…03) emit an event at every step, and the
+    # callback to the actor arrives as a receipt after the block's transactions.
+    called_back = settled = delivered = False
     deadline = time.monotonic() + 120
     for block in c.subscribe(from_height=start):
-        j = c.job(job_id)
-        if j["status"] != last_status:
-            last_status = j["status"]
-            who = ", ".join(j.get("committee") or [])
-            print(f"  block {block['header']['height']}: job {last_status}" + (f" (committee {who})" if who and last_status == "assigned" else ""))
-        done = [x for x in c.query(actor, "results") if "0x" + x[0].hex() == job_id and x[2] != "pending"]
-        if done:
-            _, label, status, result = done[0]
-            print(f"callback delivered: {label} job {status}: {result}")
-            return 0 if status == "verified" else 1
+        height = block["header"]["height"]
+        for rc in block.get("receipts") or []:
+            for ev in rc.get("events") or []:
+                d = ev.get("decoded")
+                if not isinstance(d, dict) or d.get("job_id") != job_id:
+                    continue
+                print(f"  block {height}: {ev['topic']}{_detail(ev['topic'], d)}")
+                called_back |= ev["topic"] == "JobCallback"
+                settled |= ev["topic"] == "JobSettled"
+        if called_back and not delivered:
+            for jid, label, status, result in c.query(actor, "results"):
+                if "0x" + jid.hex() == job_id:
+                    print(f"callback delivered: {label} job {status}: {result}")
+                    if status != "verified":
+                        return 1
+                    delivered = True
+            if delivered and not settled:
+                print("  (waiting for the challenge window to close and the payout)")
+        if delivered and (settled or os.environ.get("COWBOY_AGENT_NO_SETTLE")):
+            j = c.job(job_id)
+            print(f"job {j['status']}; committee {', '.join(j.get('committee') or [])}")
+            return 0
         if time.monotonic() > deadline:
-            print(f"no callback within 120 s (job {last_status})", file=sys.stderr)
+            print(f"job not settled within 120 s: {c.job(job_id)['status']}", file=sys.stderr)
             return 1
     return 1
 
+
+def _detail(topic: str, d: dict) -> str:
+    if topic == "JobAssigned":
+        return f" committee {', '.join(d.get('runners') or [])}, aggregator {d.get('aggregator')}"
+    if topic == "JobCommitted":
+        return f" by {d.get('runner')}"
+    if topic == "JobVerified":
+        return f" agreed {len(d.get('agreed') or [])}"
+    if topic == "JobSettled":
+        return f" payment {int(d.get('payment', 0)) / CBY:g} CBY, refund {int(d.get('refund', 0)) / CBY:g} CBY"
+    if topic == "JobSubmitted":
+        return f" escrow {int(d.get('escrow', 0)) / CBY:g} CBY, {d.get('candidates')} candidates"
+    return ""
 
 if __name__ == "__main__":
     try:

@@ -67,3 +67,6 @@ def test_agent_example_end_to_end(llm_runners: List[str], node: str) -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     assert 'callback delivered: llm job verified: {"sentiment":"positive"}' in p.stdout, p.stdout
     assert re.search(r"job 0x[0-9a-f]{64} submitted", p.stdout)
+    for step in ("JobAssigned", "JobCommitted", "JobVerified", "JobCallback", "JobSettled"):
+        assert f": {step}" in p.stdout, step
+    assert "job finalized" in p.stdout
