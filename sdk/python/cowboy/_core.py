@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any, Dict, Generator, List, Optional, Sequence, Tuple, TypeVar, Union
 from urllib.parse import quote, urlencode
 
 from . import cbor
-from .errors import TimeoutError, TransactionFailedError, error_from_response
+from .errors import NotFoundError, ProofError, TimeoutError, TransactionFailedError, error_from_response
 from .fees import FeeEstimate, intrinsic, suggest
 from .instructions import (Call, Deploy, Instruction, JobSpec, PublishLibrary, RemoveLibrary,
-                           SubmitJob, encode_args)
+                           SubmitJob)
 from .keys import PrivateKey
 from .proof import AccountState, account_key, verify_account
 from .tx import AccessTuple, Transaction
@@ -169,7 +169,6 @@ def verified_account(addr: Union[str, bytes], height: Optional[int] = None,
         hdr = (yield from block(int(p["height"])))["header"]
         root = from_hex(hdr["state_root"])
         if root != from_hex(p["state_root"]):
-            from .errors import ProofError
             raise ProofError(f"proof state_root {p['state_root']} is not block {p['height']}'s {hdr['state_root']}")
     return verify_account(root, Address(addr), p)
 
@@ -185,7 +184,6 @@ def wait(h: Union[str, bytes, Transaction], timeout: float = 30.0, check: bool =
     With ``check`` a failed receipt raises TransactionFailedError."""
     hh = h.hash if isinstance(h, Transaction) else Hash(h)
     deadline = time.monotonic() + timeout
-    from .errors import NotFoundError
     while True:
         try:
             r = yield from tx(hh)
@@ -253,7 +251,6 @@ def send_instruction(key: PrivateKey, to: Optional[Union[str, bytes]], instructi
                      options: TxOptions = TxOptions()) -> Op[Transaction]:
     """sdk.Client.SendInstruction: actor and library instructions with the
     default actor budgets (unused limits are refunded)."""
-    from dataclasses import replace
     o = options
     if not o.cycles_limit:
         o = replace(o, cycles_limit=DEFAULT_ACTOR_CYCLES)

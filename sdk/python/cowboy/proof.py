@@ -11,7 +11,7 @@ bitmap says whether the sibling at level i is non-empty.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Mapping, Optional, Tuple
 
 from . import cbor
 from .errors import ProofError

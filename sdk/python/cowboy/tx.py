@@ -11,7 +11,12 @@ encoding with ``signature = null``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Tuple
+
+try:
+    from typing import Protocol
+except ImportError:  # pragma: no cover - Python < 3.8
+    Protocol = object  # type: ignore[assignment,misc]
 
 from . import cbor, secp256k1
 from .keccak import keccak256
@@ -52,6 +57,12 @@ class AccessTuple:
     def __cbor__(self) -> List[Any]:
         keys = None if self.storage_keys is None else [bytes(k) for k in self.storage_keys]
         return [bytes(self.address), keys]
+
+
+class PrivateKeyLike(Protocol):
+    """Anything that signs a 32-byte hash as ``(y_parity, r, s)`` (cowboy.keys.PrivateKey)."""
+
+    def sign_hash(self, h: bytes) -> Tuple[int, bytes, bytes]: ...
 
 
 def _u64(name: str, v: int) -> int:
@@ -192,9 +203,3 @@ class Transaction:
         return tx
 
 
-class PrivateKeyLike:  # pragma: no cover - typing aid
-    def sign_hash(self, h: bytes) -> Tuple[int, bytes, bytes]: ...
-
-
-def _seq(x: Optional[Sequence[Any]]) -> Optional[Tuple[Any, ...]]:
-    return None if x is None else tuple(x)

@@ -19,7 +19,7 @@ from cowboy.instructions import JobSpec
 from cowboy.proof import Proof, account_key, verify_account, verify_proof
 from cowboy.types import Address, Hash, from_hex
 
-from conftest import CBY, REPO, fund
+from conftest import CBY, REPO
 
 COUNTER = open(os.path.join(REPO, "examples", "counter", "counter.py"), "rb").read()
 HEARTBEAT = open(os.path.join(REPO, "examples", "timers", "heartbeat.py"), "rb").read()

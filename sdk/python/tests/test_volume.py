@@ -14,7 +14,7 @@ import pytest
 from cowboy import Client, KeyStore, PrivateKey
 from cowboy.volume import Volumes, VolumeError
 
-from conftest import CBY, binary, cli, fund
+from conftest import CBY, binary, fund
 
 
 @pytest.fixture(scope="module")
