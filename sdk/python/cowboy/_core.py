@@ -21,7 +21,7 @@ from .fees import FeeEstimate, intrinsic, suggest
 from .instructions import (Call, Deploy, Instruction, JobSpec, PublishLibrary, RemoveLibrary,
                            SubmitJob)
 from .keys import PrivateKey
-from .proof import AccountState, account_key, verify_account
+from .proof import AccountState, Proof, account_key, storage_key, verify_account, verify_proof
 from .tx import AccessTuple, Transaction
 from .types import JOB_DISPATCHER, Address, Hash, from_hex, to_hex
 
@@ -166,11 +166,33 @@ def verified_account(addr: Union[str, bytes], height: Optional[int] = None,
     p = yield from proof(account_key(Address(addr)), height)
     root = trusted_root
     if root is None:
-        hdr = (yield from block(int(p["height"])))["header"]
-        root = from_hex(hdr["state_root"])
-        if root != from_hex(p["state_root"]):
-            raise ProofError(f"proof state_root {p['state_root']} is not block {p['height']}'s {hdr['state_root']}")
+        root = yield from _header_root(p)
     return verify_account(root, Address(addr), p)
+
+
+def verified_storage(actor_addr: Union[str, bytes], key: bytes, height: Optional[int] = None,
+                     trusted_root: Optional[bytes] = None) -> Op[Optional[bytes]]:
+    """One actor storage slot read with its Merkle proof checked (None: the
+    proof shows the slot is absent). The value is the slot's canonical CBOR.
+    The root is chosen as in :func:`verified_account`."""
+    k = storage_key(Address(actor_addr), key)
+    p = yield from proof(k, height)
+    root = trusted_root
+    if root is None:
+        root = yield from _header_root(p)
+    if from_hex(p["key"]) != k:
+        raise ProofError(f"proof is for key {p['key']}, not {to_hex(k)}")
+    value = None if p.get("value") is None else from_hex(p["value"])
+    verify_proof(root, k, value, Proof.from_json(p["proof"]))
+    return value
+
+
+def _header_root(p: Dict[str, Any]) -> Op[bytes]:
+    hdr = (yield from block(int(p["height"])))["header"]
+    root = from_hex(hdr["state_root"])
+    if root != from_hex(p["state_root"]):
+        raise ProofError(f"proof state_root {p['state_root']} is not block {p['height']}'s {hdr['state_root']}")
+    return root
 
 
 def faucet(addr: Union[str, bytes], value: int) -> Op[Hash]:

@@ -180,6 +180,11 @@ class AsyncClient:
                                trusted_root: Optional[bytes] = None) -> AccountState:
         return await self._run(_core.verified_account(addr, height, trusted_root))
 
+    async def verified_storage(self, actor: AddrLike, key: bytes, height: Optional[int] = None,
+                        trusted_root: Optional[bytes] = None) -> Optional[bytes]:
+        """An actor storage slot (canonical CBOR) as proven by a state proof; None if absent."""
+        return await self._run(_core.verified_storage(actor, key, height, trusted_root))
+
     async def proof(self, key: bytes, height: Optional[int] = None) -> Dict[str, Any]:
         return await self._run(_core.proof(key, height))
 
@@ -300,6 +305,8 @@ class AsyncClient:
     # -- stream ----------------------------------------------------------
     async def subscribe(self, from_height: Optional[int] = None, reconnect: bool = True) -> AsyncIterator[Dict[str, Any]]:
         """Async iterator of blocks; resumes with Last-Event-ID (see Client.subscribe)."""
+        if from_height is not None and from_height < 0:
+            raise ValueError(f"from_height must be >= 0, got {from_height}")
         next_h = from_height if from_height is not None else int((await self.status())["height"]) + 1
         last_id: Optional[int] = None
         backoff = INITIAL_BACKOFF

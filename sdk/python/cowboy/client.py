@@ -91,6 +91,11 @@ class Client:
         """The account as proven by a state proof (see _core.verified_account)."""
         return self._run(_core.verified_account(addr, height, trusted_root))
 
+    def verified_storage(self, actor: AddrLike, key: bytes, height: Optional[int] = None,
+                        trusted_root: Optional[bytes] = None) -> Optional[bytes]:
+        """An actor storage slot (canonical CBOR) as proven by a state proof; None if absent."""
+        return self._run(_core.verified_storage(actor, key, height, trusted_root))
+
     def proof(self, key: bytes, height: Optional[int] = None) -> Dict[str, Any]:
         return self._run(_core.proof(key, height))
 
@@ -212,6 +217,8 @@ class Client:
         next block) in order, following the head. A dropped connection is
         resumed with ``Last-Event-ID`` after the last block delivered, so
         every block is seen exactly once."""
+        if from_height is not None and from_height < 0:
+            raise ValueError(f"from_height must be >= 0, got {from_height}")
         next_h = from_height if from_height is not None else int(self.status()["height"]) + 1
         last_id: Optional[int] = None
         backoff = INITIAL_BACKOFF

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from cowboy import Client, PrivateKey, TxOptions, encode_args, encode_manifest
-from cowboy import errors
+from cowboy import cbor, errors
 from cowboy._core import created_address
 from cowboy._core import job_id as submitted_job_id
 from cowboy.instructions import JobSpec
@@ -114,6 +114,10 @@ def test_actor_deploy_call_query(client: Client, funded_key: PrivateKey) -> None
     assert ev and ev[0]["decoded"]["count"] == 5
     st = client.actor_state(actor, key_text="count")
     assert st["entries"][0]["decoded"] == 7
+    # The slot, Merkle-proven against the head block's state root.
+    slot = client.verified_storage(actor, from_hex(st["entries"][0]["key"]))
+    assert slot is not None and cbor.decode(slot) == 7
+    assert client.verified_storage(actor, b"no-such-key") is None
     assert b"class Counter" in client.actor_code(actor)
     # A failing handler fails the receipt; wait(check=True) raises.
     with pytest.raises(errors.TransactionFailedError) as e:

@@ -3,6 +3,7 @@ daemons (QUIC on loopback) registered on the test node."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from typing import Iterator, List
 import pytest
 
 from cowboy import Client, KeyStore, PrivateKey
-from cowboy.volume import Volumes, VolumeError
+from cowboy.volume import AsyncVolumes, Volumes, VolumeError
 
 from conftest import CBY, binary, fund
 
@@ -65,6 +66,8 @@ def test_volume_put_get(relays: List[str], node: str, client: Client, tmp_path) 
     assert out.read_bytes() == data
     assert v.read("pyvol", "dir/data.bin") == data
     assert client.volume(vid)["version"] >= 1
+    av = AsyncVolumes(node_url=node, home=home, password="pw", key_name="owner", binary=binary("cowboy"))
+    assert asyncio.run(av.read("pyvol", "dir/data.bin")) == data
     with pytest.raises(VolumeError) as e:
         v.get("pyvol", "missing.bin", str(tmp_path / "x"))
     assert e.value.returncode != 0 and not (tmp_path / "x").exists()
