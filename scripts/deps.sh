@@ -22,6 +22,7 @@ fi
 if ! python3 -m pytest --version >/dev/null 2>&1 && ! /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1; then
   need_apt+=(python3-venv)
 fi
+command -v mypy >/dev/null 2>&1 || need_apt+=(mypy)  # type-checks cowboy-py in make test-python
 # Node.js and npm run the reference MCP server (@modelcontextprotocol/server-everything).
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)

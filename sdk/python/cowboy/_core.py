@@ -86,6 +86,24 @@ def _call(method: str, path: str, body: Any = None) -> Op[Any]:
         raise error_from_response(502, b"response is not JSON: " + str(e).encode()) from None
 
 
+def _obj(method: str, path: str, body: Any = None) -> Op[Dict[str, Any]]:
+    """A call whose answer must be a JSON object."""
+    v = yield from _call(method, path, body)
+    if not isinstance(v, dict):
+        raise error_from_response(502, f"{method} {path}: answer is not a JSON object".encode())
+    return v
+
+
+def _arr(method: str, path: str) -> Op[List[Dict[str, Any]]]:
+    """A call whose answer must be a JSON array (null: empty)."""
+    v = yield from _call(method, path)
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise error_from_response(502, f"{method} {path}: answer is not a JSON array".encode())
+    return v
+
+
 def _raw(path: str) -> Op[bytes]:
     resp = yield Request("GET", path)
     assert resp is not None
@@ -100,15 +118,15 @@ def get(path: str) -> Op[Any]:
 
 
 def status() -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", "/v1/status"))
+    return (yield from _obj("GET", "/v1/status"))
 
 
 def fees() -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", "/v1/fees"))
+    return (yield from _obj("GET", "/v1/fees"))
 
 
 def account(addr: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/accounts/{Address(addr)}"))
+    return (yield from _obj("GET", f"/v1/accounts/{Address(addr)}"))
 
 
 def balance(addr: Union[str, bytes]) -> Op[int]:
@@ -116,7 +134,7 @@ def balance(addr: Union[str, bytes]) -> Op[int]:
 
 
 def submit_raw(raw: bytes) -> Op[Hash]:
-    r = yield from _call("POST", "/v1/txs", {"tx": bytes(raw).hex()})
+    r = yield from _obj("POST", "/v1/txs", {"tx": bytes(raw).hex()})
     return Hash(r["hash"])
 
 
@@ -125,12 +143,12 @@ def submit(tx: Transaction) -> Op[Hash]:
 
 
 def tx(h: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/txs/{Hash(h)}"))
+    return (yield from _obj("GET", f"/v1/txs/{Hash(h)}"))
 
 
 def block(block_id: Union[int, str] = "latest", receipts: bool = False) -> Op[Dict[str, Any]]:
     path = f"/v1/blocks/{quote(str(block_id), safe='')}"
-    return (yield from _call("GET", path + ("?receipts=true" if receipts else "")))
+    return (yield from _obj("GET", path + ("?receipts=true" if receipts else "")))
 
 
 def events(emitter: Optional[Union[str, bytes]] = None, topic: str = "", from_height: int = 0,
@@ -148,14 +166,14 @@ def events(emitter: Optional[Union[str, bytes]] = None, topic: str = "", from_he
         q["limit"] = str(limit)
     if cursor:
         q["cursor"] = cursor
-    return (yield from _call("GET", "/v1/events?" + urlencode(q)))
+    return (yield from _obj("GET", "/v1/events?" + urlencode(q)))
 
 
 def proof(key: bytes, height: Optional[int] = None) -> Op[Dict[str, Any]]:
     path = "/v1/proofs/" + to_hex(key)
     if height is not None:
         path += f"?height={height}"
-    return (yield from _call("GET", path))
+    return (yield from _obj("GET", path))
 
 
 def verified_account(addr: Union[str, bytes], height: Optional[int] = None,
@@ -196,7 +214,7 @@ def _header_root(p: Dict[str, Any]) -> Op[bytes]:
 
 
 def faucet(addr: Union[str, bytes], value: int) -> Op[Hash]:
-    r = yield from _call("POST", "/v1/faucet", {"address": str(Address(addr)), "value": str(int(value))})
+    r = yield from _obj("POST", "/v1/faucet", {"address": str(Address(addr)), "value": str(int(value))})
     return Hash(r["hash"])
 
 
@@ -310,7 +328,7 @@ def submit_job(key: PrivateKey, spec: Union[JobSpec, bytes], options: TxOptions 
 
 
 def actor(addr: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/actors/{Address(addr)}"))
+    return (yield from _obj("GET", f"/v1/actors/{Address(addr)}"))
 
 
 def actor_code(addr: Union[str, bytes]) -> Op[bytes]:
@@ -329,7 +347,7 @@ def actor_state(addr: Union[str, bytes], key_text: str = "", cursor: str = "", l
         q["cursor"] = cursor
     if limit:
         q["limit"] = str(limit)
-    return (yield from _call("GET", f"/v1/actors/{Address(addr)}/state?" + urlencode(q)))
+    return (yield from _obj("GET", f"/v1/actors/{Address(addr)}/state?" + urlencode(q)))
 
 
 def query(addr: Union[str, bytes], handler: str, args: bytes = b"", caller: Optional[Union[str, bytes]] = None) -> Op[Any]:
@@ -345,15 +363,15 @@ def query_raw(addr: Union[str, bytes], handler: str, args: bytes = b"",
     body: Dict[str, Any] = {"handler": handler, "args": to_hex(args)}
     if caller is not None:
         body["caller"] = str(Address(caller))
-    return (yield from _call("POST", f"/v1/actors/{Address(addr)}/query", body))
+    return (yield from _obj("POST", f"/v1/actors/{Address(addr)}/query", body))
 
 
 def libraries(publisher: Union[str, bytes]) -> Op[List[Dict[str, Any]]]:
-    return (yield from _call("GET", f"/v1/libraries/{Address(publisher)}")) or []
+    return (yield from _arr("GET", f"/v1/libraries/{Address(publisher)}"))
 
 
 def job(job_id: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/jobs/{Hash(job_id)}"))
+    return (yield from _obj("GET", f"/v1/jobs/{Hash(job_id)}"))
 
 
 def wait_job(job_id: Union[str, bytes], statuses: Tuple[str, ...] = ("verified", "failed", "finalized"),
@@ -370,35 +388,35 @@ def wait_job(job_id: Union[str, bytes], statuses: Tuple[str, ...] = ("verified",
 
 
 def runners(all: bool = False) -> Op[List[Dict[str, Any]]]:
-    return (yield from _call("GET", "/v1/runners" + ("?all=true" if all else ""))) or []
+    return (yield from _arr("GET", "/v1/runners" + ("?all=true" if all else "")))
 
 
 def runner(addr: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/runners/{Address(addr)}"))
+    return (yield from _obj("GET", f"/v1/runners/{Address(addr)}"))
 
 
 def offchain_params() -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", "/v1/offchain/params"))
+    return (yield from _obj("GET", "/v1/offchain/params"))
 
 
 def timers(owner: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", "/v1/timers?" + urlencode({"owner": str(Address(owner))})))
+    return (yield from _obj("GET", "/v1/timers?" + urlencode({"owner": str(Address(owner))})))
 
 
 def timer(timer_id: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/timers/{Hash(timer_id)}"))
+    return (yield from _obj("GET", f"/v1/timers/{Hash(timer_id)}"))
 
 
 def timer_stats() -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", "/v1/timers/stats"))
+    return (yield from _obj("GET", "/v1/timers/stats"))
 
 
 def volume(volume_id: Union[str, bytes]) -> Op[Dict[str, Any]]:
-    return (yield from _call("GET", f"/v1/volumes/{Hash(volume_id)}"))
+    return (yield from _obj("GET", f"/v1/volumes/{Hash(volume_id)}"))
 
 
 def relays(all: bool = False) -> Op[List[Dict[str, Any]]]:
-    return (yield from _call("GET", "/v1/relays" + ("?all=true" if all else ""))) or []
+    return (yield from _arr("GET", "/v1/relays" + ("?all=true" if all else "")))
 
 
 def created_address(result: Dict[str, Any]) -> Address:

@@ -102,8 +102,8 @@ def _enc(v: Any, out: bytearray, depth: int) -> None:
             b = mag.to_bytes((mag.bit_length() + 7) // 8, "big")
             out += _head(6, tag) + _head(2, len(b)) + b
     elif isinstance(v, (bytes, bytearray, memoryview)):
-        b = bytes(v)
-        out += _head(2, len(b)) + b
+        raw = bytes(v)
+        out += _head(2, len(raw)) + raw
     elif isinstance(v, str):
         b = v.encode("utf-8")
         out += _head(3, len(b)) + b
@@ -125,8 +125,8 @@ def _enc(v: Any, out: bytearray, depth: int) -> None:
             if items[i][0] == items[i - 1][0]:
                 raise CBORError("duplicate map key")
         out += _head(5, len(items))
-        for kb, eb in items:
-            out += kb + eb
+        for key_enc, val_enc in items:
+            out += key_enc + val_enc
     elif isinstance(v, Tag):
         out += _head(6, v.tag)
         _enc(v.value, out, depth + 1)

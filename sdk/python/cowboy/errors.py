@@ -5,7 +5,7 @@ message, which may change."""
 from __future__ import annotations
 
 import json
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Optional, Type
 
 __all__ = [
     "CowboyError", "TransportError", "TimeoutError", "APIError", "NotFoundError", "BadRequestError",
@@ -84,7 +84,7 @@ class InternalError(APIError):
 class TransactionFailedError(CowboyError):
     """The transaction was included but its receipt says ``failed``."""
 
-    def __init__(self, tx_hash: str, receipt: dict) -> None:
+    def __init__(self, tx_hash: str, receipt: Dict[str, Any]) -> None:
         super().__init__(f"transaction {tx_hash} failed: {receipt.get('error') or 'no error message'}")
         self.tx_hash = tx_hash
         self.receipt = receipt

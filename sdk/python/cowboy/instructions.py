@@ -10,7 +10,7 @@ is a plain transfer.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import cbor
 from .types import Address, Hash
@@ -263,7 +263,7 @@ def encode_manifest(requires: Iterable[Union[str, Mapping[str, Any]]]) -> bytes:
     return cbor.encode([entries[k] for k in sorted(entries)])
 
 
-_DECODERS = {
+_DECODERS: Dict[int, Tuple[int, Callable[[List[Any]], Instruction]]] = {
     KIND_CALL: (3, lambda f: Call(f[1], f[2])),
     KIND_PUBLISH_LIBRARY: (3, lambda f: PublishLibrary(f[1], f[2])),
     KIND_REMOVE_LIBRARY: (2, lambda f: RemoveLibrary(f[1])),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 __all__ = ["SSEParser", "Event", "INITIAL_BACKOFF", "MAX_BACKOFF"]
 
@@ -21,7 +21,10 @@ class Event:
     data: str
 
     def json(self) -> Dict[str, Any]:
-        return json.loads(self.data)
+        v = json.loads(self.data)
+        if not isinstance(v, dict):
+            raise ValueError(f"{self.event} event data is not a JSON object")
+        return v
 
 
 class SSEParser:
@@ -30,7 +33,7 @@ class SSEParser:
     def __init__(self) -> None:
         self._event = ""
         self._id = ""
-        self._data: list = []
+        self._data: List[str] = []
 
     def feed(self, line: str) -> Optional[Event]:
         line = line.rstrip("\r\n")

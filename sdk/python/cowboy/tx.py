@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 try:
     from typing import Protocol
 except ImportError:  # pragma: no cover - Python < 3.8
-    Protocol = object  # type: ignore[assignment,misc]
+    Protocol = object  # type: ignore
 
 from . import cbor, secp256k1
 from .keccak import keccak256
@@ -99,9 +99,11 @@ class Transaction:
         if self.to is not None:
             object.__setattr__(self, "to", Address(self.to))
         if self.access_list is not None:
+            # Plain (address, keys) pairs are accepted too.
+            pairs: Any = self.access_list
             object.__setattr__(self, "access_list", tuple(
                 t if isinstance(t, AccessTuple) else AccessTuple(Address(t[0]), None if t[1] is None else tuple(bytes(k) for k in t[1]))
-                for t in self.access_list))
+                for t in pairs))
         object.__setattr__(self, "payload", bytes(self.payload))
         s = self.signature
         if s is not None:

@@ -130,7 +130,8 @@ class AsyncVolumes(_Base):
         await self._run("volume", "get", volume, remote, local)
 
     async def read(self, volume: str, remote: str) -> bytes:
-        return await self._run("volume", "get", volume, remote, "-", stdout_bytes=True)
+        out: bytes = await self._run("volume", "get", volume, remote, "-", stdout_bytes=True)
+        return out
 
     async def ls(self, volume: str, prefix: str = "") -> Any:
         return json.loads(await self._run("volume", "ls", volume, *([prefix] if prefix else []), "--json"))

@@ -41,7 +41,7 @@ def test_encoder_rules() -> None:
     assert cbor.encode(1.5) == H("f93e00") and cbor.encode(0.1) == H("fb3fb999999999999a")
     with pytest.raises(cbor.CBORError):
         cbor.encode(float("nan"))
-    nested = []
+    nested: list = []
     for _ in range(40):
         nested = [nested]
     with pytest.raises(cbor.CBORError):

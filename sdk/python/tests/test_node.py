@@ -180,7 +180,7 @@ def test_subscribe_resumes_without_gaps(client: Client) -> None:
     assert got == list(range(start - 2, start + 2))
     # Resume with Last-Event-ID: the node continues right after it.
     u = urlsplit(client.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=10)
     conn.request("GET", "/v1/stream", headers={"Last-Event-ID": str(got[-1]), "Accept": "text/event-stream"})
     resp = conn.getresponse()
     while True:

@@ -19,7 +19,7 @@ class CuttingProxy:
 
     def __init__(self, node_url: str) -> None:
         u = urlsplit(node_url)
-        self.target = (u.hostname, u.port)
+        self.target = (u.hostname or "127.0.0.1", u.port or 80)
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.requests: List[bytes] = []
@@ -37,16 +37,16 @@ class CuttingProxy:
 
     def _serve(self, c: socket.socket, cut: bool) -> None:
         up = socket.create_connection(self.target)
-        head = b""
-        while b"\r\n\r\n" not in head:
-            d = c.recv(65536)
-            if not d:
-                break
-            head += d
-        self.requests.append(head)
-        up.sendall(head)
         seen = 0
         try:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                d = c.recv(65536)
+                if not d:
+                    break
+                head += d
+            self.requests.append(head)
+            up.sendall(head)
             while True:
                 d = up.recv(65536)
                 if not d:
@@ -63,6 +63,8 @@ class CuttingProxy:
                         c.sendall(d[:pos])
                         break
                 c.sendall(d)
+        except OSError:
+            pass  # the client closed its end (it stops after five blocks)
         finally:
             c.close()
             up.close()
