@@ -164,3 +164,20 @@ def test_go_rejects_what_python_rejects(govectors: str) -> None:
         Transaction.decode(bad)
     out = subprocess.run([govectors, "-mode", "decode"], input=bad.hex(), capture_output=True, text=True, check=True).stdout
     assert "non-canonical" in json.loads(out)["error"]
+
+
+def test_fee_rule_matches_go(vectors: Dict[str, List[Any]]) -> None:
+    from cowboy.fees import intrinsic, suggest
+
+    assert len(vectors["fees"]) == 60
+    for v in vectors["fees"]:
+        payload = H(v["payload"])
+        assert list(intrinsic(decode_instruction(payload), len(payload))) == v["intrinsic"]
+        (bc, bb), (mc, mb), (ec, eb), (tc, tb) = v["basefees"], v["max_tx"], v["expect"], v["tips"]
+        e = suggest(bc, bb, mc, mb, v["intrinsic"][0] + ec, v["intrinsic"][1] + eb, tc, tb)
+        want = v["estimate"]
+        assert (e.cycles_limit, e.cells_limit, e.max_fee_per_cycle, e.max_fee_per_cell, e.tip_per_cycle, e.tip_per_cell) == \
+            (want["cycles_limit"], want["cells_limit"], want["max_fee_per_cycle"], want["max_fee_per_cell"],
+             want["tip_per_cycle"], want["tip_per_cell"])
+        assert e.max_fee == int(want["max_fee"])
+    assert intrinsic(None, 0) == (10_000, 0)

@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -235,6 +236,31 @@ func vectors(r *rand.Rand, n int) map[string]any {
 		args = append(args, kv{In: js, Hex: h(b)})
 	}
 	out["args"] = args
+
+	// Fee suggestions (sdk.Client.EstimateFees without the node): intrinsic
+	// cost of each instruction plus an expected use, fees.Schedule.Suggest.
+	var fv []map[string]any
+	for i, in := range ins {
+		payload, _ := hex.DecodeString(in.Hex)
+		decoded, err := types.DecodeInstruction(payload)
+		if err != nil {
+			panic(err)
+		}
+		probe, err := types.NewTx(types.TxData{Payload: payload})
+		if err != nil {
+			panic(err)
+		}
+		ic, ib := fees.Intrinsic(probe, decoded)
+		s := fees.Default()
+		s.MaxTxCycles, s.MaxTxCells = []uint64{20_000_000, 100_000}[i%2], []uint64{1_000_000, 1_000}[i%2]
+		bc, bb := u64(r)>>2, u64(r)>>2
+		ec, eb := r.Uint64()>>uint(40+r.Intn(24)), r.Uint64()>>uint(40+r.Intn(24))
+		tc, tb := r.Uint64()>>uint(50+r.Intn(14)), r.Uint64()>>uint(50+r.Intn(14))
+		e := s.Suggest(fees.Basefees{Cycle: bc, Cell: bb}, ic+ec, ib+eb, tc, tb)
+		fv = append(fv, map[string]any{"payload": in.Hex, "intrinsic": []uint64{ic, ib}, "basefees": []uint64{bc, bb},
+			"max_tx": []uint64{s.MaxTxCycles, s.MaxTxCells}, "expect": []uint64{ec, eb}, "tips": []uint64{tc, tb}, "estimate": e})
+	}
+	out["fees"] = fv
 	return out
 }
 
