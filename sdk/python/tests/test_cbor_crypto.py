@@ -34,6 +34,14 @@ def test_malformed_rejected(bad: str) -> None:
         cbor.decode(H(bad))
 
 
+def test_map_key_order_is_bytewise() -> None:
+    # RFC 8949 §4.2.1's example: core deterministic order is bytewise over the
+    # encoded keys (not RFC 7049's length-first order).
+    m = {False: 0, (-1,): 0, (100,): 0, "aa": 0, "z": 0, -1: 0, 100: 0, 10: 0}
+    enc = cbor.encode(m).hex()
+    assert enc == "a8" + "".join(k + "00" for k in ("0a", "1864", "20", "617a", "626161", "811864", "8120", "f4"))
+
+
 def test_encoder_rules() -> None:
     assert cbor.encode({"b": 1, "a": 2, "aa": 3}) == H("a3616102616201626161" + "03")
     assert cbor.encode(2**64) == H("c249010000000000000000")
