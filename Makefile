@@ -8,7 +8,7 @@ export GOFLAGS
 LDFLAGS := -X github.com/cowboy-foundation/cowboy/internal/version.Version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
 
-.PHONY: all deps build test test-short demo bench soak fuzz lint clean
+.PHONY: all deps build test test-python test-short demo bench soak fuzz lint clean
 
 all: build
 
@@ -25,6 +25,25 @@ build:
 test: deps
 	$(GO) vet ./...
 	$(GO) test -timeout 15m ./...
+	$(MAKE) test-python
+
+# test-python runs the cowboy-py tests (sdk/python/tests) under pytest against
+# real cowboyd/cowboy/cowboy-relay binaries. The SDK is pure standard library,
+# so any CPython >= 3.9 with pytest will do: python3 on PATH if it has pytest,
+# else Debian's /usr/bin/python3 with python3-pytest (installed by make deps).
+# mypy (Debian's, make deps) checks the type hints for Python 3.9 first.
+# pytest exits 5 when it collects no tests: that is success only when the
+# suite has no test files; with test files present it means they were lost.
+PYTEST_PY = $(firstword $(foreach p,python3 /usr/bin/python3,$(shell $(p) -m pytest --version >/dev/null 2>&1 && echo $(p))))
+test-python: build
+	@test -n "$(PYTEST_PY)" || { echo "test-python: no python3 with pytest (run make deps)" >&2; exit 1; }
+	cd sdk/python && mypy --strict --python-version 3.9 --no-incremental cowboy && \
+	  MYPYPATH=tests mypy --python-version 3.9 --no-incremental tests ../../examples/python/agent.py
+	@rc=0; COWBOY_BIN_DIR=$(CURDIR)/$(BIN) $(PYTEST_PY) -m pytest -q -p no:cacheprovider sdk/python/tests || rc=$$?; \
+	if [ $$rc -eq 5 ]; then \
+	  if ls sdk/python/tests/test_*.py >/dev/null 2>&1; then echo "test-python: pytest collected no tests from sdk/python/tests" >&2; exit 1; fi; \
+	  echo "test-python: no tests"; exit 0; \
+	fi; exit $$rc
 
 test-short: deps
 	$(GO) test -short -timeout 10m ./...

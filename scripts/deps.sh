@@ -15,6 +15,16 @@ command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || n
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # Headless Chromium drives the explorer's browser tests (e2e/explorer_test.go).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# cowboy-py tests (make test-python): pytest for some CPython. Debian's
+# python3-pytest serves /usr/bin/python3; python3-venv lets the packaging test
+# build a venv with it (ensurepip is offline).
+if ! python3 -m pytest --version >/dev/null 2>&1 && ! /usr/bin/python3 -m pytest --version >/dev/null 2>&1; then
+  need_apt+=(python3-pytest)
+fi
+if ! python3 -m pytest --version >/dev/null 2>&1 && ! /usr/bin/python3 -c 'import ensurepip' >/dev/null 2>&1; then
+  need_apt+=(python3-venv)
+fi
+command -v mypy >/dev/null 2>&1 || need_apt+=(mypy)  # type-checks cowboy-py in make test-python
 # Node.js and npm run the reference MCP server (@modelcontextprotocol/server-everything).
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
