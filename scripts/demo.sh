@@ -36,6 +36,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 "$BIN/cowboy" status
+echo "Explorer         $COWBOY_NODE/explorer/  (open it now to watch the demo live)"
 
 step "Creating keys alice and bob"
 "$BIN/cowboy" keys new alice --light-kdf
@@ -170,6 +171,14 @@ echo "Explorer: $COWBOY_NODE/explorer/ (blocks, jobs, volumes, relays, runners; 
 # COWBOY_DEMO_HOLD=DIR keeps the devnet up after the scenario for the
 # explorer's browser tests (e2e): the URL goes to DIR/node, and the demo
 # goes on once DIR/done exists (at most 5 minutes).
+if [ "${COWBOY_DEMO_KEEP:-}" = 1 ]; then
+  echo "COWBOY_DEMO_KEEP=1: the devnet stays up for the explorer at $COWBOY_NODE/explorer/ — press Ctrl-C to stop."
+  trap 'echo; echo "Stopping."' INT
+  sleep infinity & wait $! || true
+  trap - INT
+elif [ -t 1 ]; then
+  echo "(run with COWBOY_DEMO_KEEP=1 to keep the devnet and its explorer up after the demo)"
+fi
 if [ -n "${COWBOY_DEMO_HOLD:-}" ]; then
   echo "$COWBOY_NODE" > "$COWBOY_DEMO_HOLD/node.tmp" && mv "$COWBOY_DEMO_HOLD/node.tmp" "$COWBOY_DEMO_HOLD/node"
   for _ in $(seq 1 3000); do [ -e "$COWBOY_DEMO_HOLD/done" ] && break; sleep 0.1; done
