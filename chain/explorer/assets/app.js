@@ -61,6 +61,7 @@ function cby(base) {
   return h('span', { class: 'amount', 'data-raw': String(base), title: String(base) + ' base units' }, txt);
 }
 
+function joinNodes(nodes, sep = ', ') { return nodes.flatMap((n, i) => (i ? [sep, n] : [n])); }
 function short(x) { x = String(x || ''); return x.length > 18 ? x.slice(0, 10) + '…' + x.slice(-6) : x; }
 function num(n) { return h('span', { 'data-raw': String(n) }, Number(n).toLocaleString('en-US')); }
 function link(kind, id, label) { return h('a', { href: '#/' + kind + '/' + id, class: 'mono', title: String(id) }, label || short(id)); }
@@ -182,12 +183,8 @@ function sparkline(ts) {
   line.setAttribute('stroke', '#b5541c');
   line.setAttribute('stroke-width', '2');
   svg.append(line);
-  const label = document.createElementNS(ns, 'text');
-  label.setAttribute('x', '8'); label.setAttribute('y', '14'); label.setAttribute('font-size', '11'); label.setAttribute('fill', '#6b7385');
   const avg = d.reduce((a, b) => a + b, 0) / d.length;
-  label.textContent = `max ${max} ms · mean ${Math.round(avg)} ms`;
-  svg.append(label);
-  return svg;
+  return h('div', {}, svg, h('div', { class: 'muted', id: 'interval' }, `mean ${Math.round(avg)} ms · max ${max} ms · min ${Math.min(...d)} ms`));
 }
 
 function faucetForm() {
@@ -376,7 +373,7 @@ function jobTimeline(j) {
     step(commits.length > 0, 'Commitments ' + commits.length + '/' + (j.committee || []).length, commits.map((c) => h('div', {}, addr(c.runner), ' @ ', link('block', c.block, String(c.block))))),
     step(reveals.length > 0, 'Revealed', reveals.length ? reveals.length + ' reveal(s)' : ''),
     step(verified, failed ? 'Failed' + (j.fail_reason ? ': ' + j.fail_reason : '') : 'Verified',
-      (j.agreed || []).length ? ['agreed: ', (j.agreed || []).map(addr), (j.dissented || []).length ? [' · dissented: ', j.dissented.map(addr)] : ''] : ''),
+      (j.agreed || []).length ? ['agreed: ', joinNodes((j.agreed || []).map(addr)), (j.dissented || []).length ? [' · dissented: ', joinNodes(j.dissented.map(addr))] : ''] : ''),
     step(!!j.payments, 'Paid out', j.payments ? [j.payments.outcome, ': ', cby(j.payments.payment), ' paid, ', cby(j.payments.refund), ' refunded'] : ''),
     step((j.callbacks || []).length > 0, 'Callback delivered', (j.callbacks || []).map((c) => h('div', {}, c.ok ? '✓ ' : '✗ ', c.status, ' @ ', link('block', c.height, String(c.height)), c.error ? h('span', { class: 'bad' }, ' ' + c.error) : ''))),
   );
