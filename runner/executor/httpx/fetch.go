@@ -53,9 +53,13 @@ func publicAddr(a netip.Addr) bool {
 	return true
 }
 
-// errPrivate marks a dial refused by the address policy; Execute maps it to
-// executor.ErrRefused.
-var errPrivate = errors.New("target address is not public")
+// ErrNotPublic marks a dial refused by the address policy: the job's host
+// resolved (or redirected) to an address that is not globally routable.
+// Execute reports it as executor.ErrBadInput, the job's fault: the host is
+// one the job declared in required_domains, and no runner with the default
+// policy will reach it, so the committee commits an ActorFault report
+// instead of staying silent and being penalised for a missed commit.
+var ErrNotPublic = errors.New("target address is not public")
 
 // dialControl runs after DNS resolution and before connect, on the address
 // actually dialled, so a name that resolves (or re-resolves) to a private
@@ -63,10 +67,10 @@ var errPrivate = errors.New("target address is not public")
 func dialControl(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: cannot parse %q", errPrivate, address)
+		return fmt.Errorf("%w: cannot parse %q", ErrNotPublic, address)
 	}
 	if !publicAddr(ap.Addr()) {
-		return fmt.Errorf("%w: %s", errPrivate, ap.Addr())
+		return fmt.Errorf("%w: %s", ErrNotPublic, ap.Addr())
 	}
 	return nil
 }
@@ -218,8 +222,8 @@ func readCapped(r io.Reader, limit int64, bud *budget) ([]byte, error) {
 // classify maps a transport error to the executor's error classes.
 func classify(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, errPrivate):
-		return fmt.Errorf("%w: %w", executor.ErrRefused, err)
+	case errors.Is(err, ErrNotPublic):
+		return fmt.Errorf("%w: %w", executor.ErrBadInput, err)
 	case errors.Is(err, executor.ErrRefused), errors.Is(err, executor.ErrBadInput),
 		errors.Is(err, executor.ErrUpstream), errors.Is(err, executor.ErrBoundExceeded):
 		return err
