@@ -57,6 +57,17 @@ type ServerConfig struct {
 	// ConnectTimeoutMs bounds starting and initialising the server when it
 	// is not tied to a job (New); default 20000.
 	ConnectTimeoutMs uint64 `toml:"connect_timeout_ms" json:"connect_timeout_ms,omitempty"`
+	// HealthTimeoutMs bounds the ping that checks a session after a call
+	// was cut (wall time or cancellation); a server that does not answer
+	// in time is restarted (stdio) or reconnected (HTTP). Default 2000.
+	HealthTimeoutMs uint64 `toml:"health_timeout_ms" json:"health_timeout_ms,omitempty"`
+}
+
+func (s *ServerConfig) healthTimeout() time.Duration {
+	if s.HealthTimeoutMs == 0 {
+		return 2 * time.Second
+	}
+	return time.Duration(s.HealthTimeoutMs) * time.Millisecond
 }
 
 func (s *ServerConfig) connectTimeout() time.Duration {

@@ -343,6 +343,11 @@ type session struct {
 	stderr *tail
 	done   chan struct{}
 
+	// checked is non-nil while a health check runs after a cut call and
+	// closes when it ends; guarded by the server's mu. Jobs wait for it
+	// rather than queue a call behind a server that stopped reading.
+	checked chan struct{}
+
 	mu      sync.Mutex
 	tools   map[string]*sdk.Tool
 	schemas map[string]*jsonschema.Schema // compiled input schemas; nil entry: not checkable
@@ -449,6 +454,20 @@ func (s *server) session(ctx context.Context) (*session, error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
+	}
+	for s.sess != nil && s.sess.checked != nil {
+		ch := s.sess.checked
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			s.mu.Lock()
+			return nil, fmt.Errorf("%w: server %q: waiting for its health check: %w", executor.ErrUpstream, s.cfg.Name, ctx.Err())
+		}
+		s.mu.Lock()
+		if s.closed {
+			return nil, ErrClosed
+		}
 	}
 	if s.sess != nil {
 		if s.sess.alive() {
@@ -579,6 +598,10 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 			return res, raw, nil
 		}
 		if ctx.Err() != nil {
+			// The call was cut at the job's bound. The server may have
+			// stopped reading (wedged), and every later call would then
+			// time out too: check it before the next job uses it.
+			s.checkHealth(sess)
 			return nil, nil, err
 		}
 		var rpcErr *jsonrpcError
@@ -596,6 +619,39 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 			return nil, nil, fmt.Errorf("%w: %s.%s: %w%s", executor.ErrUpstream, in.Server, in.Tool, err, sess.stderr.suffix())
 		}
 	}
+}
+
+// checkHealth pings sess in the background, bounded by the server's
+// health timeout, and drops it (killing a stdio server's process group) if
+// the server does not answer; jobs asking for a session wait for the
+// verdict. A session already being checked, or no longer current, is left
+// alone.
+func (s *server) checkHealth(sess *session) {
+	s.mu.Lock()
+	if s.sess != sess || sess.checked != nil || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	sess.checked = ch
+	s.retired.Add(1) // under mu: close cannot be waiting yet
+	s.mu.Unlock()
+	go func() {
+		defer s.retired.Done()
+		defer close(ch)
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.healthTimeout())
+		err := sess.cs.Ping(ctx, nil)
+		cancel()
+		s.mu.Lock()
+		sess.checked = nil
+		s.mu.Unlock()
+		if err != nil {
+			s.log.Warn("mcp server did not answer a ping after a cut call; restarting it", "err", err, "stderr", sess.stderr.String())
+			s.drop(sess)
+			return
+		}
+		s.log.Debug("mcp session healthy after a cut call")
+	}()
 }
 
 // tail keeps the last max bytes written (a server's stderr), for errors.
