@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"golang.org/x/net/html/charset"
@@ -175,21 +176,31 @@ func (e *Executor) fetch(ctx context.Context, pol *policy, p *plan, u *url.URL, 
 // toUTF8 converts a body whose Content-Type declares a charset other than
 // UTF-8 (ISO-8859-1, Shift_JIS, …) to UTF-8, so extraction and text results
 // see characters, not bytes. Bodies without a declaration are left alone:
-// guessing would make runners disagree.
-func toUTF8(body []byte, contentType string) []byte {
+// guessing would make runners disagree. A body that is not valid in its
+// declared charset is refused (executor.ErrNotUTF8): the decoder would have
+// replaced the bad bytes with U+FFFD.
+func toUTF8(body []byte, contentType string) ([]byte, error) {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil || params["charset"] == "" {
-		return body
+		return body, nil
 	}
 	enc, name := charset.Lookup(params["charset"])
 	if enc == nil || name == "utf-8" {
-		return body
+		return body, nil
 	}
 	out, err := enc.NewDecoder().Bytes(body)
 	if err != nil {
-		return body
+		return nil, fmt.Errorf("%w: %w: body is not %s: %w", executor.ErrUpstream, executor.ErrNotUTF8, name, err)
 	}
-	return out
+	if bytes.ContainsRune(out, utf8.RuneError) {
+		// U+FFFD is either in the text (only if the charset can encode
+		// it) or the decoder's replacement of bytes invalid in it.
+		back, err := enc.NewEncoder().Bytes(out)
+		if err != nil || !bytes.Equal(back, body) {
+			return nil, fmt.Errorf("%w: %w: body holds bytes that are not valid %s", executor.ErrUpstream, executor.ErrNotUTF8, name)
+		}
+	}
+	return out, nil
 }
 
 // readCapped reads r fully, failing with ErrBoundExceeded as soon as more
