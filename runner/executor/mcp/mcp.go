@@ -37,6 +37,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,6 +55,13 @@ import (
 // ErrToolFailed marks a tool result with isError set; it is wrapped together
 // with executor.ErrUpstream.
 var ErrToolFailed = errors.New("mcp tool reported an error")
+
+// ErrElicitation marks a tool call during which the server asked for user
+// input (elicitation/create, or a URL-elicitation-required error). A runner
+// has no user: the request is declined at once and the job fails as the
+// job's fault (wrapped with executor.ErrBadInput) instead of hanging until
+// its wall time.
+var ErrElicitation = errors.New("the tool asked for user input (elicitation), which a runner cannot give")
 
 // ErrClosed is returned by Execute after Close.
 var ErrClosed = errors.New("mcp executor closed")
@@ -99,6 +107,7 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 			s.http = &c
 		}
 		s.client = sdk.NewClient(&sdk.Implementation{Name: "cowboy-runner", Version: version.Version}, &sdk.ClientOptions{Logger: nil})
+		s.client.AddReceivingMiddleware(s.declineElicitation)
 		e.servers[sc.Name] = s
 		e.names = append(e.names, sc.Name)
 	}
@@ -329,6 +338,10 @@ type server struct {
 	http   *http.Client
 	log    *slog.Logger
 
+	// elicited counts the elicitation requests declined on this server's
+	// sessions; a call that sees it move fails with ErrElicitation.
+	elicited atomic.Int64
+
 	mu      sync.Mutex // guards sess, closed
 	sess    *session
 	closed  bool
@@ -507,10 +520,13 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	var t sdk.Transport
 	if s.cfg.URL != "" {
 		t = &sdk.StreamableClientTransport{
-			Endpoint:             s.cfg.URL,
-			HTTPClient:           s.http,
-			MaxRetries:           1,
-			DisableStandaloneSSE: true, // request/response only; no server pushes needed
+			Endpoint:   s.cfg.URL,
+			HTTPClient: s.http,
+			MaxRetries: 1,
+			// The standalone GET stream stays on: servers send requests
+			// not tied to a POST (elicitation/create from a tool handler)
+			// there, and a request the client never sees is one it never
+			// declines, so the call would wait for its wall time.
 		}
 	} else {
 		// Not CommandContext: the server outlives the job that started it.
@@ -589,7 +605,17 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 		if err := sess.checkArguments(tool, in.Arguments); err != nil {
 			return nil, nil, fmt.Errorf("%w: %s.%s: %w", executor.ErrBadInput, in.Server, in.Tool, err)
 		}
+		elicited := s.elicited.Load()
 		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: in.Tool, Arguments: in.Arguments})
+		var rpcErr *jsonrpcError
+		if s.elicited.Load() != elicited || (errors.As(err, &rpcErr) && rpcErr.Code == sdk.CodeURLElicitationRequired) {
+			// Whatever the server made of the refusal (an error, a
+			// result saying "declined"), the job cannot be done here.
+			// Counting per server, a concurrent call's elicitation may
+			// be attributed to this one; both jobs needed one or the
+			// other, and neither could be served by a runner.
+			return nil, nil, fmt.Errorf("%w: %w: %s.%s", executor.ErrBadInput, ErrElicitation, in.Server, in.Tool)
+		}
 		if err == nil {
 			raw, merr := json.Marshal(res)
 			if merr != nil {
@@ -604,7 +630,6 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 			s.checkHealth(sess)
 			return nil, nil, err
 		}
-		var rpcErr *jsonrpcError
 		if errors.As(err, &rpcErr) && rpcErr.Code == codeInvalidParams {
 			return nil, nil, fmt.Errorf("%w: %s.%s: %s", executor.ErrBadInput, in.Server, in.Tool, rpcErr.Message)
 		}
@@ -618,6 +643,22 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 		if attempt > 0 || !safe {
 			return nil, nil, fmt.Errorf("%w: %s.%s: %w%s", executor.ErrUpstream, in.Server, in.Tool, err, sess.stderr.suffix())
 		}
+	}
+}
+
+// declineElicitation answers a server's elicitation/create at once with
+// an error, and counts it (ErrElicitation). The client never advertises the
+// elicitation capability; this covers servers that ask anyway, which
+// otherwise leave the call waiting for its wall time.
+func (s *server) declineElicitation(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "elicitation/create" {
+			return next(ctx, method, req)
+		}
+		s.elicited.Add(1)
+		s.log.Warn("declined an elicitation request: a runner has no user to ask")
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "elicitation declined: this client is a Cowboy runner executing an off-chain job; no user can answer"}
 	}
 }
 

@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 		serveTestServer()
 		os.Exit(0)
 	}
+	if os.Getenv(envConformanceClient) != "" {
+		os.Exit(conformanceClient())
+	}
 	os.Exit(m.Run())
 }
 

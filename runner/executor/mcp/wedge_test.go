@@ -73,3 +73,26 @@ func TestWedgedServerRestarted(t *testing.T) {
 		t.Fatalf("the wedged server was not restarted (pid %d -> %d)", pid, got)
 	}
 }
+
+// TestElicitationDeclined (issue 19, defect 4): a stdio server that asks
+// for user input during a call gets an immediate error (the runner never
+// advertises the capability and has no user), and the job fails as the
+// job's fault with ErrElicitation instead of committing whatever the
+// server made of the refusal, or waiting for the wall time.
+func TestElicitationDeclined(t *testing.T) {
+	ex := testServer(t)
+	s := mcpSpec(`{"server":"t","tool":"elicit"}`, job.FormatText)
+	s.Bounds.MaxWallTimeMs = 5000
+	start := time.Now()
+	res, err := runJob(ex, s)
+	if !errors.Is(err, ErrElicitation) || !errors.Is(err, executor.ErrBadInput) {
+		t.Fatalf("want ErrElicitation (bad input), got %q %v", res.Output, err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("declining took %v", time.Since(start))
+	}
+	// The session is fine afterwards.
+	if res, err := runJob(ex, mcpSpec(`{"server":"t","tool":"echo","arguments":{"message":"d"}}`, job.FormatText)); err != nil || string(res.Output) != "Echo: d" {
+		t.Fatalf("echo after the elicitation: %q %v", res.Output, err)
+	}
+}
