@@ -46,6 +46,9 @@ type ServerConfig struct {
 	// Headers are sent with every HTTP request (e.g. Authorization).
 	// A value "env:NAME" is read from the environment variable NAME.
 	Headers map[string]string `toml:"headers" json:"headers,omitempty"`
+	// OAuth, for a url server, authorizes requests by the MCP
+	// authorization spec with the OAuth 2.0 client credentials grant.
+	OAuth *OAuthConfig `toml:"oauth" json:"oauth,omitempty"`
 
 	// Tools, when non-empty, is the only tools jobs may call on this server.
 	Tools []string `toml:"tools" json:"tools,omitempty"`
@@ -61,6 +64,31 @@ type ServerConfig struct {
 	// was cut (wall time or cancellation); a server that does not answer
 	// in time is restarted (stdio) or reconnected (HTTP). Default 2000.
 	HealthTimeoutMs uint64 `toml:"health_timeout_ms" json:"health_timeout_ms,omitempty"`
+}
+
+// OAuthConfig is a pre-registered confidential client of the server's
+// authorization server. The token endpoint and scopes are discovered from
+// the server's 401 challenge (Protected Resource Metadata, RFC 9728, then
+// Authorization Server Metadata, RFC 8414); tokens are requested with the
+// client credentials grant (SEP-1046) through the official go-sdk
+// (auth/extauth), refreshed when they expire, and re-requested with the
+// union of scopes when the server answers 403 insufficient_scope (step-up).
+// There is no user, so the authorization code flow is not offered.
+type OAuthConfig struct {
+	ClientID string `toml:"client_id" json:"client_id"`
+	// ClientSecret: "env:NAME" reads the environment variable NAME (keep
+	// secrets out of the file).
+	ClientSecret string `toml:"client_secret" json:"client_secret"`
+	// Issuer, when set, binds the credentials to that authorization
+	// server: a server pointing elsewhere is refused.
+	Issuer string `toml:"issuer" json:"issuer,omitempty"`
+}
+
+func (o *OAuthConfig) secret() string {
+	if name, ok := strings.CutPrefix(o.ClientSecret, "env:"); ok {
+		return os.Getenv(name)
+	}
+	return o.ClientSecret
 }
 
 func (s *ServerConfig) healthTimeout() time.Duration {
@@ -102,8 +130,16 @@ func (c *Config) validate() error {
 			if len(s.Args) > 0 || len(s.Env) > 0 || s.Dir != "" || s.InheritEnv {
 				return fmt.Errorf("mcp: server %q: args, env, dir and inherit_env apply only to command servers", s.Name)
 			}
-		} else if len(s.Headers) > 0 {
-			return fmt.Errorf("mcp: server %q: headers apply only to url servers", s.Name)
+		} else if len(s.Headers) > 0 || s.OAuth != nil {
+			return fmt.Errorf("mcp: server %q: headers and oauth apply only to url servers", s.Name)
+		}
+		if o := s.OAuth; o != nil {
+			if o.ClientID == "" || o.ClientSecret == "" {
+				return fmt.Errorf("mcp: server %q: oauth needs client_id and client_secret", s.Name)
+			}
+			if name, ok := strings.CutPrefix(o.ClientSecret, "env:"); ok && os.Getenv(name) == "" {
+				return fmt.Errorf("mcp: server %q: oauth client_secret: environment variable %s is not set", s.Name, name)
+			}
 		}
 		for k, v := range s.Headers {
 			if name, ok := strings.CutPrefix(v, "env:"); ok {

@@ -31,7 +31,20 @@ func conformanceClient() int {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	ex, err := New(ctx, Config{Servers: []ServerConfig{{Name: "suite", URL: url, ConnectTimeoutMs: 10_000}}})
+	sc := ServerConfig{Name: "suite", URL: url, ConnectTimeoutMs: 10_000}
+	if strings.HasPrefix(scenario, "auth/client-credentials") {
+		// The suite hands the pre-registered client in the context.
+		var cc struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if err := json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &cc); err != nil {
+			fmt.Fprintln(os.Stderr, "MCP_CONFORMANCE_CONTEXT:", err)
+			return 1
+		}
+		sc.OAuth = &OAuthConfig{ClientID: cc.ClientID, ClientSecret: cc.ClientSecret}
+	}
+	ex, err := New(ctx, Config{Servers: []ServerConfig{sc}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connect:", err)
 		return 1
@@ -112,7 +125,13 @@ func runScenario(t *testing.T, bin string, env []string, scenario string) []chec
 	if strings.Contains(string(text), "CLIENT EXITED WITH ERROR") {
 		t.Errorf("scenario %s: the runner's client failed its job (see its stdout above)", scenario)
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+	var files []string // <out>/<scenario>-<time>/checks.json; auth/ scenarios nest one deeper
+	_ = filepath.WalkDir(out, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "checks.json" {
+			files = append(files, p)
+		}
+		return nil
+	})
 	if len(files) != 1 {
 		t.Fatalf("scenario %s: want one checks.json under %s, got %v", scenario, out, files)
 	}
@@ -145,7 +164,7 @@ func TestConformance(t *testing.T) {
 		t.Skip("starts Node processes")
 	}
 	bin, env := conformanceBin(t)
-	for _, sc := range []string{"initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults"} {
+	for _, sc := range []string{"initialize", "tools_call", "sse-retry", "elicitation-sep1034-client-defaults", "auth/client-credentials-basic"} {
 		t.Run(sc, func(t *testing.T) {
 			start := time.Now()
 			checks := runScenario(t, bin, env, sc)

@@ -40,8 +40,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
@@ -105,6 +108,18 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 			}
 			c.Transport = &headerTransport{next: next, headers: sc.header()}
 			s.http = &c
+			if o := sc.OAuth; o != nil {
+				// One handler per server: its token outlives sessions.
+				h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+					Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer,
+						ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.secret()}},
+					HTTPClient: s.http,
+				})
+				if err != nil {
+					return nil, fmt.Errorf("mcp: server %q: oauth: %w", sc.Name, err)
+				}
+				s.oauth = h
+			}
 		}
 		s.client = sdk.NewClient(&sdk.Implementation{Name: "cowboy-runner", Version: version.Version}, &sdk.ClientOptions{Logger: nil})
 		s.client.AddReceivingMiddleware(s.declineElicitation)
@@ -336,6 +351,7 @@ type server struct {
 	cfg    ServerConfig
 	client *sdk.Client
 	http   *http.Client
+	oauth  auth.OAuthHandler // nil: no OAuth (url servers with [oauth] only)
 	log    *slog.Logger
 
 	// elicited counts the elicitation requests declined on this server's
@@ -520,9 +536,10 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	var t sdk.Transport
 	if s.cfg.URL != "" {
 		t = &sdk.StreamableClientTransport{
-			Endpoint:   s.cfg.URL,
-			HTTPClient: s.http,
-			MaxRetries: 1,
+			Endpoint:     s.cfg.URL,
+			HTTPClient:   s.http,
+			OAuthHandler: s.oauth,
+			MaxRetries:   1,
 			// The standalone GET stream stays on: servers send requests
 			// not tied to a POST (elicitation/create from a tool handler)
 			// there, and a request the client never sees is one it never
