@@ -1,14 +1,19 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/cowboy-foundation/cowboy/runner/executor"
 )
 
 // Config configures the MCP executor. The runner daemon reads it from the
@@ -174,6 +179,50 @@ func (s *ServerConfig) commandEnv() []string {
 	}
 	return env
 }
+
+// textCheckTransport checks every 2xx response body (JSON or server-sent
+// events of JSON) for bytes the SDK's JSON decoding would turn into U+FFFD
+// (executor.TextChecker), counting each bad body in bad and ending it with
+// the checker's error.
+type textCheckTransport struct {
+	next http.RoundTripper
+	bad  *atomic.Int64
+}
+
+func (t *textCheckTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err != nil || resp.StatusCode < 200 || resp.StatusCode > 299 || resp.Body == nil {
+		return resp, err
+	}
+	resp.Body = &checkedBody{rc: resp.Body, bad: t.bad}
+	return resp, nil
+}
+
+type checkedBody struct {
+	rc     io.ReadCloser
+	bad    *atomic.Int64
+	check  executor.TextChecker
+	failed bool
+}
+
+func (b *checkedBody) Read(p []byte) (int, error) {
+	if b.failed {
+		return 0, executor.ErrNotUTF8
+	}
+	n, err := b.rc.Read(p)
+	_, cerr := b.check.Write(p[:n])
+	if cerr == nil && errors.Is(err, io.EOF) {
+		cerr = b.check.Close()
+	}
+	if cerr != nil {
+		b.failed = true
+		b.bad.Add(1)
+		return 0, cerr
+	}
+	return n, err
+}
+
+func (b *checkedBody) Close() error { return b.rc.Close() }
 
 // headerTransport adds configured headers to every request.
 type headerTransport struct {

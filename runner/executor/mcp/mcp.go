@@ -106,7 +106,7 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 			if next == nil {
 				next = http.DefaultTransport
 			}
-			c.Transport = &headerTransport{next: next, headers: sc.header()}
+			c.Transport = &textCheckTransport{next: &headerTransport{next: next, headers: sc.header()}, bad: &s.badText}
 			s.http = &c
 			if o := sc.OAuth; o != nil {
 				// One handler per server: its token outlives sessions.
@@ -357,6 +357,11 @@ type server struct {
 	// elicited counts the elicitation requests declined on this server's
 	// sessions; a call that sees it move fails with ErrElicitation.
 	elicited atomic.Int64
+	// badText counts HTTP response bodies that were not faithful UTF-8
+	// (textCheckTransport); a call that sees it move fails with
+	// executor.ErrNotUTF8 instead of committing what the SDK's JSON
+	// decoding repaired.
+	badText atomic.Int64
 
 	mu      sync.Mutex // guards sess, closed
 	sess    *session
@@ -622,8 +627,11 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 		if err := sess.checkArguments(tool, in.Arguments); err != nil {
 			return nil, nil, fmt.Errorf("%w: %s.%s: %w", executor.ErrBadInput, in.Server, in.Tool, err)
 		}
-		elicited := s.elicited.Load()
+		elicited, badText := s.elicited.Load(), s.badText.Load()
 		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: in.Tool, Arguments: in.Arguments})
+		if s.badText.Load() != badText {
+			return nil, nil, fmt.Errorf("%w: %w: %s.%s: the server's response", executor.ErrUpstream, executor.ErrNotUTF8, in.Server, in.Tool)
+		}
 		var rpcErr *jsonrpcError
 		if s.elicited.Load() != elicited || (errors.As(err, &rpcErr) && rpcErr.Code == sdk.CodeURLElicitationRequired) {
 			// Whatever the server made of the refusal (an error, a
