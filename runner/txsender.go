@@ -173,7 +173,10 @@ func (s *txSender) build(ctx context.Context, kind string, to types.Address, val
 			s.mu.Unlock()
 			return nil, err
 		}
-		if s.next-min(s.next, s.state) >= maxAhead {
+		// Before the daemon follows blocks (registration, attestation at
+		// start) there is no block to wait for: send and let a refusal
+		// resync.
+		if s.next-min(s.next, s.state) >= maxAhead && height() > 0 {
 			s.mu.Unlock()
 			if err := wait(ctx); err != nil {
 				return nil, err
