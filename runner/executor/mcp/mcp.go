@@ -357,8 +357,9 @@ type server struct {
 	// elicited counts the elicitation requests declined on this server's
 	// sessions; a call that sees it move fails with ErrElicitation.
 	elicited atomic.Int64
-	// badText counts HTTP response bodies that were not faithful UTF-8
-	// (textCheckTransport); a call that sees it move fails with
+	// badText counts HTTP response bodies and stdio messages that were not
+	// faithful UTF-8 (textCheckTransport, stdioTransport); a call that
+	// sees it move fails with
 	// executor.ErrNotUTF8 instead of committing what the SDK's JSON
 	// decoding repaired.
 	badText atomic.Int64
@@ -558,7 +559,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		cmd.Stderr = sess.stderr
 		isolate(cmd)
 		sess.cmd = cmd
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		t = &stdioTransport{cmd: cmd, bad: &s.badText, terminate: 2 * time.Second}
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {

@@ -40,6 +40,7 @@ func testServerConfig(name string) ServerConfig {
 //     healthy server);
 //   - wedge: stops reading stdin for good and never answers (a server
 //     stuck in a blocking call);
+//   - badtext: answers with a byte that is not UTF-8 in its text;
 //   - elicit: sends elicitation/create to the client, whether or not it
 //     advertised the capability, and reports the answer (or, if none
 //     comes within 30 s, nothing: the call hangs).
@@ -82,7 +83,7 @@ func serveTestServer() {
 		case "tools/list":
 			obj := map[string]any{"type": "object"}
 			var tools []any
-			for _, n := range []string{"echo", "sleep", "wedge", "elicit"} {
+			for _, n := range []string{"echo", "sleep", "wedge", "elicit", "badtext"} {
 				tools = append(tools, map[string]any{"name": n, "inputSchema": obj})
 			}
 			result(msg.ID, map[string]any{"tools": tools})
@@ -100,6 +101,11 @@ func serveTestServer() {
 					time.Sleep(time.Duration(args.Ms) * time.Millisecond)
 					text(id, "slept", false)
 				}(msg.ID)
+			case "badtext":
+				// Raw bytes, as encoding/json would never write them.
+				wmu.Lock()
+				fmt.Fprintf(os.Stdout, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}\n", msg.ID)
+				wmu.Unlock()
 			case "wedge":
 				time.Sleep(time.Hour) // never reads again (select{} would let the runtime kill us)
 			case "elicit":

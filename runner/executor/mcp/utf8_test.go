@@ -87,3 +87,17 @@ func TestInvalidUTF8FromHTTPServer(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidUTF8FromStdioServer: the same over stdio, where the executor
+// checks each JSON-RPC line of the server's stdout; the session stays
+// usable afterwards.
+func TestInvalidUTF8FromStdioServer(t *testing.T) {
+	ex := testServer(t)
+	res, err := runJob(ex, mcpSpec(`{"server":"t","tool":"badtext"}`, job.FormatText))
+	if !errors.Is(err, executor.ErrNotUTF8) || !errors.Is(err, executor.ErrUpstream) {
+		t.Fatalf("want ErrUpstream and ErrNotUTF8, got %q %v", res.Output, err)
+	}
+	if res, err := runJob(ex, mcpSpec(`{"server":"t","tool":"echo","arguments":{"message":"ok \u00e9"}}`, job.FormatText)); err != nil || string(res.Output) != "Echo: ok é" {
+		t.Fatalf("echo after: %q %v", res.Output, err)
+	}
+}
