@@ -51,12 +51,19 @@ func initRunner(t testing.TB, node *daemon, name, executors string) *runnerProc 
 
 func initRunnerTypes(t testing.TB, node *daemon, name, executors, jobTypes string) *runnerProc {
 	t.Helper()
+	return initRunnerFlags(t, node, name, executors, "--job-types", jobTypes, "--domains", "127.0.0.1", "--allow-private")
+}
+
+// initRunnerFlags is initRunner with the capability flags given.
+func initRunnerFlags(t testing.TB, node *daemon, name, executors string, flags ...string) *runnerProc {
+	t.Helper()
 	r := &runnerProc{t: t, name: name, home: t.TempDir(), node: node}
-	cmd := exec.Command(filepath.Join(binDir, "cowboy-runner"), "init", "--home", r.home, "--node", node.url(), "--stake", "10",
+	args := append([]string{"init", "--home", r.home, "--node", node.url(), "--stake", "10",
 		// A fixed aggregator port keeps the registered endpoint across
 		// restarts (no re-registration), as an operator's config would.
-		"--job-types", jobTypes, "--domains", "127.0.0.1", "--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--metrics", "127.0.0.1:0",
-		"--allow-private", "--light-kdf", "--append", executors)
+		"--listen", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--metrics", "127.0.0.1:0",
+		"--light-kdf", "--append", executors}, flags...)
+	cmd := exec.Command(filepath.Join(binDir, "cowboy-runner"), args...)
 	cmd.Env = append(os.Environ(), "COWBOY_PASSWORD=e2e")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

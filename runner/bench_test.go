@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -113,12 +114,7 @@ func runnerThroughput(b *testing.B, window int) {
 	spec := benchSpec(feed.URL, 1)
 	direct, _ := directRate(b, ex, spec, 200)
 
-	keys := make([]*senderKey, window)
-	for i := range keys {
-		k, _ := crypto.GenerateKey()
-		n.fund(b, types.PubkeyToAddress(k.PublicKey), "100")
-		keys[i] = &senderKey{key: k}
-	}
+	keys := n.senders(b, window, "100")
 	ctx := context.Background()
 	// Each sender submits its share of b.N jobs one after another, waiting
 	// for the previous one to be verified: `window` jobs in flight.
@@ -172,6 +168,7 @@ func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *jo
 	if err != nil || r.Receipt.Status != "success" {
 		return types.Hash{}, fmt.Errorf("submit: %+v %v", r, err)
 	}
+	k.lastReceipt = r.Receipt
 	id, err := types.BytesToHash(trimCBORBytes(r.Receipt.Return))
 	if err != nil {
 		return id, err
@@ -192,8 +189,9 @@ func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *jo
 }
 
 type senderKey struct {
-	key  *ecdsa.PrivateKey
-	next uint64
+	key         *ecdsa.PrivateKey
+	next        uint64
+	lastReceipt *apitypes.Receipt
 }
 
 // BenchmarkCommitRevealLatency measures, per job, the time and blocks from
@@ -243,4 +241,103 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 	b.ReportMetric(float64(blocks)/float64(b.N), "blocks/job")
 	b.ReportMetric(float64(directPer.Microseconds())/1000, "direct-ms/job")
 	b.ReportMetric(per.Seconds()/directPer.Seconds(), "ratio")
+}
+
+// BenchmarkRunnerThroughput1s measures how many single-runner HTTP jobs
+// (mode none) one daemon carries to a verified result per second on a
+// devnet with 1 s blocks when jobs arrive faster than it can serve them:
+// b.N jobs are submitted at once from 32 accounts (pre-signed, so the
+// submitters are not the bottleneck) and the clock runs from the first
+// submission to the last verified job. Limits that bind: the runner's
+// transactions per block (each job needs a commit and a submission) and the
+// mempool's pending transactions per account.
+func BenchmarkRunnerThroughput1s(b *testing.B) {
+	n, feed := benchNet(b, time.Second)
+	ex := benchHTTPExecutor(b)
+	d := n.benchRunner(b, ex, 4096)
+	spec := benchSpec(feed.URL, 1)
+	const senders = 32
+	keys := n.senders(b, senders, "1000")
+	ctx := context.Background()
+	// Pre-sign every submission (one account holds at most 64 pending),
+	// declaring twice what a probe submission used rather than the generic
+	// 2M-cycle off-chain estimate, which would let only ten submissions
+	// into a block and measure the submitters instead of the runner.
+	encoded, err := spec.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := submitAndAwaitID(ctx, n.client, keys[0], spec); err != nil {
+		b.Fatal(err)
+	}
+	expCycles, expCells := submissionUsage(b, n.client, keys[0])
+	var txs []*types.Tx
+	for i := 0; i < b.N; i++ {
+		k := keys[i%senders]
+		nonce := k.next
+		k.next++
+		to := types.JobDispatcherAddress
+		tx, err := n.client.BuildTx(ctx, k.key, sdk.TxRequest{To: &to, Instruction: &types.SubmitJob{Spec: encoded},
+			ExpectCycles: expCycles, ExpectCells: expCells, Options: sdk.TxOptions{Nonce: &nonce}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		txs = append(txs, tx)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i, tx := range txs {
+		if _, err := n.client.Submit(ctx, tx); err != nil {
+			b.Fatalf("submit %d: %v", i, err)
+		}
+	}
+	// Count verified jobs through the runner's own records.
+	deadline := time.Now().Add(time.Duration(b.N)*time.Second + 60*time.Second)
+	for {
+		recs, err := d.Store().Jobs()
+		if err != nil {
+			b.Fatal(err)
+		}
+		done, failed := -1, 0 // the probe job
+		for _, r := range recs {
+			switch {
+			case r.State == StateDone && r.Outcome != "finalized" && r.Outcome != "verified":
+				failed++
+			case r.State == StateDone || r.State == StateRevealed || r.State == StatePushed:
+				done++
+			}
+		}
+		if done+failed >= b.N {
+			el := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(done)/el.Seconds(), "jobs/s")
+			b.ReportMetric(float64(failed), "failed")
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d jobs done after %v", done, b.N, time.Since(start))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// submissionUsage is twice the cycles and cells k's last submission used.
+func submissionUsage(b *testing.B, c *sdk.Client, k *senderKey) (uint64, uint64) {
+	b.Helper()
+	r := k.lastReceipt
+	if r == nil {
+		b.Fatal("no probe receipt")
+	}
+	return 2 * r.CyclesUsed, 2 * r.CellsUsed
+}
+
+// senders funds count fresh accounts with cby each.
+func (n *testNet) senders(b *testing.B, count int, cby string) []*senderKey {
+	keys := make([]*senderKey, count)
+	for i := range keys {
+		k, _ := crypto.GenerateKey()
+		n.fund(b, types.PubkeyToAddress(k.PublicKey), cby)
+		keys[i] = &senderKey{key: k}
+	}
+	return keys
 }

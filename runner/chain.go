@@ -172,24 +172,22 @@ func (d *Daemon) heartbeatEvery() uint64 {
 	return max(d.paramsSnapshot().HeartbeatTimeoutBlocks/3, 1)
 }
 
-// build signs a system-actor instruction with the next nonce. Callers hold
-// txMu from build to submit.
-func (d *Daemon) build(ctx context.Context, to types.Address, value *big.Int, in types.Instruction) (*types.Tx, error) {
-	return d.client.BuildTx(ctx, d.o.Key, sdk.TxRequest{To: &to, Value: value, Instruction: in,
-		ExpectCycles: sdk.OffchainExpectCycles, ExpectCells: sdk.OffchainExpectCells})
+// build signs a system-actor instruction with the next local nonce
+// (txSender); every built transaction goes to d.tx.submitted.
+func (d *Daemon) build(ctx context.Context, kind string, to types.Address, value *big.Int, in types.Instruction) (*types.Tx, error) {
+	return d.tx.build(ctx, kind, to, value, in, d.Height, d.waitBlock)
 }
 
 // send builds and submits a transaction that needs no persistence
 // (heartbeats, registration).
 func (d *Daemon) send(ctx context.Context, kind string, to types.Address, value *big.Int, in types.Instruction) (types.Hash, error) {
-	d.txMu.Lock()
-	defer d.txMu.Unlock()
-	tx, err := d.build(ctx, to, value, in)
+	tx, err := d.build(ctx, kind, to, value, in)
 	if err != nil {
 		d.m.txs.WithLabelValues(kind, "failed").Inc()
 		return types.Hash{}, err
 	}
 	h, err := d.client.Submit(ctx, tx)
+	d.tx.submitted(tx, err)
 	if err != nil {
 		d.m.txs.WithLabelValues(kind, "failed").Inc()
 		return h, err
@@ -214,21 +212,23 @@ func (d *Daemon) sendAndWait(ctx context.Context, kind string, to types.Address,
 
 // sendPersisted builds the transaction for rec's next effect, stores it in
 // rec with state `next` (fsynced), and only then submits it. A crash
-// between the two leaves a record that resendPersisted re-submits byte for
-// byte, so the effect is never built twice.
+// between the two leaves a record that persistedTx re-submits byte for
+// byte, so the effect is never built twice. Jobs build, persist and submit
+// concurrently: only the nonce is taken under the sender's lock.
 func (d *Daemon) sendPersisted(ctx context.Context, rec *JobRecord, kind string, next JobState, to types.Address, in types.Instruction) error {
-	d.txMu.Lock()
-	defer d.txMu.Unlock()
-	tx, err := d.build(ctx, to, nil, in)
+	tx, err := d.build(ctx, kind, to, nil, in)
 	if err != nil {
 		d.m.txs.WithLabelValues(kind, "failed").Inc()
 		return fmt.Errorf("build %s: %w", kind, err)
 	}
 	rec.Tx, rec.TxHash, rec.TxKind, rec.State = tx.Encode(), tx.Hash(), kind, next
 	if err := d.put(rec); err != nil {
+		d.tx.submitted(tx, err) // never sent: its nonce is a hole to refill
 		return err
 	}
-	if _, err := d.client.Submit(ctx, tx); err != nil {
+	_, err = d.client.Submit(ctx, tx)
+	d.tx.submitted(tx, err)
+	if err != nil {
 		// The record holds the tx; the await step re-sends or rebuilds.
 		d.m.txs.WithLabelValues(kind, "failed").Inc()
 		d.log.Warn("submit failed; will retry", "job", rec.ID, "kind", kind, "err", err)
@@ -236,6 +236,22 @@ func (d *Daemon) sendPersisted(ctx context.Context, rec *JobRecord, kind string,
 	}
 	d.m.txs.WithLabelValues(kind, "sent").Inc()
 	return nil
+}
+
+// journalFloor is one past the highest nonce of a transaction journaled in
+// an unfinished job: signed and persisted, perhaps never sent, so the
+// sender must not give its nonce to another transaction.
+func journalFloor(recs []*JobRecord) uint64 {
+	var floor uint64
+	for _, r := range recs {
+		if r.State.Terminal() || len(r.Tx) == 0 {
+			continue
+		}
+		if tx, err := types.DecodeTx(r.Tx); err == nil {
+			floor = max(floor, tx.Nonce()+1)
+		}
+	}
+	return floor
 }
 
 // txState is what the node knows of a persisted transaction.
@@ -255,6 +271,7 @@ func (d *Daemon) persistedTx(ctx context.Context, rec *JobRecord, kind string) (
 	r, err := d.client.Tx(ctx, rec.TxHash)
 	switch {
 	case err == nil && r.Status == apitypes.TxIncluded && r.Receipt != nil:
+		d.tx.observe(kind, rec.Tx, r.Receipt)
 		if r.Receipt.Status == "success" {
 			return txSuccess, "", nil
 		}
@@ -264,10 +281,9 @@ func (d *Daemon) persistedTx(ctx context.Context, rec *JobRecord, kind string) (
 	case !errors.Is(err, sdk.ErrNotFound):
 		return txPending, "", err // node trouble: try again next block
 	}
-	d.txMu.Lock()
 	_, err = d.client.SubmitRaw(ctx, rec.Tx)
-	d.txMu.Unlock()
 	if err != nil {
+		d.tx.refused()
 		d.log.Warn("re-sending stored transaction refused; rebuilding", "job", rec.ID, "kind", kind, "err", err)
 		return txUnknown, err.Error(), nil
 	}

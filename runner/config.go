@@ -415,6 +415,14 @@ max_response_bytes = 4194304
 # command = "npx"
 # args = ["-y", "@modelcontextprotocol/server-everything", "stdio"]
 # tools = []                       # empty = every tool the server lists
+# health_timeout_ms = 2000         # ping after a cut call; no answer = restart
+#
+# [[executors.mcp.servers]]
+# name = "remote"
+# url = "https://mcp.example.com/mcp"
+# [executors.mcp.servers.oauth]    # MCP authorization, client credentials
+# client_id = "my-runner"
+# client_secret = "env:MCP_REMOTE_SECRET"
 `
 
 // WriteConfig writes the commented configuration file into home, refusing

@@ -231,6 +231,13 @@ func (d *Daemon) committed(ctx context.Context, rec *JobRecord, onChain types.Ha
 		// Only possible if the data dir was replaced under a running key.
 		return d.finish(rec, StateFailed, "failed", "the chain holds a different commitment from this runner: refusing to reveal")
 	}
+	if len(rec.Tx) > 0 && d.tx.wantsSample("commit") {
+		// The commitment was seen on the job before its receipt was read:
+		// read it now to size later commits' limits.
+		if r, err := d.client.Tx(ctx, rec.TxHash); err == nil && r.Receipt != nil {
+			d.tx.observe("commit", rec.Tx, r.Receipt)
+		}
+	}
 	rec.State, rec.Tx = StateCommitted, nil
 	d.m.commitSeconds.WithLabelValues(rec.Type).Observe(time.Since(rec.StartedAt).Seconds())
 	d.log.Info("committed", "job", rec.ID, "commitment", rec.Commitment)

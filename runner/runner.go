@@ -83,7 +83,7 @@ type Daemon struct {
 	store  *Store
 	m      *metrics
 
-	txMu sync.Mutex // serialises build+submit so nonces never collide
+	tx *txSender // builds and signs transactions with local nonces
 
 	mu       sync.Mutex
 	height   uint64
@@ -143,7 +143,7 @@ func New(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Daemon{o: o, log: log, client: o.Client, self: types.PubkeyToAddress(o.Key.PublicKey), store: st, m: newMetrics(),
+	d := &Daemon{o: o, log: log, client: o.Client, self: types.PubkeyToAddress(o.Key.PublicKey), store: st, m: newMetrics(), tx: newTxSender(o.Client, o.Key),
 		blockCh: make(chan struct{}), stopping: make(chan struct{}), active: map[types.Hash]bool{}, released: map[types.Hash]bool{}, restart: map[types.Hash]bool{}, ready: make(chan struct{})}
 	return d, nil
 }
@@ -187,6 +187,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.loadParams(ctx); err != nil {
 		return err
 	}
+	recs, err := d.store.Jobs()
+	if err != nil {
+		return fmt.Errorf("load jobs: %w", err)
+	}
+	if err := d.tx.start(ctx, journalFloor(recs)); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	if err := d.ensureRegistered(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -201,10 +211,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	close(d.ready)
 
-	recs, err := d.store.Jobs()
-	if err != nil {
-		return fmt.Errorf("load jobs: %w", err)
-	}
 	for _, r := range recs {
 		if !r.State.Terminal() {
 			d.log.Info("resuming job", "job", r.ID, "state", r.State)

@@ -88,7 +88,9 @@ type testRunner struct {
 	ed     ed25519.PrivateKey
 	dir    string
 	exec   *fixedExecutor
-	att    attest.Attester // nil: no TEE backend
+	real   executor.Executor // when set, served instead of exec
+	opts   func(*Options)    // when set, adjusts the options before New
+	att    attest.Attester   // nil: no TEE backend
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -124,8 +126,15 @@ func (n *testNet) startRunner(t *testing.T, out string) *testRunner {
 
 func (r *testRunner) start(t *testing.T, n *testNet) {
 	t.Helper()
-	o := n.options(t, r.key, r.ed, r.dir, r.exec)
+	var ex executor.Executor = r.exec
+	if r.real != nil {
+		ex = r.real
+	}
+	o := n.options(t, r.key, r.ed, r.dir, ex)
 	o.Attester = r.att
+	if r.opts != nil {
+		r.opts(&o)
+	}
 	d, err := New(o)
 	if err != nil {
 		t.Fatal(err)

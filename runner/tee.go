@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
@@ -37,24 +36,25 @@ func (d *Daemon) ensureAttested(ctx context.Context, margin uint64) error {
 	if err != nil {
 		return err
 	}
-	d.txMu.Lock()
-	tx, err := d.client.SubmitAttestation(ctx, d.o.Key, d.o.Attester, pub, seal.PublicKey().Bytes(), sdk.TxOptions{})
-	d.txMu.Unlock()
+	// As sdk.SubmitAttestation, but through the daemon's sender (local
+	// nonces: the SDK's pending-nonce lookup would collide with them).
+	sealPub := seal.PublicKey().Bytes()
+	e, err := d.o.Attester.Attest(ctx, attest.ReportDataForKey(d.self, pub, sealPub))
 	if err != nil {
-		d.m.txs.WithLabelValues("attest", "failed").Inc()
+		return fmt.Errorf("attest: %w", err)
+	}
+	ev, err := e.Encode()
+	if err != nil {
+		return fmt.Errorf("encode evidence: %w", err)
+	}
+	rc, err := d.sendAndWait(ctx, "attest", types.TEEVerifierAddress, nil, &types.TEEAttest{Evidence: ev, SealKey: bytes.Clone(sealPub)})
+	if err != nil {
 		return fmt.Errorf("submit attestation: %w", err)
 	}
-	d.m.txs.WithLabelValues("attest", "sent").Inc()
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	r, err := d.client.WaitForReceipt(wctx, tx.Hash())
-	if err != nil {
-		return fmt.Errorf("attestation receipt: %w", err)
+	if rc.Status != "success" {
+		return fmt.Errorf("attestation refused by the TEE Verifier: %s", rc.Error)
 	}
-	if r.Receipt.Status != "success" {
-		return fmt.Errorf("attestation refused by the TEE Verifier: %s", r.Receipt.Error)
-	}
-	d.log.Info("attested", "backend", d.o.Attester.Backend(), "tx", tx.Hash())
+	d.log.Info("attested", "backend", d.o.Attester.Backend(), "tx", rc.TxHash)
 	return nil
 }
 

@@ -62,8 +62,11 @@ var (
 	ErrBoundExceeded = errors.New("resource bound exceeded")
 	// ErrUpstream: the remote service failed (connection, 5xx, protocol).
 	ErrUpstream = errors.New("upstream failure")
-	// ErrRefused: this runner's policy refuses the job (allowlist,
-	// private address, capability it does not offer).
+	// ErrRefused: this runner's own policy refuses the job (its allowlist,
+	// a capability it does not offer). The daemon reports no fault for it:
+	// the runner should not have been selected. A refusal every runner
+	// would make (a job host resolving to a private address) is the job's
+	// fault and wraps ErrBadInput instead.
 	ErrRefused = errors.New("refused by runner policy")
 )
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
@@ -24,11 +25,42 @@ func decodeJSON(b []byte) (any, error) { return verify.ParseJSON(b) }
 // numbers in their shortest exact form), the bytes every executor commits, so
 // committee members fetching the same data sign the same result.
 func canonicalJSON(v any) ([]byte, error) {
+	// encoding/json (under jsoncanon.Marshal) would write bytes that are
+	// not UTF-8 as U+FFFD; JSON cannot carry them, so refuse.
+	if err := validStrings(v); err != nil {
+		return nil, fmt.Errorf("%w: %w", executor.ErrUpstream, err)
+	}
 	b, err := jsoncanon.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("%w: canonical JSON: %w", executor.ErrUpstream, err)
 	}
 	return b, nil
+}
+
+// validStrings reports a string or object key in v that is not UTF-8.
+func validStrings(v any) error {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return fmt.Errorf("%w: extracted value %q", executor.ErrNotUTF8, truncate(x))
+		}
+	case []any:
+		for _, e := range x {
+			if err := validStrings(e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if err := validStrings(k); err != nil {
+				return err
+			}
+			if err := validStrings(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Numbers: parsed values are exact rationals; exponents are bounded so that

@@ -10,13 +10,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/antchfx/htmlquery"
 	"github.com/antchfx/xpath"
 	"github.com/ohler55/ojg/jp"
 	"golang.org/x/net/html"
+
+	"github.com/cowboy-foundation/cowboy/runner/executor"
 )
 
 // maxMatches bounds the matches one rule collects with All.
@@ -40,7 +41,11 @@ type document struct {
 func (d *document) json() (any, error) {
 	if !d.jsonDone {
 		d.jsonDone = true
-		d.jsonVal, d.jsonErr = decodeJSON(d.body)
+		// encoding/json would turn bad bytes and lone surrogates into
+		// U+FFFD: such a body is not JSON a result may be built from.
+		if d.jsonErr = executor.CheckText(d.body); d.jsonErr == nil {
+			d.jsonVal, d.jsonErr = decodeJSON(d.body)
+		}
 		if d.jsonErr != nil {
 			d.jsonErr = fmt.Errorf("response is not JSON: %w", d.jsonErr)
 		}
@@ -297,7 +302,9 @@ func (r *compiledRule) regex(d *document) []any {
 		if lo < 0 {
 			continue // the group did not take part in this match
 		}
-		out = append(out, strings.ToValidUTF8(string(d.body[lo:hi]), "\uFFFD"))
+		// Bytes as matched: a binary result carries them faithfully, a
+		// text or JSON result refuses them if they are not UTF-8.
+		out = append(out, string(d.body[lo:hi]))
 	}
 	return out
 }
@@ -337,9 +344,7 @@ func convert(v any, as string) (any, error) {
 
 // collapseSpace trims s and replaces each run of white space with one space,
 // so text extracted from differently formatted copies of a page agrees.
+// Bytes that are not UTF-8 are kept as they are (see encode).
 func collapseSpace(s string) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
 	return strings.Join(strings.Fields(s), " ")
 }

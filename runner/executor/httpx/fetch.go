@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"golang.org/x/net/html/charset"
@@ -53,9 +54,13 @@ func publicAddr(a netip.Addr) bool {
 	return true
 }
 
-// errPrivate marks a dial refused by the address policy; Execute maps it to
-// executor.ErrRefused.
-var errPrivate = errors.New("target address is not public")
+// ErrNotPublic marks a dial refused by the address policy: the job's host
+// resolved (or redirected) to an address that is not globally routable.
+// Execute reports it as executor.ErrBadInput, the job's fault: the host is
+// one the job declared in required_domains, and no runner with the default
+// policy will reach it, so the committee commits an ActorFault report
+// instead of staying silent and being penalised for a missed commit.
+var ErrNotPublic = errors.New("target address is not public")
 
 // dialControl runs after DNS resolution and before connect, on the address
 // actually dialled, so a name that resolves (or re-resolves) to a private
@@ -63,10 +68,10 @@ var errPrivate = errors.New("target address is not public")
 func dialControl(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: cannot parse %q", errPrivate, address)
+		return fmt.Errorf("%w: cannot parse %q", ErrNotPublic, address)
 	}
 	if !publicAddr(ap.Addr()) {
-		return fmt.Errorf("%w: %s", errPrivate, ap.Addr())
+		return fmt.Errorf("%w: %s", ErrNotPublic, ap.Addr())
 	}
 	return nil
 }
@@ -171,21 +176,31 @@ func (e *Executor) fetch(ctx context.Context, pol *policy, p *plan, u *url.URL, 
 // toUTF8 converts a body whose Content-Type declares a charset other than
 // UTF-8 (ISO-8859-1, Shift_JIS, …) to UTF-8, so extraction and text results
 // see characters, not bytes. Bodies without a declaration are left alone:
-// guessing would make runners disagree.
-func toUTF8(body []byte, contentType string) []byte {
+// guessing would make runners disagree. A body that is not valid in its
+// declared charset is refused (executor.ErrNotUTF8): the decoder would have
+// replaced the bad bytes with U+FFFD.
+func toUTF8(body []byte, contentType string) ([]byte, error) {
 	_, params, err := mime.ParseMediaType(contentType)
 	if err != nil || params["charset"] == "" {
-		return body
+		return body, nil
 	}
 	enc, name := charset.Lookup(params["charset"])
 	if enc == nil || name == "utf-8" {
-		return body
+		return body, nil
 	}
 	out, err := enc.NewDecoder().Bytes(body)
 	if err != nil {
-		return body
+		return nil, fmt.Errorf("%w: %w: body is not %s: %w", executor.ErrUpstream, executor.ErrNotUTF8, name, err)
 	}
-	return out
+	if bytes.ContainsRune(out, utf8.RuneError) {
+		// U+FFFD is either in the text (only if the charset can encode
+		// it) or the decoder's replacement of bytes invalid in it.
+		back, err := enc.NewEncoder().Bytes(out)
+		if err != nil || !bytes.Equal(back, body) {
+			return nil, fmt.Errorf("%w: %w: body holds bytes that are not valid %s", executor.ErrUpstream, executor.ErrNotUTF8, name)
+		}
+	}
+	return out, nil
 }
 
 // readCapped reads r fully, failing with ErrBoundExceeded as soon as more
@@ -218,8 +233,8 @@ func readCapped(r io.Reader, limit int64, bud *budget) ([]byte, error) {
 // classify maps a transport error to the executor's error classes.
 func classify(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, errPrivate):
-		return fmt.Errorf("%w: %w", executor.ErrRefused, err)
+	case errors.Is(err, ErrNotPublic):
+		return fmt.Errorf("%w: %w", executor.ErrBadInput, err)
 	case errors.Is(err, executor.ErrRefused), errors.Is(err, executor.ErrBadInput),
 		errors.Is(err, executor.ErrUpstream), errors.Is(err, executor.ErrBoundExceeded):
 		return err

@@ -177,7 +177,9 @@ func (e *Executor) gather(ctx context.Context, p *plan, spec *job.JobSpec, pol *
 		}
 		srcs[i].body = f.body
 		if spec.ResultSchema.DataFormat != job.FormatBinary {
-			srcs[i].body = toUTF8(f.body, f.contentType)
+			if srcs[i].body, srcs[i].err = toUTF8(f.body, f.contentType); srcs[i].err != nil {
+				return
+			}
 		}
 		srcs[i].ts = f.lastModified
 		if srcs[i].ts.IsZero() {
@@ -246,7 +248,11 @@ func firstSettled(srcs []source, finished []bool) bool {
 // prepare extracts one fetched source and applies the freshness bound.
 func (e *Executor) prepare(p *plan, spec *job.JobSpec, s *source, now time.Time) error {
 	if len(p.rules) == 0 && spec.ResultSchema.DataFormat == job.FormatJSON {
-		// The body is the result: canonicalise it straight from its bytes.
+		// The body is the result: canonicalise it straight from its bytes,
+		// refusing what the canonicaliser would repair (lone surrogates).
+		if err := executor.CheckText(s.body); err != nil {
+			return fmt.Errorf("%w: response: %w", executor.ErrUpstream, err)
+		}
 		c, err := jsoncanon.Canonicalize(s.body)
 		if err != nil {
 			return fmt.Errorf("%w: response is not JSON: %w", executor.ErrUpstream, err)
@@ -451,7 +457,7 @@ func encode(spec *job.JobSpec, p *plan, val any, from int, srcs []source) ([]byt
 		return nil, err
 	}
 	if spec.ResultSchema.DataFormat == job.FormatText && !utf8.Valid(out) {
-		return nil, fmt.Errorf("%w: response is not UTF-8 text", executor.ErrUpstream)
+		return nil, fmt.Errorf("%w: %w: the text result is not UTF-8", executor.ErrUpstream, executor.ErrNotUTF8)
 	}
 	return out, nil
 }

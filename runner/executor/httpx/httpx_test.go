@@ -426,9 +426,11 @@ func TestDomainPolicy(t *testing.T) {
 		{"redirect within the allowlist", Config{AllowPrivate: true}, local + "/redirect?to=" + ip + "/text", []string{"127.0.0.1", "localhost"}, nil, ""},
 		{"too many redirects", Config{AllowPrivate: true, MaxRedirects: -1}, local + "/redirect?to=/text", []string{"localhost"}, executor.ErrUpstream, "redirects"},
 		// allow_private=false: localhost resolves to 127.0.0.1 and is refused
-		// at dial time, whatever the name.
-		{"private name refused", Config{}, local + "/text", []string{"localhost"}, executor.ErrRefused, "not public"},
-		{"private literal refused", Config{}, ip + "/text", []string{"127.0.0.1"}, executor.ErrRefused, "not public"},
+		// at dial time, whatever the name. The host is the job's choice, so
+		// it is the job's fault (committed as an ActorFault report), not a
+		// refusal by this runner's own policy.
+		{"private name refused", Config{}, local + "/text", []string{"localhost"}, ErrNotPublic, "not public"},
+		{"private literal refused", Config{}, ip + "/text", []string{"127.0.0.1"}, executor.ErrBadInput, "not public"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -442,6 +444,9 @@ func TestDomainPolicy(t *testing.T) {
 			}
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("want %v containing %q, got %v", c.want, c.msg, err)
+			}
+			if errors.Is(err, ErrNotPublic) && (!errors.Is(err, executor.ErrBadInput) || errors.Is(err, executor.ErrRefused)) {
+				t.Fatalf("a non-public target is the job's fault (ErrBadInput), not a runner refusal: %v", err)
 			}
 		})
 	}

@@ -413,6 +413,9 @@ func (e *Executor) chat(ctx context.Context, m *model, cr openai.ChatCompletionR
 	if lim.exceeded.Load() {
 		return completion{}, fmt.Errorf("%w: response exceeds bounds.max_memory_bytes %d", executor.ErrBoundExceeded, lim.max)
 	}
+	if err := lim.textFault(); err != nil {
+		return completion{}, err
+	}
 	if err != nil {
 		return completion{}, fmt.Errorf("chat completion: %w", err)
 	}
@@ -456,6 +459,9 @@ func (e *Executor) streamChat(ctx context.Context, m *model, cr openai.ChatCompl
 		if wire.exceeded.Load() {
 			return completion{}, fmt.Errorf("%w: stream exceeds its byte bound", executor.ErrBoundExceeded)
 		}
+		if terr := wire.textFault(); terr != nil {
+			return completion{}, terr
+		}
 		return completion{}, fmt.Errorf("chat completion stream: %w", err)
 	}
 	defer stream.Close()
@@ -473,6 +479,9 @@ func (e *Executor) streamChat(ctx context.Context, m *model, cr openai.ChatCompl
 		if err != nil {
 			if wire.exceeded.Load() {
 				return completion{}, fmt.Errorf("%w: stream exceeds its byte bound", executor.ErrBoundExceeded)
+			}
+			if terr := wire.textFault(); terr != nil {
+				return completion{}, terr
 			}
 			return completion{}, fmt.Errorf("stream: %w", err)
 		}
@@ -501,6 +510,9 @@ func (e *Executor) streamChat(ctx context.Context, m *model, cr openai.ChatCompl
 			return completion{}, fmt.Errorf("%w: streamed content passed %d bytes", executor.ErrBoundExceeded, contentLim)
 		}
 	}
+	if terr := wire.textFault(); terr != nil {
+		return completion{}, terr // seen at the end of the stream
+	}
 	if u == nil {
 		return completion{}, fmt.Errorf("%w: stream carried no usage chunk (the server must support stream_options.include_usage)", executor.ErrUpstream)
 	}
@@ -519,6 +531,11 @@ func resultBytes(spec *job.JobSpec, content string) ([]byte, error) {
 	switch spec.ResultSchema.DataFormat {
 	case job.FormatJSON:
 		doc := stripFence(content)
+		// The model's JSON may escape a lone surrogate, which the
+		// canonicaliser would turn into U+FFFD.
+		if err := executor.CheckText([]byte(doc)); err != nil {
+			return nil, fmt.Errorf("llm: %w: model output: %w", executor.ErrUpstream, err)
+		}
 		out, err := jsoncanon.Canonicalize([]byte(doc))
 		if err != nil {
 			return nil, fmt.Errorf("llm: %w: model output is not JSON: %w", executor.ErrUpstream, err)
@@ -526,7 +543,7 @@ func resultBytes(spec *job.JobSpec, content string) ([]byte, error) {
 		return out, nil
 	case job.FormatText:
 		if !utf8.ValidString(content) {
-			return nil, fmt.Errorf("llm: %w: model output is not UTF-8", executor.ErrUpstream)
+			return nil, fmt.Errorf("llm: %w: %w: model output", executor.ErrUpstream, executor.ErrNotUTF8)
 		}
 	}
 	return []byte(content), nil
@@ -562,6 +579,9 @@ func (e *Executor) embed(ctx context.Context, em *model, spec *job.JobSpec, outp
 	})
 	if lim.exceeded.Load() {
 		return nil, 0, 0, fmt.Errorf("%w: embeddings response exceeds bounds.max_memory_bytes %d", executor.ErrBoundExceeded, lim.max)
+	}
+	if terr := lim.textFault(); terr != nil {
+		return nil, 0, 0, terr
 	}
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("embeddings: %w", err)
@@ -619,6 +639,20 @@ type bodyLimit struct {
 	max      int64
 	read     atomic.Int64
 	exceeded atomic.Bool
+	// notText is set, with the checker's error in textErr, when a 2xx
+	// body holds bytes that are not UTF-8 or lone surrogate escapes:
+	// go-openai's JSON decoding would turn them into U+FFFD, and neither
+	// the result nor the garbage check would ever see them.
+	notText atomic.Bool
+	textErr error // written before notText is set
+}
+
+// textFault is the call's ErrNotUTF8 failure, or nil.
+func (l *bodyLimit) textFault() error {
+	if !l.notText.Load() {
+		return nil
+	}
+	return fmt.Errorf("%w: response: %w", executor.ErrUpstream, l.textErr)
 }
 
 type bodyLimitKey struct{}
@@ -640,14 +674,19 @@ func (t *limitTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if l, ok := r.Context().Value(bodyLimitKey{}).(*bodyLimit); ok && l != nil {
-		resp.Body = &limitedBody{rc: resp.Body, l: l}
+		lb := &limitedBody{rc: resp.Body, l: l}
+		if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			lb.text = new(executor.TextChecker)
+		}
+		resp.Body = lb
 	}
 	return resp, nil
 }
 
 type limitedBody struct {
-	rc io.ReadCloser
-	l  *bodyLimit
+	rc   io.ReadCloser
+	l    *bodyLimit
+	text *executor.TextChecker // nil: not checked (error responses)
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -667,6 +706,19 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.l.read.Add(int64(n))
+	if b.text != nil {
+		_, terr := b.text.Write(p[:n])
+		if terr == nil && errors.Is(err, io.EOF) {
+			terr = b.text.Close()
+		}
+		if terr != nil {
+			if !b.l.notText.Load() {
+				b.l.textErr = terr
+				b.l.notText.Store(true)
+			}
+			return 0, terr
+		}
+	}
 	return n, err
 }
 

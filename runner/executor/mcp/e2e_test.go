@@ -310,6 +310,9 @@ func TestConfig(t *testing.T) {
 		{Servers: []ServerConfig{{Name: "a", Command: "x"}, {Name: "a", Command: "y"}}},
 		{Servers: []ServerConfig{{Name: "a", URL: "http://h/mcp", Args: []string{"x"}}}},
 		{Servers: []ServerConfig{{Name: "a", URL: "http://h/mcp", Headers: map[string]string{"Authorization": "env:COWBOY_TEST_UNSET"}}}},
+		{Servers: []ServerConfig{{Name: "a", Command: "x", OAuth: &OAuthConfig{ClientID: "c", ClientSecret: "s"}}}},
+		{Servers: []ServerConfig{{Name: "a", URL: "http://h/mcp", OAuth: &OAuthConfig{ClientID: "c"}}}},
+		{Servers: []ServerConfig{{Name: "a", URL: "http://h/mcp", OAuth: &OAuthConfig{ClientID: "c", ClientSecret: "env:COWBOY_TEST_UNSET"}}}},
 	} {
 		if _, err := New(context.Background(), c); err == nil {
 			t.Errorf("New(%+v) accepted", c)

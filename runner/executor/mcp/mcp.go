@@ -37,10 +37,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
@@ -54,6 +58,13 @@ import (
 // ErrToolFailed marks a tool result with isError set; it is wrapped together
 // with executor.ErrUpstream.
 var ErrToolFailed = errors.New("mcp tool reported an error")
+
+// ErrElicitation marks a tool call during which the server asked for user
+// input (elicitation/create, or a URL-elicitation-required error). A runner
+// has no user: the request is declined at once and the job fails as the
+// job's fault (wrapped with executor.ErrBadInput) instead of hanging until
+// its wall time.
+var ErrElicitation = errors.New("the tool asked for user input (elicitation), which a runner cannot give")
 
 // ErrClosed is returned by Execute after Close.
 var ErrClosed = errors.New("mcp executor closed")
@@ -95,10 +106,23 @@ func New(ctx context.Context, cfg Config) (*Executor, error) {
 			if next == nil {
 				next = http.DefaultTransport
 			}
-			c.Transport = &headerTransport{next: next, headers: sc.header()}
+			c.Transport = &textCheckTransport{next: &headerTransport{next: next, headers: sc.header()}, bad: &s.badText}
 			s.http = &c
+			if o := sc.OAuth; o != nil {
+				// One handler per server: its token outlives sessions.
+				h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+					Credentials: &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer,
+						ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: o.secret()}},
+					HTTPClient: s.http,
+				})
+				if err != nil {
+					return nil, fmt.Errorf("mcp: server %q: oauth: %w", sc.Name, err)
+				}
+				s.oauth = h
+			}
 		}
 		s.client = sdk.NewClient(&sdk.Implementation{Name: "cowboy-runner", Version: version.Version}, &sdk.ClientOptions{Logger: nil})
+		s.client.AddReceivingMiddleware(s.declineElicitation)
 		e.servers[sc.Name] = s
 		e.names = append(e.names, sc.Name)
 	}
@@ -327,7 +351,18 @@ type server struct {
 	cfg    ServerConfig
 	client *sdk.Client
 	http   *http.Client
+	oauth  auth.OAuthHandler // nil: no OAuth (url servers with [oauth] only)
 	log    *slog.Logger
+
+	// elicited counts the elicitation requests declined on this server's
+	// sessions; a call that sees it move fails with ErrElicitation.
+	elicited atomic.Int64
+	// badText counts HTTP response bodies and stdio messages that were not
+	// faithful UTF-8 (textCheckTransport, stdioTransport); a call that
+	// sees it move fails with
+	// executor.ErrNotUTF8 instead of committing what the SDK's JSON
+	// decoding repaired.
+	badText atomic.Int64
 
 	mu      sync.Mutex // guards sess, closed
 	sess    *session
@@ -342,6 +377,11 @@ type session struct {
 	cmd    *exec.Cmd
 	stderr *tail
 	done   chan struct{}
+
+	// checked is non-nil while a health check runs after a cut call and
+	// closes when it ends; guarded by the server's mu. Jobs wait for it
+	// rather than queue a call behind a server that stopped reading.
+	checked chan struct{}
 
 	mu      sync.Mutex
 	tools   map[string]*sdk.Tool
@@ -450,6 +490,20 @@ func (s *server) session(ctx context.Context) (*session, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
+	for s.sess != nil && s.sess.checked != nil {
+		ch := s.sess.checked
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			s.mu.Lock()
+			return nil, fmt.Errorf("%w: server %q: waiting for its health check: %w", executor.ErrUpstream, s.cfg.Name, ctx.Err())
+		}
+		s.mu.Lock()
+		if s.closed {
+			return nil, ErrClosed
+		}
+	}
 	if s.sess != nil {
 		if s.sess.alive() {
 			return s.sess, nil
@@ -488,10 +542,14 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 	var t sdk.Transport
 	if s.cfg.URL != "" {
 		t = &sdk.StreamableClientTransport{
-			Endpoint:             s.cfg.URL,
-			HTTPClient:           s.http,
-			MaxRetries:           1,
-			DisableStandaloneSSE: true, // request/response only; no server pushes needed
+			Endpoint:     s.cfg.URL,
+			HTTPClient:   s.http,
+			OAuthHandler: s.oauth,
+			MaxRetries:   1,
+			// The standalone GET stream stays on: servers send requests
+			// not tied to a POST (elicitation/create from a tool handler)
+			// there, and a request the client never sees is one it never
+			// declines, so the call would wait for its wall time.
 		}
 	} else {
 		// Not CommandContext: the server outlives the job that started it.
@@ -501,7 +559,7 @@ func (s *server) connect(ctx context.Context) (*session, error) {
 		cmd.Stderr = sess.stderr
 		isolate(cmd)
 		sess.cmd = cmd
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		t = &stdioTransport{cmd: cmd, bad: &s.badText, terminate: 2 * time.Second}
 	}
 	cs, err := s.client.Connect(ctx, t, nil)
 	if err != nil {
@@ -570,7 +628,20 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 		if err := sess.checkArguments(tool, in.Arguments); err != nil {
 			return nil, nil, fmt.Errorf("%w: %s.%s: %w", executor.ErrBadInput, in.Server, in.Tool, err)
 		}
+		elicited, badText := s.elicited.Load(), s.badText.Load()
 		res, err := sess.cs.CallTool(ctx, &sdk.CallToolParams{Name: in.Tool, Arguments: in.Arguments})
+		if s.badText.Load() != badText {
+			return nil, nil, fmt.Errorf("%w: %w: %s.%s: the server's response", executor.ErrUpstream, executor.ErrNotUTF8, in.Server, in.Tool)
+		}
+		var rpcErr *jsonrpcError
+		if s.elicited.Load() != elicited || (errors.As(err, &rpcErr) && rpcErr.Code == sdk.CodeURLElicitationRequired) {
+			// Whatever the server made of the refusal (an error, a
+			// result saying "declined"), the job cannot be done here.
+			// Counting per server, a concurrent call's elicitation may
+			// be attributed to this one; both jobs needed one or the
+			// other, and neither could be served by a runner.
+			return nil, nil, fmt.Errorf("%w: %w: %s.%s", executor.ErrBadInput, ErrElicitation, in.Server, in.Tool)
+		}
 		if err == nil {
 			raw, merr := json.Marshal(res)
 			if merr != nil {
@@ -579,9 +650,12 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 			return res, raw, nil
 		}
 		if ctx.Err() != nil {
+			// The call was cut at the job's bound. The server may have
+			// stopped reading (wedged), and every later call would then
+			// time out too: check it before the next job uses it.
+			s.checkHealth(sess)
 			return nil, nil, err
 		}
-		var rpcErr *jsonrpcError
 		if errors.As(err, &rpcErr) && rpcErr.Code == codeInvalidParams {
 			return nil, nil, fmt.Errorf("%w: %s.%s: %s", executor.ErrBadInput, in.Server, in.Tool, rpcErr.Message)
 		}
@@ -596,6 +670,55 @@ func (s *server) call(ctx context.Context, in *Input) (*sdk.CallToolResult, []by
 			return nil, nil, fmt.Errorf("%w: %s.%s: %w%s", executor.ErrUpstream, in.Server, in.Tool, err, sess.stderr.suffix())
 		}
 	}
+}
+
+// declineElicitation answers a server's elicitation/create at once with
+// an error, and counts it (ErrElicitation). The client never advertises the
+// elicitation capability; this covers servers that ask anyway, which
+// otherwise leave the call waiting for its wall time.
+func (s *server) declineElicitation(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "elicitation/create" {
+			return next(ctx, method, req)
+		}
+		s.elicited.Add(1)
+		s.log.Warn("declined an elicitation request: a runner has no user to ask")
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "elicitation declined: this client is a Cowboy runner executing an off-chain job; no user can answer"}
+	}
+}
+
+// checkHealth pings sess in the background, bounded by the server's
+// health timeout, and drops it (killing a stdio server's process group) if
+// the server does not answer; jobs asking for a session wait for the
+// verdict. A session already being checked, or no longer current, is left
+// alone.
+func (s *server) checkHealth(sess *session) {
+	s.mu.Lock()
+	if s.sess != sess || sess.checked != nil || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	sess.checked = ch
+	s.retired.Add(1) // under mu: close cannot be waiting yet
+	s.mu.Unlock()
+	go func() {
+		defer s.retired.Done()
+		defer close(ch)
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.healthTimeout())
+		err := sess.cs.Ping(ctx, nil)
+		cancel()
+		s.mu.Lock()
+		sess.checked = nil
+		s.mu.Unlock()
+		if err != nil {
+			s.log.Warn("mcp server did not answer a ping after a cut call; restarting it", "err", err, "stderr", sess.stderr.String())
+			s.drop(sess)
+			return
+		}
+		s.log.Debug("mcp session healthy after a cut call")
+	}()
 }
 
 // tail keeps the last max bytes written (a server's stderr), for errors.
