@@ -44,7 +44,7 @@ const (
 	defaultMaxAccount  = 64
 	defaultMaxTotal    = 10_000
 	defaultMaxGap      = uint64(64)
-	defaultGapAccount  = 16
+	defaultGapAccount  = 32
 	defaultGapLifetime = 2 * time.Minute
 )
 
@@ -54,7 +54,8 @@ type Config struct {
 	MaxTotal      int    // transactions overall (10,000)
 	MaxNonceGap   uint64 // how far ahead of the account nonce a transaction may be (64)
 	PriceBumpPct  uint64 // minimum fee increase for a replacement, percent (10)
-	// Gapped transactions: per sender (16), overall (MaxTotal/8), and how
+	// Gapped transactions: per sender (32; gossip can reorder a sender's
+	// nonces), overall (MaxTotal/8), and how
 	// long one may wait for its missing predecessor (2 min).
 	MaxGappedPerAccount int
 	MaxGapped           int
@@ -324,8 +325,10 @@ func lessHash(a, b types.Hash) bool {
 
 // recount reclassifies a sender's transactions after a change: the run
 // from its base is executable, the rest gapped (stamped when they became
-// so); gapped ones above the per-sender bound are dropped, highest nonce
-// first.
+// so). It drops nothing: a transaction removed because it was included
+// leaves a hole until Prune moves the base past it, and those behind it
+// are executable again then. Expiry and MaxGapped (Prune) bound what a
+// refused nonce strands.
 func (p *Pool) recount(from types.Address, a *account) {
 	p.gen++
 	p.ngapped -= a.ngapped
@@ -347,14 +350,6 @@ func (p *Pool) recount(from types.Address, a *account) {
 				now = p.cfg.Now()
 			}
 			e.gapped = now
-		}
-	}
-	for a.ngapped > p.cfg.MaxGappedPerAccount {
-		delete(p.byHash, a.txs[a.top].tx.Hash())
-		delete(a.txs, a.top)
-		a.ngapped--
-		for a.top > a.end && a.txs[a.top] == nil {
-			a.top--
 		}
 	}
 	p.ngapped += a.ngapped

@@ -354,10 +354,7 @@ func (n *Node) selectTxs(v *store.View, bf fees.Basefees, pending []*types.Tx) (
 // afterCommit tidies the mempool once a block is durable and wakes the
 // event stream.
 func (n *Node) afterCommit(res *execution.Result) error {
-	drop := make([]types.Hash, 0, len(res.Included)+len(res.Rejected))
-	for _, tx := range res.Included {
-		drop = append(drop, tx.Hash())
-	}
+	drop := make([]types.Hash, 0, len(res.Rejected))
 	for _, r := range res.Rejected {
 		// A nonce gap (an earlier transaction of the sender was refused) may
 		// close later; everything else is permanently invalid here.
@@ -367,7 +364,9 @@ func (n *Node) afterCommit(res *execution.Result) error {
 		n.log.Info("dropping invalid transaction", "tx", r.Tx.Hash(), "err", r.Err)
 		drop = append(drop, r.Tx.Hash())
 	}
-	n.pool.Remove(drop...)
+	// Prune first: it moves every sender past its included transactions,
+	// so that removing the refused ones leaves gaps only where a nonce
+	// really is missing.
 	if err := n.store.View(func(v *store.View) error {
 		return n.pool.Prune(func(a types.Address) (uint64, error) {
 			acc, err := state.ReadAccount(v, a)
@@ -379,6 +378,7 @@ func (n *Node) afterCommit(res *execution.Result) error {
 	}); err != nil {
 		return err
 	}
+	n.pool.Remove(drop...)
 	n.notify()
 	return nil
 }
