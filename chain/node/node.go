@@ -78,6 +78,9 @@ type Node struct {
 	exec   *execution.Executor
 	pool   *mempool.Pool
 	faucet *ecdsa.PrivateKey // nil unless devnet
+	// checked holds decoded transactions whose sender is recovered, so
+	// that a proposal or a finalized block does not recover it again.
+	checked *checkedTxs
 
 	produceMu sync.Mutex // one block at a time
 	faucetMu  sync.Mutex // faucet nonces are assigned in order
@@ -91,6 +94,10 @@ type Node struct {
 	// the consensus loop runs.
 	gossip atomic.Pointer[func(*types.Tx)]
 }
+
+// checkedTxsMax bounds the checked-transaction cache: a few blocks beyond
+// what the mempool holds.
+const checkedTxsMax = 1 << 15
 
 // ErrNoFaucet is returned by Faucet on a node without a faucet key.
 var ErrNoFaucet = types.NewError("faucet_disabled", "this node has no faucet (devnet only)")
@@ -120,7 +127,8 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{}),
+		checked: newCheckedTxs(checkedTxsMax)}
 	if _, err := st.Head(); errors.Is(err, store.ErrNotInitialized) {
 		blk, err := st.Commit(gen.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) {
 			return gen.Block(root), nil, nil
@@ -394,7 +402,7 @@ func (n *Node) timestamp(parent *types.Header) uint64 {
 
 // SubmitTx validates and admits an encoded transaction to the mempool.
 func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
-	tx, err := types.DecodeTx(raw)
+	tx, _, err := n.decode(raw)
 	if err != nil {
 		return types.Hash{}, err
 	}
@@ -453,6 +461,7 @@ func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 	if err != nil {
 		return types.Hash{}, err
 	}
+	n.checked.put(tx)
 	if g := n.gossip.Load(); relay && g != nil {
 		(*g)(tx)
 	}

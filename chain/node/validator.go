@@ -143,6 +143,9 @@ type validator struct {
 	queue []finalRecord
 	qwake chan struct{}
 
+	// Gossiped batches waiting for admission (admitGossip).
+	txIn chan []byte
+
 	// Transactions waiting to be gossiped.
 	gmu   sync.Mutex
 	gbuf  []types.Bytes
@@ -203,7 +206,7 @@ func (n *Node) newValidator() (*validator, error) {
 		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
 		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
-		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(),
+		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, 64),
 	}
 	ok := false
 	defer func() {
@@ -405,6 +408,7 @@ func (v *validator) run(ctx context.Context) error {
 	v.restartSenders(ctx)
 	execErr := make(chan error, 1)
 	v.goTracked(func() { execErr <- v.executor(ctx) })
+	v.goTracked(func() { v.admitGossip(ctx) })
 	g := v.gossip
 	v.n.gossip.Store(&g)
 	defer v.n.gossip.Store(nil)
@@ -595,18 +599,14 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 			v.log.Debug("consensus message refused", "from", in.From, "err", err)
 		}
 	case p2p.KindTx:
-		var batch []types.Bytes
-		if err := codec.Unmarshal(in.Data, &batch); err != nil {
-			return
-		}
-		for _, raw := range batch {
-			tx, err := types.DecodeTx(raw)
-			if err != nil {
-				return
-			}
-			if _, err := v.n.submit(tx, false); err != nil {
-				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
-			}
+		// Admission (signature recovery above all) runs off this loop, so
+		// that a flood of transactions never delays a vote; when the
+		// admitter is behind, the batch is dropped like a lost message
+		// (the sender's node still holds and proposes those transactions).
+		select {
+		case v.txIn <- in.Data:
+		default:
+			v.log.Debug("gossiped batch dropped: admission behind", "from", in.From)
 		}
 	case p2p.KindSync:
 		v.onSyncRequest(in)
@@ -616,6 +616,54 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 		}
 	case p2p.KindHello:
 		v.onHello(ctx, in)
+	}
+}
+
+// admitGossip admits gossiped batches: transactions already in the pool
+// are skipped, new ones have their signatures checked in parallel, then
+// all are offered to the pool in the batch's order (one sender's nonces
+// arrive in order).
+func (v *validator) admitGossip(ctx context.Context) {
+	for {
+		var data []byte
+		select {
+		case <-ctx.Done():
+			return
+		case data = <-v.txIn:
+		}
+		var batch []types.Bytes
+		if err := codec.Unmarshal(data, &batch); err != nil {
+			continue
+		}
+		txs := make([]*types.Tx, 0, len(batch))
+		var fresh []*types.Tx
+		for _, raw := range batch {
+			tx, checked, err := v.n.decode(raw)
+			if err != nil {
+				break // a peer sending garbage loses the rest of its batch
+			}
+			if _, ok := v.n.pool.Get(tx.Hash()); ok {
+				continue
+			}
+			txs = append(txs, tx)
+			if !checked {
+				fresh = append(fresh, tx)
+			}
+		}
+		bad := map[types.Hash]bool{}
+		for i, err := range v.n.checkAll(fresh) {
+			if err != nil {
+				bad[fresh[i].Hash()] = true
+			}
+		}
+		for _, tx := range txs {
+			if bad[tx.Hash()] {
+				continue
+			}
+			if _, err := v.n.submit(tx, false); err != nil {
+				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+			}
+		}
 	}
 }
 
@@ -696,9 +744,13 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 	if b.Height > v.epochEnd && len(p.Txs) > 0 {
 		return fmt.Errorf("height %d is past the epoch's last block %d: only empty blocks", b.Height, v.epochEnd)
 	}
+	// Transactions this node admitted or saw before were checked then;
+	// the others are checked in parallel.
 	seen := make(map[types.Hash]bool, len(p.Txs))
+	var fresh []*types.Tx
+	var at []int
 	for i, raw := range p.Txs {
-		tx, err := types.DecodeTx(raw)
+		tx, checked, err := v.n.decode(raw)
 		if err != nil {
 			return fmt.Errorf("tx %d: %w", i, err)
 		}
@@ -706,8 +758,13 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 			return fmt.Errorf("tx %d (%s) twice", i, tx.Hash())
 		}
 		seen[tx.Hash()] = true
-		if _, err := v.n.exec.CheckTx(tx); err != nil {
-			return fmt.Errorf("tx %d (%s): %w", i, tx.Hash(), err)
+		if !checked {
+			fresh, at = append(fresh, tx), append(at, i)
+		}
+	}
+	for k, err := range v.n.checkAll(fresh) {
+		if err != nil {
+			return fmt.Errorf("tx %d (%s): %w", at[k], fresh[k].Hash(), err)
 		}
 	}
 	return nil
@@ -741,7 +798,7 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 	var pending []*types.Tx
 	for _, b := range req.Path {
 		if p, err := decodePayload(b.Payload); err == nil {
-			pending = appendTxs(pending, p.Txs)
+			pending = v.n.appendTxs(pending, p.Txs)
 		}
 	}
 	round, filler := req.Round, req.Height > v.epochEnd
@@ -790,9 +847,11 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 	}()
 }
 
-func appendTxs(dst []*types.Tx, raws []types.Bytes) []*types.Tx {
+// appendTxs decodes a payload's transactions, reusing those already
+// decoded on this node.
+func (n *Node) appendTxs(dst []*types.Tx, raws []types.Bytes) []*types.Tx {
 	for _, raw := range raws {
-		if tx, err := types.DecodeTx(raw); err == nil {
+		if tx, _, err := n.decode(raw); err == nil {
 			dst = append(dst, tx)
 		}
 	}
@@ -806,7 +865,7 @@ func (v *validator) queued() []*types.Tx {
 	var out []*types.Tx
 	for _, r := range v.queue {
 		if p, err := decodePayload(r.Block.Payload); err == nil {
-			out = appendTxs(out, p.Txs)
+			out = v.n.appendTxs(out, p.Txs)
 		}
 	}
 	return out
@@ -928,7 +987,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if err != nil {
 		p = &payload{} // cannot happen for a block honest validators voted for
 	}
-	txs := appendTxs(nil, p.Txs)
+	txs := n.appendTxs(nil, p.Txs)
 	seed := head.VRFOutput // R_{n-1}
 	if head.Height == 0 {
 		seed = n.gen.Seed(head.Hash())
