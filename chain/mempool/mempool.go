@@ -536,3 +536,10 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 	}
 	return out, nil
 }
+
+// Executable is the number of transactions that are not gapped.
+func (p *Pool) Executable() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byHash) - p.ngapped
+}

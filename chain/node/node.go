@@ -32,10 +32,14 @@ import (
 // Config configures a node. Home is required; everything else has defaults.
 type Config struct {
 	Home          string
-	BlockInterval time.Duration // default 1s
-	MaxBlockTxs   int           // default 5,000
-	FaucetMax     *big.Int      // largest single faucet grant; default 1,000,000 CBY
-	Mempool       mempool.Config
+	BlockInterval time.Duration // default 1s; on a network, the pace of empty blocks
+	// MinBlockGap is how soon after its parent a block with transactions
+	// (or one that finalizes transactions) may be proposed on a network;
+	// default BlockInterval/10 (build.go).
+	MinBlockGap time.Duration
+	MaxBlockTxs int      // default 5,000
+	FaucetMax   *big.Int // largest single faucet grant; default 1,000,000 CBY
+	Mempool     mempool.Config
 	// VM runs actor code (a *pvm.Engine); nil makes a transfer-only node.
 	VM execution.VM
 	// Network makes the node a validator of a consensus network; it is
@@ -49,6 +53,9 @@ type Config struct {
 func (c *Config) fill() {
 	if c.BlockInterval <= 0 {
 		c.BlockInterval = time.Second
+	}
+	if c.MinBlockGap <= 0 || c.MinBlockGap > c.BlockInterval {
+		c.MinBlockGap = c.BlockInterval / 10
 	}
 	if c.MaxBlockTxs <= 0 {
 		c.MaxBlockTxs = 5000
@@ -81,6 +88,9 @@ type Node struct {
 	// checked holds decoded transactions whose sender is recovered, so
 	// that a proposal or a finalized block does not recover it again.
 	checked *checkedTxs
+	// txWake is signalled when a transaction is admitted; a waiting
+	// block builder takes it.
+	txWake chan struct{}
 
 	produceMu sync.Mutex // one block at a time
 	faucetMu  sync.Mutex // faucet nonces are assigned in order
@@ -128,7 +138,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{}),
-		checked: newCheckedTxs(checkedTxsMax)}
+		checked: newCheckedTxs(checkedTxsMax), txWake: make(chan struct{}, 1)}
 	if _, err := st.Head(); errors.Is(err, store.ErrNotInitialized) {
 		blk, err := st.Commit(gen.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) {
 			return gen.Block(root), nil, nil
@@ -462,6 +472,10 @@ func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 		return types.Hash{}, err
 	}
 	n.checked.put(tx)
+	select {
+	case n.txWake <- struct{}{}:
+	default:
+	}
 	if g := n.gossip.Load(); relay && g != nil {
 		(*g)(tx)
 	}
@@ -540,5 +554,6 @@ func (n *Node) NewHead() <-chan struct{} {
 func (n *Node) SetBlockInterval(d time.Duration) {
 	if d > 0 {
 		n.cfg.BlockInterval = d
+		n.cfg.MinBlockGap = d / 10
 	}
 }

@@ -547,15 +547,26 @@ func (v *validator) send(to int, kind byte, data []byte) {
 func (v *validator) gossip(tx *types.Tx) {
 	v.gmu.Lock()
 	v.gbuf = append(v.gbuf, tx.Encode())
-	full := len(v.gbuf) >= maxGossipBatch
+	first, full := len(v.gbuf) == 1, len(v.gbuf) >= maxGossipBatch
 	v.gmu.Unlock()
-	if full {
+	wake := func() {
 		select {
 		case v.gwake <- struct{}{}:
 		default:
 		}
 	}
+	switch {
+	case full:
+		wake()
+	case first:
+		// The first transaction of a batch goes out within gossipDelay,
+		// not at the next tick: the next leader may be another validator.
+		time.AfterFunc(gossipDelay, wake)
+	}
 }
+
+// gossipDelay is how long a gossip batch collects transactions.
+const gossipDelay = 10 * time.Millisecond
 
 const maxGossipBatch = 512
 
@@ -779,96 +790,6 @@ func (v *validator) timestampOf(b *consensus.Block) (uint64, error) {
 		return 0, err
 	}
 	return p.Timestamp, nil
-}
-
-// startBuild answers a BuildRequest in the background: wait for the block
-// interval after the parent, select transactions, hand the payload back.
-func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest) {
-	if v.cancelB != nil {
-		v.cancelB()
-	}
-	bctx, cancel := context.WithCancel(ctx)
-	v.cancelB = cancel
-	pts, err := v.timestampOf(req.Parent)
-	if err != nil {
-		v.log.Error("build: parent payload", "err", err)
-		return
-	}
-	// Transactions ordered but not yet executed must not be picked again.
-	var pending []*types.Tx
-	for _, b := range req.Path {
-		if p, err := decodePayload(b.Payload); err == nil {
-			pending = v.n.appendTxs(pending, p.Txs)
-		}
-	}
-	round, filler := req.Round, req.Height > v.epochEnd
-	go func() {
-		defer cancel()
-		due := time.UnixMilli(int64(pts)).Add(v.n.cfg.BlockInterval)
-		if d := time.Until(due); d > 0 {
-			select {
-			case <-bctx.Done():
-				return
-			case <-time.After(d):
-			}
-		}
-		queued := v.queued()
-		var txs []*types.Tx
-		err := v.n.store.View(func(sv *store.View) error {
-			if filler {
-				return nil
-			}
-			bf, err := execution.Basefees(sv)
-			if err != nil {
-				return err
-			}
-			txs, err = v.n.selectTxs(sv, bf, append(queued, pending...))
-			return err
-		})
-		if err != nil {
-			v.log.Error("build: select transactions", "err", err)
-			txs = nil
-		}
-		ts := max(uint64(time.Now().UnixMilli()), pts+1)
-		p := payload{Timestamp: ts, Txs: make([]types.Bytes, 0, len(txs))}
-		size := 0
-		for _, tx := range txs {
-			raw := tx.Encode()
-			if size+len(raw) > maxPayload-1024 {
-				break
-			}
-			size += len(raw)
-			p.Txs = append(p.Txs, raw)
-		}
-		select {
-		case v.built <- builtPayload{round: round, payload: codec.MustMarshal(&p)}:
-		case <-bctx.Done():
-		}
-	}()
-}
-
-// appendTxs decodes a payload's transactions, reusing those already
-// decoded on this node.
-func (n *Node) appendTxs(dst []*types.Tx, raws []types.Bytes) []*types.Tx {
-	for _, raw := range raws {
-		if tx, _, err := n.decode(raw); err == nil {
-			dst = append(dst, tx)
-		}
-	}
-	return dst
-}
-
-// queued returns the transactions of finalized blocks not yet executed.
-func (v *validator) queued() []*types.Tx {
-	v.qmu.Lock()
-	defer v.qmu.Unlock()
-	var out []*types.Tx
-	for _, r := range v.queue {
-		if p, err := decodePayload(r.Block.Payload); err == nil {
-			out = v.n.appendTxs(out, p.Txs)
-		}
-	}
-	return out
 }
 
 // onFinalized logs finalized blocks durably and queues them for execution.
