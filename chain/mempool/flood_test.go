@@ -156,3 +156,39 @@ func TestFullPoolEvictsStuckBeforeCheapest(t *testing.T) {
 		t.Fatalf("equal fee at a full pool: %v", err)
 	}
 }
+
+// TestRefusesMatchesAdd: the pre-signature check refuses only what Add
+// would refuse at a full pool, and never while something gapped or stuck
+// could be evicted.
+func TestRefusesMatchesAdd(t *testing.T) {
+	p := New(Config{MaxTotal: 3})
+	for range 3 {
+		k, _ := crypto.GenerateKey()
+		if _, err := p.Add(mk(t, k, 0, 20, 1), nil, rich(), bf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, _ := crypto.GenerateKey()
+	same, richer := mk(t, k, 0, 20, 1), mk(t, k, 0, 40, 20)
+	if !p.Refuses(same, nil, bf) {
+		t.Fatal("an equal fee at a full pool is not refused early")
+	}
+	if _, err := p.Add(same, nil, rich(), bf); !errors.Is(err, ErrPoolFull) {
+		t.Fatalf("Add disagrees: %v", err)
+	}
+	if p.Refuses(richer, nil, bf) {
+		t.Fatal("a higher fee is refused early")
+	}
+	if _, err := p.Add(richer, nil, rich(), bf); err != nil {
+		t.Fatalf("a higher fee evicts: %v", err)
+	}
+	// A gapped transaction in the pool: an executable newcomer could evict it.
+	q := New(Config{MaxTotal: 1})
+	g, _ := crypto.GenerateKey()
+	if _, err := q.Add(mk(t, g, 5, 20, 1), nil, rich(), bf); err != nil {
+		t.Fatal(err)
+	}
+	if q.Refuses(same, nil, bf) {
+		t.Fatal("refused early although a gapped transaction could be evicted")
+	}
+}

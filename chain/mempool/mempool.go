@@ -543,3 +543,31 @@ func (p *Pool) Executable() int {
 	defer p.mu.Unlock()
 	return len(p.byHash) - p.ngapped
 }
+
+// Refuses reports, without recovering the sender, that a full pool would
+// refuse tx: nothing gapped or stuck to evict and the cheapest executable
+// tail pays at least as much. The node asks before the signature check,
+// so that excess load at a full pool costs a lookup, not a recovery; a
+// false answer decides nothing (Add decides).
+func (p *Pool) Refuses(tx *types.Tx, in types.Instruction, bf fees.Basefees) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.byHash) < p.cfg.MaxTotal {
+		return false
+	}
+	v := p.victimsLocked(bf)
+	if v.gapped != nil || v.stuck != nil {
+		return false
+	}
+	if fees.Includable(tx, bf) != nil {
+		return true
+	}
+	return v.cheap == nil || v.cheapFee.Cmp(fees.EffectiveFee(tx, in, bf)) >= 0
+}
+
+// Full reports whether the pool holds MaxTotal transactions.
+func (p *Pool) Full() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byHash) >= p.cfg.MaxTotal
+}

@@ -91,6 +91,7 @@ type Node struct {
 	// txWake is signalled when a transaction is admitted; a waiting
 	// block builder takes it.
 	txWake chan struct{}
+	pace   execPace // execution speed, for the proposer's block cap
 
 	produceMu sync.Mutex // one block at a time
 	faucetMu  sync.Mutex // faucet nonces are assigned in order
@@ -356,7 +357,11 @@ func (n *Node) selectTxs(v *store.View, bf fees.Basefees, pending []*types.Tx) (
 		}
 		return max(acc.Nonce, next[a]), nil
 	}
-	txs, err := n.pool.SelectLanes(nonceOf, bf, n.cfg.MaxBlockTxs, n.exec.Lanes(), n.exec.LaneCaps())
+	limit := n.cfg.MaxBlockTxs
+	if n.gen.Multi() {
+		limit = n.pace.limit(n.cfg.BlockInterval/2, limit)
+	}
+	txs, err := n.pool.SelectLanes(nonceOf, bf, limit, n.exec.Lanes(), n.exec.LaneCaps())
 	if err != nil || len(used) == 0 {
 		return txs, err
 	}
@@ -426,6 +431,9 @@ var ErrInvalidCode = types.NewError("invalid_code", "code refused by the PVM val
 // submit admits tx to the mempool and, if relay is set, gossips it to the
 // other validators of a consensus network.
 func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
+	if n.refusedEarly(tx) {
+		return types.Hash{}, mempool.ErrPoolFull
+	}
 	in, err := n.exec.CheckTx(tx)
 	if err != nil {
 		return types.Hash{}, err
@@ -480,6 +488,27 @@ func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 		(*g)(tx)
 	}
 	return tx.Hash(), nil
+}
+
+// refusedEarly reports that the full mempool would refuse tx whoever sent
+// it, checked before the signature is: overload costs a lookup per excess
+// transaction.
+func (n *Node) refusedEarly(tx *types.Tx) bool {
+	if !n.pool.Full() {
+		return false
+	}
+	in, err := types.DecodeInstruction(tx.Payload())
+	if err != nil {
+		return false // CheckTx says why
+	}
+	var bf fees.Basefees
+	if err := n.store.View(func(v *store.View) error {
+		bf, err = execution.Basefees(v)
+		return err
+	}); err != nil {
+		return false
+	}
+	return n.pool.Refuses(tx, in, bf)
 }
 
 // Faucet sends value from the devnet faucet to addr and returns the hash of

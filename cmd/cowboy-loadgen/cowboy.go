@@ -256,3 +256,14 @@ func (c *cowboyChain) Block(ctx context.Context, h uint64) (time.Time, []string,
 	}
 	return time.UnixMilli(int64(b.Header.Timestamp)), ids, nil
 }
+
+func (c *cowboyChain) Round(ctx context.Context) (uint64, uint64, error) {
+	var st apitypes.Status
+	if err := c.get(ctx, c.urls[0]+"/v1/status", &st); err != nil {
+		return 0, 0, err
+	}
+	if st.Consensus == nil {
+		return 0, st.CommittedHeight, nil
+	}
+	return st.Consensus.Round, st.CommittedHeight, nil
+}

@@ -121,6 +121,8 @@ type Result struct {
 	LatencyP50    float64        `json:"latency_p50_s"`    // submit → observed final, accepted txs
 	LatencyP90    float64        `json:"latency_p90_s"`
 	FinalFraction float64        `json:"final_fraction"` // accepted txs final by the end of the drain
+	MaxBlockTxs   int            `json:"max_block_txs"`
+	ViewChanges   int            `json:"view_changes"` // rounds that ended without a block (Cowboy)
 }
 
 func quantile(xs []float64, q float64) float64 {

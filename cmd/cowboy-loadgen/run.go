@@ -27,6 +27,12 @@ type chain interface {
 	Block(ctx context.Context, h uint64) (time.Time, []string, error)
 }
 
+// rounder is a chain that reports consensus rounds: rounds beyond one per
+// block are view changes (timeouts).
+type rounder interface {
+	Round(ctx context.Context) (round, height uint64, err error)
+}
+
 type wireTx struct {
 	id   string
 	body []byte
@@ -101,6 +107,13 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	if err != nil {
 		return nil, err
 	}
+	var r0, c0 uint64
+	rd, hasRounds := ch.(rounder)
+	if hasRounds {
+		if r0, c0, err = rd.Round(ctx); err != nil {
+			return nil, err
+		}
+	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	w := &watcher{finals: map[string]time.Time{}}
@@ -160,7 +173,10 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 				}
 				if !ok {
 					o.refused[code]++
-					continue // the same transaction again when the slot comes round
+					if code == "nonce_too_low" || code == "already_known" {
+						slots[s] = slots[s][1:] // it (or its nonce) is in already
+					}
+					continue // else the same transaction again when the slot comes round
 				}
 				o.sent[tx.id] = now
 				slots[s] = slots[s][1:]
@@ -202,6 +218,11 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	}
 	stopWatch()
 	<-watchDone
+	if hasRounds {
+		if r1, c1, err := rd.Round(ctx); err == nil {
+			res.ViewChanges = int(r1-r0) - int(c1-c0)
+		}
+	}
 
 	var lat []float64
 	for id, ts := range sent {
@@ -217,6 +238,9 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	sort.Slice(w.blocks, func(i, j int) bool { return w.blocks[i].height < w.blocks[j].height })
 	var gaps []float64
 	committed := 0
+	for _, b := range w.blocks {
+		res.MaxBlockTxs = max(res.MaxBlockTxs, b.txs)
+	}
 	for i, b := range w.blocks {
 		if b.ts.Before(t0) || b.ts.After(t1) {
 			continue
@@ -230,6 +254,7 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	res.CommittedTPS = float64(committed) / t1.Sub(t0).Seconds()
 	res.BlockInterval = quantile(gaps, 0.5)
 	log.Info("point done", "offered_tps", fmt.Sprintf("%.0f", res.OfferedTPS), "accepted", res.Accepted, "refused", res.RefusedBy,
-		"committed_tps", fmt.Sprintf("%.0f", res.CommittedTPS), "blocks", res.Blocks)
+		"committed_tps", fmt.Sprintf("%.0f", res.CommittedTPS), "blocks", res.Blocks, "max_block_txs", res.MaxBlockTxs,
+		"max_interval_s", fmt.Sprintf("%.2f", quantile(gaps, 1)), "view_changes", res.ViewChanges)
 	return res, nil
 }
