@@ -192,3 +192,23 @@ func TestRefusesMatchesAdd(t *testing.T) {
 		t.Fatal("refused early although a gapped transaction could be evicted")
 	}
 }
+
+// TestSetLimitBoundsAdmission: below MaxTotal the admission limit refuses
+// the going fee and still lets a higher one evict.
+func TestSetLimitBoundsAdmission(t *testing.T) {
+	p := New(Config{})
+	p.SetLimit(2)
+	for range 2 {
+		k, _ := crypto.GenerateKey()
+		if _, err := p.Add(mk(t, k, 0, 20, 1), nil, rich(), bf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, _ := crypto.GenerateKey()
+	if _, err := p.Add(mk(t, k, 0, 20, 1), nil, rich(), bf); !errors.Is(err, ErrPoolFull) {
+		t.Fatalf("at the limit: %v", err)
+	}
+	if dropped, err := p.Add(mk(t, k, 0, 40, 20), nil, rich(), bf); err != nil || dropped == nil {
+		t.Fatalf("a higher fee evicts at the limit: %v %v", dropped, err)
+	}
+}

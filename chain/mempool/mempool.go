@@ -119,12 +119,14 @@ type Pool struct {
 	// one scan, not one per transaction.
 	gen     uint64
 	victims *victims
+	// limit is the admission limit in force, at most MaxTotal (SetLimit).
+	limit int
 }
 
 // New returns an empty pool.
 func New(cfg Config) *Pool {
 	cfg.fill()
-	return &Pool{cfg: cfg, byHash: make(map[types.Hash]*entry), accounts: make(map[types.Address]*account)}
+	return &Pool{cfg: cfg, byHash: make(map[types.Hash]*entry), accounts: make(map[types.Address]*account), limit: cfg.MaxTotal}
 }
 
 // AccountState is what the caller read from state for the sender.
@@ -205,7 +207,7 @@ func (p *Pool) Add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 			dropped = p.evict(v)
 		}
 	}
-	if dropped == nil && len(p.byHash) >= p.cfg.MaxTotal {
+	if dropped == nil && len(p.byHash) >= p.limit {
 		v := p.victimFor(tx, in, gapped, bf)
 		if v == nil {
 			return nil, ErrPoolFull
@@ -552,7 +554,7 @@ func (p *Pool) Executable() int {
 func (p *Pool) Refuses(tx *types.Tx, in types.Instruction, bf fees.Basefees) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.byHash) < p.cfg.MaxTotal {
+	if len(p.byHash) < p.limit {
 		return false
 	}
 	v := p.victimsLocked(bf)
@@ -565,9 +567,19 @@ func (p *Pool) Refuses(tx *types.Tx, in types.Instruction, bf fees.Basefees) boo
 	return v.cheap == nil || v.cheapFee.Cmp(fees.EffectiveFee(tx, in, bf)) >= 0
 }
 
-// Full reports whether the pool holds MaxTotal transactions.
+// Full reports whether the pool is at its admission limit.
 func (p *Pool) Full() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.byHash) >= p.cfg.MaxTotal
+	return len(p.byHash) >= p.limit
+}
+
+// SetLimit sets the admission limit to n (at most MaxTotal, at least 1):
+// a node sizes its pool to a few blocks of what it can execute, so that
+// under overload the excess is refused at admission, cheaply and at once,
+// instead of queueing for many intervals (what is already in stays).
+func (p *Pool) SetLimit(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.limit = min(max(n, 1), p.cfg.MaxTotal)
 }

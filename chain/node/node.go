@@ -357,11 +357,7 @@ func (n *Node) selectTxs(v *store.View, bf fees.Basefees, pending []*types.Tx) (
 		}
 		return max(acc.Nonce, next[a]), nil
 	}
-	limit := n.cfg.MaxBlockTxs
-	if n.gen.Multi() {
-		limit = n.pace.limit(n.cfg.BlockInterval/2, limit)
-	}
-	txs, err := n.pool.SelectLanes(nonceOf, bf, limit, n.exec.Lanes(), n.exec.LaneCaps())
+	txs, err := n.pool.SelectLanes(nonceOf, bf, n.blockCap(), n.exec.Lanes(), n.exec.LaneCaps())
 	if err != nil || len(used) == 0 {
 		return txs, err
 	}

@@ -7,8 +7,8 @@ import (
 
 // execPace measures how fast this node executes and commits transactions
 // (wall time per transaction, an exponentially weighted average over
-// blocks), so that a leader proposes no more than the network can execute
-// in half a block interval. Under overload a block is then full but not
+// blocks), so that a leader proposes no more than executes in 90% of a
+// block interval. Under overload a block is then full but not
 // longer, the interval holds and the excess waits in the mempool (or is
 // refused there) instead of stretching every block (docs/CONSENSUS.md
 // §8.5). The cap is a proposer's choice, not a validity rule: blocks from
@@ -48,4 +48,27 @@ func (p *execPace) limit(budget time.Duration, most int) int {
 		return most
 	}
 	return min(most, int(max(int64(budget/per), minPacedTxs)))
+}
+
+// blockCap is how many transactions this node proposes in one block:
+// MaxBlockTxs on a devnet; on a network what it executes in 90% of a block
+// interval, so that execution (which runs beside consensus) keeps pace
+// with blocks at the interval.
+func (n *Node) blockCap() int {
+	if !n.gen.Multi() {
+		return n.cfg.MaxBlockTxs
+	}
+	return n.pace.limit(n.cfg.BlockInterval*9/10, n.cfg.MaxBlockTxs)
+}
+
+// poolBlocks is how many full blocks of transactions the mempool admits on
+// a network; beyond that the going fee is refused (fee-based eviction
+// still lets a higher fee in).
+const poolBlocks = 3
+
+// resizePool fits the mempool's admission limit to the measured pace.
+func (n *Node) resizePool() {
+	if n.gen.Multi() {
+		n.pool.SetLimit(poolBlocks * n.blockCap())
+	}
 }

@@ -941,6 +941,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 		return err
 	}
 	n.pace.observe(len(raw), time.Since(start))
+	n.resizePool()
 	if len(raw) > 0 {
 		n.log.Info("block", "height", blk.Header.Height, "txs", len(raw), "round", b.Round, "hash", blk.Hash())
 	} else {
