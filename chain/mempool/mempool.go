@@ -12,7 +12,7 @@
 // expire after Config.GapLifetime, so they can never hold the pool: when it
 // is full, an executable newcomer evicts gapped transactions first, then
 // executable ones that cannot pay the basefee, and only then the cheapest
-// executable tail, if it pays more (docs/CONSENSUS.md, "Mempool").
+// executable tail, if it pays more (docs/CONSENSUS.md §8.4, *Saturation*).
 package mempool
 
 import (

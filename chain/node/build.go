@@ -11,8 +11,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
-// Block timing (docs/CONSENSUS.md §8.5). A leader asked to build waits for
-// the block interval after its parent only when there is nothing to do:
+// Block timing (docs/CONSENSUS.md §8.4, *Block timing* and *Saturation*).
+// A leader asked to build waits for the block interval after its parent
+// only when there is nothing to do:
 // the interval is the pace of empty blocks. Below saturation it builds at
 // once (after MinBlockGap) when
 //   - a block on the path from the last final block carries transactions:

@@ -11,7 +11,7 @@ import (
 // block interval. Under overload a block is then full but not
 // longer, the interval holds and the excess waits in the mempool (or is
 // refused there) instead of stretching every block (docs/CONSENSUS.md
-// §8.5). The cap is a proposer's choice, not a validity rule: blocks from
+// §8.4, *Saturation*). The cap is a proposer's choice, not a validity rule: blocks from
 // other validators are checked against MaxBlockTxs only.
 type execPace struct {
 	mu    sync.Mutex
