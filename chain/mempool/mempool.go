@@ -583,3 +583,6 @@ func (p *Pool) SetLimit(n int) {
 	defer p.mu.Unlock()
 	p.limit = min(max(n, 1), p.cfg.MaxTotal)
 }
+
+// MaxTotal is the configured capacity (Config.MaxTotal after defaults).
+func (p *Pool) MaxTotal() int { return p.cfg.MaxTotal }

@@ -14,21 +14,19 @@ import (
 // Block timing (docs/CONSENSUS.md §8.4, *Block timing* and *Saturation*).
 // A leader asked to build waits for the block interval after its parent
 // only when there is nothing to do:
-// the interval is the pace of empty blocks. Below saturation it builds at
-// once (after MinBlockGap) when
+// the interval is the pace of empty blocks. It builds at once (after
+// MinBlockGap) when
 //   - a block on the path from the last final block carries transactions:
 //     the block built now certifies it and, by the two-chain rule,
 //     finalizes it, so a transaction is final about two quorum round trips
 //     after it is proposed instead of a block interval later; or
 //   - the mempool holds executable transactions not already ordered;
 // and only while execution keeps up (at most maxExecLag finalized blocks
-// wait for execution), so ordering cannot run away from state. At
-// saturation (a full block's worth waiting) it builds full blocks at the
-// interval: fewer, fuller blocks spend less on the fixed per-block cost
-// (signatures, fsyncs) than many small ones, so throughput stays at its
-// maximum. A block holds at most blockCap transactions (what executes in
-// 90% of an interval) within the lanes' cycle budget, never more because
-// the mempool is deep.
+// wait for execution), so ordering cannot run away from state: at
+// saturation blocks follow one another as fast as they execute, each full.
+// A block holds at most blockCap transactions (what executes in 90% of an
+// interval) within the lanes' cycle budget, never more because the
+// mempool is deep, so the interval holds under any load.
 
 // maxExecLag is how many finalized blocks may wait for execution before
 // the leader stops building early.
@@ -74,8 +72,7 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 				txs = v.selectFor(filler, pending)
 				break
 			}
-			saturated := v.n.pool.Executable()-len(pending) >= v.n.blockCap()
-			if !filler && !saturated && !now.Before(early) && v.execLag() <= maxExecLag {
+			if !filler && !now.Before(early) && v.execLag() <= maxExecLag {
 				if len(pending) > 0 {
 					txs = v.selectFor(false, pending)
 					break

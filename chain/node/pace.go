@@ -22,10 +22,11 @@ type execPace struct {
 const minPacedTxs = 200
 
 // observe records one executed block of txs transactions taking d (apply
-// and commit). Blocks of fewer than 50 transactions are dominated by the
-// fixed per-block cost and say little about the per-transaction one.
+// and commit). Blocks of fewer than minPacedTxs transactions are dominated
+// by the fixed per-block cost and say little about the per-transaction
+// one.
 func (p *execPace) observe(txs int, d time.Duration) {
-	if txs < 50 {
+	if txs < minPacedTxs {
 		return
 	}
 	per := d / time.Duration(txs)
@@ -62,13 +63,14 @@ func (n *Node) blockCap() int {
 }
 
 // poolBlocks is how many full blocks of transactions the mempool admits on
-// a network; beyond that the going fee is refused (fee-based eviction
-// still lets a higher fee in).
+// a network, but never fewer than a quarter of MaxTotal (a burst from one
+// client is not overload); beyond that the going fee is refused
+// (fee-based eviction still lets a higher fee in).
 const poolBlocks = 3
 
 // resizePool fits the mempool's admission limit to the measured pace.
 func (n *Node) resizePool() {
 	if n.gen.Multi() {
-		n.pool.SetLimit(poolBlocks * n.blockCap())
+		n.pool.SetLimit(max(poolBlocks*n.blockCap(), n.pool.MaxTotal()/4))
 	}
 }
