@@ -24,9 +24,8 @@ import (
 // and only while execution keeps up (at most maxExecLag finalized blocks
 // wait for execution), so ordering cannot run away from state: at
 // saturation blocks follow one another as fast as they execute, each full.
-// A block holds at most blockCap transactions (what executes in 90% of an
-// interval) within the lanes' cycle budget, never more because the
-// mempool is deep, so the interval holds under any load.
+// A block holds what the lanes' cycle budget and MaxBlockTxs allow, never
+// more because the mempool is deep.
 
 // maxExecLag is how many finalized blocks may wait for execution before
 // the leader stops building early.

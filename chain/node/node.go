@@ -91,7 +91,7 @@ type Node struct {
 	// txWake is signalled when a transaction is admitted; a waiting
 	// block builder takes it.
 	txWake chan struct{}
-	pace   execPace // execution speed, for the proposer's block cap
+	pace   execPace // execution rate, for the mempool's admission limit
 
 	produceMu sync.Mutex // one block at a time
 	faucetMu  sync.Mutex // faucet nonces are assigned in order
@@ -357,7 +357,7 @@ func (n *Node) selectTxs(v *store.View, bf fees.Basefees, pending []*types.Tx) (
 		}
 		return max(acc.Nonce, next[a]), nil
 	}
-	txs, err := n.pool.SelectLanes(nonceOf, bf, n.blockCap(), n.exec.Lanes(), n.exec.LaneCaps())
+	txs, err := n.pool.SelectLanes(nonceOf, bf, n.cfg.MaxBlockTxs, n.exec.Lanes(), n.exec.LaneCaps())
 	if err != nil || len(used) == 0 {
 		return txs, err
 	}

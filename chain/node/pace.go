@@ -5,72 +5,67 @@ import (
 	"time"
 )
 
-// execPace measures how fast this node executes and commits transactions
-// (wall time per transaction, an exponentially weighted average over
-// blocks), so that a leader proposes no more than executes in 90% of a
-// block interval. Under overload a block is then full but not
-// longer, the interval holds and the excess waits in the mempool (or is
-// refused there) instead of stretching every block (docs/CONSENSUS.md
-// §8.4, *Saturation*). The cap is a proposer's choice, not a validity rule: blocks from
-// other validators are checked against MaxBlockTxs only.
+// execPace measures the rate at which this node executes transactions
+// (over its last paceWindow executed blocks, wall time), so that on a
+// network the mempool admits a few seconds of it and refuses the excess
+// at admission, cheaply and at once, instead of queueing it for many
+// intervals (docs/CONSENSUS.md §8.4, *Saturation*).
+//
+// An earlier version also capped a block at what executed in 90% of an
+// interval at the measured per-transaction time. Under overload the
+// measurement grew with CPU contention and per-block fixed costs, blocks
+// shrank, and committed throughput fell to 41% of the saturated maximum;
+// the lanes' cycle budget and the execution-lag bound (build.go) already
+// bound a block and the interval, so the cap is gone.
 type execPace struct {
-	mu    sync.Mutex
-	perTx time.Duration // 0 until measured
+	mu     sync.Mutex
+	blocks []paceSample // the last paceWindow executed blocks, oldest first
 }
 
-// minPacedTxs keeps the cap from collapsing on a noisy measurement.
-const minPacedTxs = 200
+type paceSample struct {
+	at  time.Time
+	txs int
+}
 
-// observe records one executed block of txs transactions taking d (apply
-// and commit). Blocks of fewer than minPacedTxs transactions are dominated
-// by the fixed per-block cost and say little about the per-transaction
-// one.
-func (p *execPace) observe(txs int, d time.Duration) {
-	if txs < minPacedTxs {
-		return
-	}
-	per := d / time.Duration(txs)
+const paceWindow = 10
+
+// observe records one executed block of txs transactions, finished at.
+func (p *execPace) observe(txs int, at time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.perTx == 0 {
-		p.perTx = per
-		return
+	p.blocks = append(p.blocks, paceSample{at, txs})
+	if len(p.blocks) > paceWindow {
+		p.blocks = p.blocks[1:]
 	}
-	p.perTx = (3*p.perTx + per) / 4
 }
 
-// limit is how many transactions fit in budget at the measured pace,
-// within [minPacedTxs, most].
-func (p *execPace) limit(budget time.Duration, most int) int {
+// rate is the measured transactions per second, 0 until two blocks.
+func (p *execPace) rate() float64 {
 	p.mu.Lock()
-	per := p.perTx
-	p.mu.Unlock()
-	if per <= 0 {
-		return most
+	defer p.mu.Unlock()
+	if len(p.blocks) < 2 {
+		return 0
 	}
-	return min(most, int(max(int64(budget/per), minPacedTxs)))
+	span := p.blocks[len(p.blocks)-1].at.Sub(p.blocks[0].at).Seconds()
+	if span <= 0 {
+		return 0
+	}
+	txs := 0
+	for _, b := range p.blocks[1:] {
+		txs += b.txs
+	}
+	return float64(txs) / span
 }
 
-// blockCap is how many transactions this node proposes in one block:
-// MaxBlockTxs on a devnet; on a network what it executes in 90% of a block
-// interval, so that execution (which runs beside consensus) keeps pace
-// with blocks at the interval.
-func (n *Node) blockCap() int {
-	if !n.gen.Multi() {
-		return n.cfg.MaxBlockTxs
-	}
-	return n.pace.limit(n.cfg.BlockInterval*9/10, n.cfg.MaxBlockTxs)
-}
-
-// poolBlocks is how many full blocks of transactions the mempool admits on
-// a network, but never fewer than a quarter of MaxTotal (a burst from one
-// client is not overload); beyond that the going fee is refused
+// poolSeconds is how many seconds of measured execution the mempool admits
+// on a network, but never fewer than a quarter of MaxTotal (a burst from
+// one client is not overload); beyond that the going fee is refused
 // (fee-based eviction still lets a higher fee in).
-const poolBlocks = 3
+const poolSeconds = 3
 
 // resizePool fits the mempool's admission limit to the measured pace.
 func (n *Node) resizePool() {
 	if n.gen.Multi() {
-		n.pool.SetLimit(max(poolBlocks*n.blockCap(), n.pool.MaxTotal()/4))
+		n.pool.SetLimit(max(int(poolSeconds*n.pace.rate()), n.pool.MaxTotal()/4))
 	}
 }

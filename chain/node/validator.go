@@ -908,7 +908,6 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if err != nil {
 		p = &payload{} // cannot happen for a block honest validators voted for
 	}
-	start := time.Now()
 	txs := n.appendTxs(nil, p.Txs)
 	seed := head.VRFOutput // R_{n-1}
 	if head.Height == 0 {
@@ -940,7 +939,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if err != nil {
 		return err
 	}
-	n.pace.observe(len(raw), time.Since(start))
+	n.pace.observe(len(raw), time.Now())
 	n.resizePool()
 	if len(raw) > 0 {
 		n.log.Info("block", "height", blk.Header.Height, "txs", len(raw), "round", b.Round, "hash", blk.Hash())

@@ -115,7 +115,7 @@ type Result struct {
 	Accepted      int            `json:"accepted"`      // admitted by a node
 	Refused       int            `json:"refused"`       // refused at admission
 	RefusedBy     map[string]int `json:"refused_by"`    // refusal codes
-	CommittedTPS  float64        `json:"committed_tps"` // txs in final blocks stamped inside the window, per second
+	CommittedTPS  float64        `json:"committed_tps"` // txs in final blocks stamped in the window's last 3/4, per second
 	Blocks        int            `json:"blocks"`
 	BlockInterval float64        `json:"block_interval_s"` // median gap between those blocks' timestamps
 	LatencyP50    float64        `json:"latency_p50_s"`    // submit → observed final, accepted txs
