@@ -155,6 +155,13 @@ func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, 
 			if len(w.Key) == 0 {
 				return errors.New("store: empty state key")
 			}
+			// A write that leaves a key as it was (the same value, or a
+			// delete of an absent key) changes neither the flat state nor
+			// the root: skip its tree update, so a commit costs what the
+			// block changed.
+			if old := flat.Get(w.Key); (w.Value == nil && old == nil) || (w.Value != nil && old != nil && bytes.Equal(old, w.Value)) {
+				continue
+			}
 			if w.Value == nil {
 				if err := tree.Delete(w.Key); err != nil {
 					return err
