@@ -212,3 +212,21 @@ func TestSetLimitBoundsAdmission(t *testing.T) {
 		t.Fatalf("a higher fee evicts at the limit: %v %v", dropped, err)
 	}
 }
+
+// TestRelayedIgnoresAdmissionLimit: a relayed transaction is held up to
+// MaxTotal even when the admission limit refuses a client's.
+func TestRelayedIgnoresAdmissionLimit(t *testing.T) {
+	p := New(Config{MaxTotal: 3})
+	p.SetLimit(1)
+	a, _ := crypto.GenerateKey()
+	b, _ := crypto.GenerateKey()
+	if _, err := p.Add(mk(t, a, 0, 20, 1), nil, rich(), bf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Add(mk(t, b, 0, 20, 1), nil, rich(), bf); !errors.Is(err, ErrPoolFull) {
+		t.Fatalf("client past the limit: %v", err)
+	}
+	if _, err := p.AddRelayed(mk(t, b, 0, 20, 1), nil, rich(), bf); err != nil {
+		t.Fatalf("relayed within capacity: %v", err)
+	}
+}

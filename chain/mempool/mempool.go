@@ -135,9 +135,23 @@ type AccountState struct {
 	Balance *big.Int
 }
 
-// Add admits a transaction that already passed the stateless checks. It
-// returns the hash of a transaction it replaced or evicted, if any.
+// Add admits a transaction that already passed the stateless checks,
+// within the admission limit (SetLimit). It returns the hash of a
+// transaction it replaced or evicted, if any.
 func (p *Pool) Add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees.Basefees) (dropped *types.Hash, err error) {
+	return p.add(tx, in, acc, bf, false)
+}
+
+// AddRelayed is Add for a transaction another validator admitted and
+// relayed: it is held up to MaxTotal, not the admission limit, so that
+// every validator's pool holds what the network admitted and the leader's
+// blocks are full, while each validator's own clients are held to the
+// limit.
+func (p *Pool) AddRelayed(tx *types.Tx, in types.Instruction, acc AccountState, bf fees.Basefees) (dropped *types.Hash, err error) {
+	return p.add(tx, in, acc, bf, true)
+}
+
+func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees.Basefees, relayed bool) (dropped *types.Hash, err error) {
 	from, err := tx.Sender()
 	if err != nil {
 		return nil, err
@@ -207,7 +221,11 @@ func (p *Pool) Add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 			dropped = p.evict(v)
 		}
 	}
-	if dropped == nil && len(p.byHash) >= p.limit {
+	limit := p.limit
+	if relayed {
+		limit = p.cfg.MaxTotal
+	}
+	if dropped == nil && len(p.byHash) >= limit {
 		v := p.victimFor(tx, in, gapped, bf)
 		if v == nil {
 			return nil, ErrPoolFull

@@ -424,10 +424,12 @@ func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
 // the PVM validator refuses; the message names line, column and rule.
 var ErrInvalidCode = types.NewError("invalid_code", "code refused by the PVM validator")
 
-// submit admits tx to the mempool and, if relay is set, gossips it to the
-// other validators of a consensus network.
+// submit admits tx to the mempool and, if relay is set (a client's
+// transaction, not a relayed one), gossips it to the other validators of a
+// consensus network. A client's transaction is held to the pool's
+// admission limit; a relayed one only to its capacity.
 func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
-	if n.refusedEarly(tx) {
+	if relay && n.refusedEarly(tx) {
 		return types.Hash{}, mempool.ErrPoolFull
 	}
 	in, err := n.exec.CheckTx(tx)
@@ -469,7 +471,12 @@ func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 		if err != nil {
 			return err
 		}
-		_, err = n.pool.Add(tx, in, mempool.AccountState{Nonce: acc.Nonce, Balance: acc.Balance}, bf)
+		as := mempool.AccountState{Nonce: acc.Nonce, Balance: acc.Balance}
+		if relay {
+			_, err = n.pool.Add(tx, in, as, bf)
+		} else {
+			_, err = n.pool.AddRelayed(tx, in, as, bf)
+		}
 		return err
 	})
 	if err != nil {
