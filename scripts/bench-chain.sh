@@ -29,7 +29,7 @@ trap cleanup EXIT
 
 bench_cowboy() {
   echo "== Cowboy: 4 validators, 1 s blocks, transfers ($(date -u +%H:%M:%S) UTC)"
-  bin/cowboy testnet init --dir "$WORK/cowboy" --validators 4 --rpc-port 18645 --p2p-port 36656 >/dev/null
+  bin/cowboy testnet init --dir "$WORK/cowboy" --validators 4 --rpc-port 18645 --p2p-port 18656 >/dev/null
   bin/cowboy testnet up --dir "$WORK/cowboy" --no-pvm --log-level "${CHAIN_BENCH_LOG:-warn}" >/dev/null
   bin/cowboy-loadgen --target cowboy --workers 64 --duration "$DUR" --points "$POINTS" \
     --nodes http://127.0.0.1:18645,http://127.0.0.1:18646,http://127.0.0.1:18647,http://127.0.0.1:18648
@@ -54,14 +54,14 @@ bench_comet() {
   "$cmt" testnet --v 4 --o "$dir" --starting-ip-address 127.0.0.1 >/dev/null
   for i in 0 1 2 3; do
     id="$("$cmt" show-node-id --home "$dir/node$i")"
-    peers="${peers:+$peers,}$id@127.0.0.1:$((36756 + 10 * i))"
-    urls="${urls:+$urls,}http://127.0.0.1:$((36757 + 10 * i))"
+    peers="${peers:+$peers,}$id@127.0.0.1:$((18756 + 10 * i))"
+    urls="${urls:+$urls,}http://127.0.0.1:$((18757 + 10 * i))"
   done
   for i in 0 1 2 3; do
     sed -i \
       -e "s#^proxy_app = .*#proxy_app = \"kvstore\"#" \
-      -e "/^\[rpc\]/,/^\[/ s#^laddr = .*#laddr = \"tcp://127.0.0.1:$((36757 + 10 * i))\"#" \
-      -e "/^\[p2p\]/,/^\[/ s#^laddr = .*#laddr = \"tcp://127.0.0.1:$((36756 + 10 * i))\"#" \
+      -e "/^\[rpc\]/,/^\[/ s#^laddr = .*#laddr = \"tcp://127.0.0.1:$((18757 + 10 * i))\"#" \
+      -e "/^\[p2p\]/,/^\[/ s#^laddr = .*#laddr = \"tcp://127.0.0.1:$((18756 + 10 * i))\"#" \
       -e "s#^persistent_peers = .*#persistent_peers = \"$peers\"#" \
       -e "s#^allow_duplicate_ip = .*#allow_duplicate_ip = true#" \
       -e "s#^addr_book_strict = .*#addr_book_strict = false#" \
@@ -70,10 +70,21 @@ bench_comet() {
     "$cmt" start --home "$dir/node$i" >"$dir/node$i.log" 2>&1 &
     COMET_PIDS+=($!)
   done
-  for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:36757/status" | grep -q '"latest_block_height": *"[1-9]' && break
+  # Every node answers and the chain has committed a few blocks.
+  local ok=""
+  for _ in $(seq 1 150); do
+    ok=1
+    for i in 0 1 2 3; do
+      curl -sf "http://127.0.0.1:$((18757 + 10 * i))/status" | grep -q '"latest_block_height": *"\([3-9]\|[1-9][0-9]\)' || ok=""
+    done
+    [ -n "$ok" ] && break
     sleep 0.2
   done
+  if [ -z "$ok" ]; then
+    echo "CometBFT did not start; node logs:" >&2
+    tail -n 20 "$dir"/node*.log | grep -v "Error dialing peer" >&2
+    return 1
+  fi
   bin/cowboy-loadgen --target cometbft --workers 64 --duration "$DUR" --points "$POINTS" --nodes "$urls"
   for p in "${COMET_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${COMET_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done

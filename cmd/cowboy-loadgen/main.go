@@ -93,6 +93,10 @@ func main() {
 		res.Target, res.Point = *target, pt
 		if pt == "sat" {
 			sat = res.CommittedTPS
+			if sat <= 0 {
+				fmt.Fprintln(os.Stderr, "cowboy-loadgen: nothing committed at saturation; is the chain producing blocks?")
+				os.Exit(1)
+			}
 		}
 		if *jsonOut {
 			b, _ := json.Marshal(res)
