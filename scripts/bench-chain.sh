@@ -25,7 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -x bin/cowboy-loadgen ] && [ -x bin/cowboyd ] && [ -x bin/cowboy ] || go build -o bin/ ./cmd/...
+go build -o bin/ ./cmd/cowboy ./cmd/cowboyd ./cmd/cowboy-loadgen
 
 bench_cowboy() {
   echo "== Cowboy: 4 validators, 1 s blocks, transfers ($(date -u +%H:%M:%S) UTC)"
