@@ -205,7 +205,7 @@ func (n *Node) newValidator() (*validator, error) {
 		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
 		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
-		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, 64),
+		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
 	}
 	ok := false
 	defer func() {
@@ -563,6 +563,13 @@ func (v *validator) gossip(tx *types.Tx) {
 		time.AfterFunc(gossipDelay, wake)
 	}
 }
+
+// gossipBacklog is how many gossiped batches may wait for admission. A
+// dropped batch leaves its senders' later nonces gapped on this node until
+// the origin's own block includes the missing ones, so it is generous:
+// batches are small (one every gossipDelay per peer), and at most 1,024 ×
+// 512 transactions.
+const gossipBacklog = 1024
 
 // gossipDelay is how long a gossip batch collects transactions.
 const gossipDelay = 10 * time.Millisecond
