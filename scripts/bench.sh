@@ -10,3 +10,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go test -run XXX -bench . -benchtime "${BENCHTIME:-3x}" -timeout 60m ./... 2>&1 |
   grep -E "^(Benchmark|goos|goarch|cpu|pkg|ok|PASS|FAIL|---)"
+
+# The chain under load against CometBFT kvstore, same run (scripts/bench-chain.sh).
+./scripts/bench-chain.sh

@@ -32,7 +32,7 @@ func (p *Pool) SelectLanes(nonceOf func(types.Address) (uint64, error), bf fees.
 			return nil, err
 		}
 		r := &laneRun{}
-		for e, ok := p.accounts[from][n]; ok; e, ok = p.accounts[from][n] {
+		for e, ok := p.accounts[from].txs[n]; ok; e, ok = p.accounts[from].txs[n] {
 			r.txs = append(r.txs, e)
 			n++
 		}

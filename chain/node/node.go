@@ -32,10 +32,14 @@ import (
 // Config configures a node. Home is required; everything else has defaults.
 type Config struct {
 	Home          string
-	BlockInterval time.Duration // default 1s
-	MaxBlockTxs   int           // default 5,000
-	FaucetMax     *big.Int      // largest single faucet grant; default 1,000,000 CBY
-	Mempool       mempool.Config
+	BlockInterval time.Duration // default 1s; on a network, the pace of empty blocks
+	// MinBlockGap is how soon after its parent a block with transactions
+	// (or one that finalizes transactions) may be proposed on a network;
+	// default BlockInterval/10 (build.go).
+	MinBlockGap time.Duration
+	MaxBlockTxs int      // default 5,000
+	FaucetMax   *big.Int // largest single faucet grant; default 1,000,000 CBY
+	Mempool     mempool.Config
 	// VM runs actor code (a *pvm.Engine); nil makes a transfer-only node.
 	VM execution.VM
 	// Network makes the node a validator of a consensus network; it is
@@ -49,6 +53,9 @@ type Config struct {
 func (c *Config) fill() {
 	if c.BlockInterval <= 0 {
 		c.BlockInterval = time.Second
+	}
+	if c.MinBlockGap <= 0 || c.MinBlockGap > c.BlockInterval {
+		c.MinBlockGap = c.BlockInterval / 10
 	}
 	if c.MaxBlockTxs <= 0 {
 		c.MaxBlockTxs = 5000
@@ -78,6 +85,13 @@ type Node struct {
 	exec   *execution.Executor
 	pool   *mempool.Pool
 	faucet *ecdsa.PrivateKey // nil unless devnet
+	// checked holds decoded transactions whose sender is recovered, so
+	// that a proposal or a finalized block does not recover it again.
+	checked *checkedTxs
+	// txWake is signalled when a transaction is admitted; a waiting
+	// block builder takes it.
+	txWake chan struct{}
+	pace   execPace // execution rate, for the mempool's admission limit
 
 	produceMu sync.Mutex // one block at a time
 	faucetMu  sync.Mutex // faucet nonces are assigned in order
@@ -91,6 +105,10 @@ type Node struct {
 	// the consensus loop runs.
 	gossip atomic.Pointer[func(*types.Tx)]
 }
+
+// checkedTxsMax bounds the checked-transaction cache: a few blocks beyond
+// what the mempool holds.
+const checkedTxsMax = 1 << 15
 
 // ErrNoFaucet is returned by Faucet on a node without a faucet key.
 var ErrNoFaucet = types.NewError("faucet_disabled", "this node has no faucet (devnet only)")
@@ -120,7 +138,8 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{})}
+	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{}),
+		checked: newCheckedTxs(checkedTxsMax), txWake: make(chan struct{}, 1)}
 	if _, err := st.Head(); errors.Is(err, store.ErrNotInitialized) {
 		blk, err := st.Commit(gen.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) {
 			return gen.Block(root), nil, nil
@@ -354,10 +373,7 @@ func (n *Node) selectTxs(v *store.View, bf fees.Basefees, pending []*types.Tx) (
 // afterCommit tidies the mempool once a block is durable and wakes the
 // event stream.
 func (n *Node) afterCommit(res *execution.Result) error {
-	drop := make([]types.Hash, 0, len(res.Included)+len(res.Rejected))
-	for _, tx := range res.Included {
-		drop = append(drop, tx.Hash())
-	}
+	drop := make([]types.Hash, 0, len(res.Rejected))
 	for _, r := range res.Rejected {
 		// A nonce gap (an earlier transaction of the sender was refused) may
 		// close later; everything else is permanently invalid here.
@@ -367,7 +383,9 @@ func (n *Node) afterCommit(res *execution.Result) error {
 		n.log.Info("dropping invalid transaction", "tx", r.Tx.Hash(), "err", r.Err)
 		drop = append(drop, r.Tx.Hash())
 	}
-	n.pool.Remove(drop...)
+	// Prune first: it moves every sender past its included transactions,
+	// so that removing the refused ones leaves gaps only where a nonce
+	// really is missing.
 	if err := n.store.View(func(v *store.View) error {
 		return n.pool.Prune(func(a types.Address) (uint64, error) {
 			acc, err := state.ReadAccount(v, a)
@@ -379,6 +397,7 @@ func (n *Node) afterCommit(res *execution.Result) error {
 	}); err != nil {
 		return err
 	}
+	n.pool.Remove(drop...)
 	n.notify()
 	return nil
 }
@@ -394,7 +413,7 @@ func (n *Node) timestamp(parent *types.Header) uint64 {
 
 // SubmitTx validates and admits an encoded transaction to the mempool.
 func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
-	tx, err := types.DecodeTx(raw)
+	tx, _, err := n.decode(raw)
 	if err != nil {
 		return types.Hash{}, err
 	}
@@ -405,9 +424,14 @@ func (n *Node) SubmitTx(raw []byte) (types.Hash, error) {
 // the PVM validator refuses; the message names line, column and rule.
 var ErrInvalidCode = types.NewError("invalid_code", "code refused by the PVM validator")
 
-// submit admits tx to the mempool and, if relay is set, gossips it to the
-// other validators of a consensus network.
+// submit admits tx to the mempool and, if relay is set (a client's
+// transaction, not a relayed one), gossips it to the other validators of a
+// consensus network. A client's transaction is held to the pool's
+// admission limit; a relayed one only to its capacity.
 func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
+	if relay && n.refusedEarly(tx) {
+		return types.Hash{}, mempool.ErrPoolFull
+	}
 	in, err := n.exec.CheckTx(tx)
 	if err != nil {
 		return types.Hash{}, err
@@ -447,16 +471,47 @@ func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 		if err != nil {
 			return err
 		}
-		_, err = n.pool.Add(tx, in, mempool.AccountState{Nonce: acc.Nonce, Balance: acc.Balance}, bf)
+		as := mempool.AccountState{Nonce: acc.Nonce, Balance: acc.Balance}
+		if relay {
+			_, err = n.pool.Add(tx, in, as, bf)
+		} else {
+			_, err = n.pool.AddRelayed(tx, in, as, bf)
+		}
 		return err
 	})
 	if err != nil {
 		return types.Hash{}, err
 	}
+	n.checked.put(tx)
+	select {
+	case n.txWake <- struct{}{}:
+	default:
+	}
 	if g := n.gossip.Load(); relay && g != nil {
 		(*g)(tx)
 	}
 	return tx.Hash(), nil
+}
+
+// refusedEarly reports that the full mempool would refuse tx whoever sent
+// it, checked before the signature is: overload costs a lookup per excess
+// transaction.
+func (n *Node) refusedEarly(tx *types.Tx) bool {
+	if !n.pool.Full() {
+		return false
+	}
+	in, err := types.DecodeInstruction(tx.Payload())
+	if err != nil {
+		return false // CheckTx says why
+	}
+	var bf fees.Basefees
+	if err := n.store.View(func(v *store.View) error {
+		bf, err = execution.Basefees(v)
+		return err
+	}); err != nil {
+		return false
+	}
+	return n.pool.Refuses(tx, in, bf)
 }
 
 // Faucet sends value from the devnet faucet to addr and returns the hash of
@@ -531,5 +586,6 @@ func (n *Node) NewHead() <-chan struct{} {
 func (n *Node) SetBlockInterval(d time.Duration) {
 	if d > 0 {
 		n.cfg.BlockInterval = d
+		n.cfg.MinBlockGap = d / 10
 	}
 }

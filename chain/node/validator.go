@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/big"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +142,9 @@ type validator struct {
 	queue []finalRecord
 	qwake chan struct{}
 
+	// Gossiped batches waiting for admission (admitGossip).
+	txIn chan []byte
+
 	// Transactions waiting to be gossiped.
 	gmu   sync.Mutex
 	gbuf  []types.Bytes
@@ -203,7 +205,7 @@ func (n *Node) newValidator() (*validator, error) {
 		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
 		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
-		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(),
+		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
 	}
 	ok := false
 	defer func() {
@@ -405,6 +407,7 @@ func (v *validator) run(ctx context.Context) error {
 	v.restartSenders(ctx)
 	execErr := make(chan error, 1)
 	v.goTracked(func() { execErr <- v.executor(ctx) })
+	v.goTracked(func() { v.admitGossip(ctx) })
 	g := v.gossip
 	v.n.gossip.Store(&g)
 	defer v.n.gossip.Store(nil)
@@ -543,15 +546,33 @@ func (v *validator) send(to int, kind byte, data []byte) {
 func (v *validator) gossip(tx *types.Tx) {
 	v.gmu.Lock()
 	v.gbuf = append(v.gbuf, tx.Encode())
-	full := len(v.gbuf) >= maxGossipBatch
+	first, full := len(v.gbuf) == 1, len(v.gbuf) >= maxGossipBatch
 	v.gmu.Unlock()
-	if full {
+	wake := func() {
 		select {
 		case v.gwake <- struct{}{}:
 		default:
 		}
 	}
+	switch {
+	case full:
+		wake()
+	case first:
+		// The first transaction of a batch goes out within gossipDelay,
+		// not at the next tick: the next leader may be another validator.
+		time.AfterFunc(gossipDelay, wake)
+	}
 }
+
+// gossipBacklog is how many gossiped batches may wait for admission. A
+// dropped batch leaves its senders' later nonces gapped on this node until
+// the origin's own block includes the missing ones, so it is generous:
+// batches are small (one every gossipDelay per peer), and at most 1,024 ×
+// 512 transactions.
+const gossipBacklog = 1024
+
+// gossipDelay is how long a gossip batch collects transactions.
+const gossipDelay = 10 * time.Millisecond
 
 const maxGossipBatch = 512
 
@@ -595,18 +616,14 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 			v.log.Debug("consensus message refused", "from", in.From, "err", err)
 		}
 	case p2p.KindTx:
-		var batch []types.Bytes
-		if err := codec.Unmarshal(in.Data, &batch); err != nil {
-			return
-		}
-		for _, raw := range batch {
-			tx, err := types.DecodeTx(raw)
-			if err != nil {
-				return
-			}
-			if _, err := v.n.submit(tx, false); err != nil {
-				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
-			}
+		// Admission (signature recovery above all) runs off this loop, so
+		// that a flood of transactions never delays a vote; when the
+		// admitter is behind, the batch is dropped like a lost message
+		// (the sender's node still holds and proposes those transactions).
+		select {
+		case v.txIn <- in.Data:
+		default:
+			v.log.Debug("gossiped batch dropped: admission behind", "from", in.From)
 		}
 	case p2p.KindSync:
 		v.onSyncRequest(in)
@@ -616,6 +633,54 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 		}
 	case p2p.KindHello:
 		v.onHello(ctx, in)
+	}
+}
+
+// admitGossip admits gossiped batches: transactions already in the pool
+// are skipped, new ones have their signatures checked in parallel, then
+// all are offered to the pool in the batch's order (one sender's nonces
+// arrive in order).
+func (v *validator) admitGossip(ctx context.Context) {
+	for {
+		var data []byte
+		select {
+		case <-ctx.Done():
+			return
+		case data = <-v.txIn:
+		}
+		var batch []types.Bytes
+		if err := codec.Unmarshal(data, &batch); err != nil {
+			continue
+		}
+		txs := make([]*types.Tx, 0, len(batch))
+		var fresh []*types.Tx
+		for _, raw := range batch {
+			tx, checked, err := v.n.decode(raw)
+			if err != nil {
+				break // a peer sending garbage loses the rest of its batch
+			}
+			if _, ok := v.n.pool.Get(tx.Hash()); ok {
+				continue
+			}
+			txs = append(txs, tx)
+			if !checked {
+				fresh = append(fresh, tx)
+			}
+		}
+		bad := map[types.Hash]bool{}
+		for i, err := range v.n.checkAll(fresh) {
+			if err != nil {
+				bad[fresh[i].Hash()] = true
+			}
+		}
+		for _, tx := range txs {
+			if bad[tx.Hash()] {
+				continue
+			}
+			if _, err := v.n.submit(tx, false); err != nil {
+				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+			}
+		}
 	}
 }
 
@@ -696,9 +761,13 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 	if b.Height > v.epochEnd && len(p.Txs) > 0 {
 		return fmt.Errorf("height %d is past the epoch's last block %d: only empty blocks", b.Height, v.epochEnd)
 	}
+	// Transactions this node admitted or saw before were checked then;
+	// the others are checked in parallel.
 	seen := make(map[types.Hash]bool, len(p.Txs))
+	var fresh []*types.Tx
+	var at []int
 	for i, raw := range p.Txs {
-		tx, err := types.DecodeTx(raw)
+		tx, checked, err := v.n.decode(raw)
 		if err != nil {
 			return fmt.Errorf("tx %d: %w", i, err)
 		}
@@ -706,8 +775,13 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 			return fmt.Errorf("tx %d (%s) twice", i, tx.Hash())
 		}
 		seen[tx.Hash()] = true
-		if _, err := v.n.exec.CheckTx(tx); err != nil {
-			return fmt.Errorf("tx %d (%s): %w", i, tx.Hash(), err)
+		if !checked {
+			fresh, at = append(fresh, tx), append(at, i)
+		}
+	}
+	for k, err := range v.n.checkAll(fresh) {
+		if err != nil {
+			return fmt.Errorf("tx %d (%s): %w", at[k], fresh[k].Hash(), err)
 		}
 	}
 	return nil
@@ -722,94 +796,6 @@ func (v *validator) timestampOf(b *consensus.Block) (uint64, error) {
 		return 0, err
 	}
 	return p.Timestamp, nil
-}
-
-// startBuild answers a BuildRequest in the background: wait for the block
-// interval after the parent, select transactions, hand the payload back.
-func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest) {
-	if v.cancelB != nil {
-		v.cancelB()
-	}
-	bctx, cancel := context.WithCancel(ctx)
-	v.cancelB = cancel
-	pts, err := v.timestampOf(req.Parent)
-	if err != nil {
-		v.log.Error("build: parent payload", "err", err)
-		return
-	}
-	// Transactions ordered but not yet executed must not be picked again.
-	var pending []*types.Tx
-	for _, b := range req.Path {
-		if p, err := decodePayload(b.Payload); err == nil {
-			pending = appendTxs(pending, p.Txs)
-		}
-	}
-	round, filler := req.Round, req.Height > v.epochEnd
-	go func() {
-		defer cancel()
-		due := time.UnixMilli(int64(pts)).Add(v.n.cfg.BlockInterval)
-		if d := time.Until(due); d > 0 {
-			select {
-			case <-bctx.Done():
-				return
-			case <-time.After(d):
-			}
-		}
-		queued := v.queued()
-		var txs []*types.Tx
-		err := v.n.store.View(func(sv *store.View) error {
-			if filler {
-				return nil
-			}
-			bf, err := execution.Basefees(sv)
-			if err != nil {
-				return err
-			}
-			txs, err = v.n.selectTxs(sv, bf, append(queued, pending...))
-			return err
-		})
-		if err != nil {
-			v.log.Error("build: select transactions", "err", err)
-			txs = nil
-		}
-		ts := max(uint64(time.Now().UnixMilli()), pts+1)
-		p := payload{Timestamp: ts, Txs: make([]types.Bytes, 0, len(txs))}
-		size := 0
-		for _, tx := range txs {
-			raw := tx.Encode()
-			if size+len(raw) > maxPayload-1024 {
-				break
-			}
-			size += len(raw)
-			p.Txs = append(p.Txs, raw)
-		}
-		select {
-		case v.built <- builtPayload{round: round, payload: codec.MustMarshal(&p)}:
-		case <-bctx.Done():
-		}
-	}()
-}
-
-func appendTxs(dst []*types.Tx, raws []types.Bytes) []*types.Tx {
-	for _, raw := range raws {
-		if tx, err := types.DecodeTx(raw); err == nil {
-			dst = append(dst, tx)
-		}
-	}
-	return dst
-}
-
-// queued returns the transactions of finalized blocks not yet executed.
-func (v *validator) queued() []*types.Tx {
-	v.qmu.Lock()
-	defer v.qmu.Unlock()
-	var out []*types.Tx
-	for _, r := range v.queue {
-		if p, err := decodePayload(r.Block.Payload); err == nil {
-			out = appendTxs(out, p.Txs)
-		}
-	}
-	return out
 }
 
 // onFinalized logs finalized blocks durably and queues them for execution.
@@ -928,7 +914,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if err != nil {
 		p = &payload{} // cannot happen for a block honest validators voted for
 	}
-	txs := appendTxs(nil, p.Txs)
+	txs := n.appendTxs(nil, p.Txs)
 	seed := head.VRFOutput // R_{n-1}
 	if head.Height == 0 {
 		seed = n.gen.Seed(head.Hash())
@@ -959,169 +945,12 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if err != nil {
 		return err
 	}
+	n.pace.observe(len(raw), time.Now())
+	n.resizePool()
 	if len(raw) > 0 {
 		n.log.Info("block", "height", blk.Header.Height, "txs", len(raw), "round", b.Round, "hash", blk.Hash())
 	} else {
 		n.log.Debug("block", "height", blk.Header.Height, "round", b.Round, "hash", blk.Hash())
 	}
 	return n.afterCommit(res)
-}
-
-// Block sync. A validator that is behind (peers certify blocks far above
-// what it has finalized, and its own finality has not moved for a second)
-// asks one peer at a time for finalized blocks after its root. The answer
-// ends with a block carrying a finality proof; the batch is accepted only
-// if it links by hash to the root and the proof's QCs verify, so a peer
-// can delay sync but never make this node finalize a block that is not
-// final. The consensus core restarts on the new root (its WAL keeps it
-// from equivocating).
-
-type syncRequest struct {
-	_    struct{} `cbor:",toarray"`
-	From uint64
-}
-
-type syncReply struct {
-	_       struct{} `cbor:",toarray"`
-	Records []finalRecord
-}
-
-func (v *validator) maybeSync() {
-	st := v.core.Status()
-	now := time.Now()
-	ahead := st.CommittedHeight
-	for _, h := range v.peerFinal {
-		ahead = max(ahead, h)
-	}
-	if v.switching || ahead <= st.FinalizedHeight+2 || now.Sub(v.lastFin) < time.Second || now.Before(v.syncAt) {
-		return
-	}
-	v.syncAt = now.Add(time.Second)
-	n := v.set.Len()
-	for range n {
-		v.syncNext = (v.syncNext + 1) % n
-		if v.syncNext != v.self {
-			break
-		}
-	}
-	v.log.Info("behind the network; syncing", "finalized", st.FinalizedHeight, "ahead", ahead, "peer", v.syncNext)
-	v.send(v.syncNext, p2p.KindSync, codec.MustMarshal(&syncRequest{From: st.FinalizedHeight + 1}))
-}
-
-func (v *validator) onSyncRequest(in p2p.Inbound) {
-	var req syncRequest
-	if err := codec.Unmarshal(in.Data, &req); err != nil {
-		return
-	}
-	recs, err := v.flog.Range(req.From, 256, 4<<20)
-	if err != nil || len(recs) == 0 {
-		return
-	}
-	v.send(in.From, p2p.KindSyncReply, codec.MustMarshal(&syncReply{Records: recs}))
-}
-
-func (v *validator) onSyncReply(in p2p.Inbound) error {
-	var rep syncReply
-	if err := codec.Unmarshal(in.Data, &rep); err != nil {
-		return err
-	}
-	if v.switching {
-		return nil
-	}
-	recs := rep.Records
-	for len(recs) > 0 && recs[0].Block.Height <= v.root.Height {
-		recs = recs[1:]
-	}
-	for len(recs) > 0 && recs[len(recs)-1].Block.Height > v.epochEnd {
-		recs = recs[:len(recs)-1] // the next epoch is checked with its own set
-	}
-	if len(recs) == 0 {
-		return nil
-	}
-	prev := v.rootHash
-	for i := range recs {
-		b := &recs[i].Block
-		if b.Height != v.root.Height+uint64(i)+1 || b.Parent != prev || b.Justify.BlockHash != prev {
-			return fmt.Errorf("block %d does not extend the chain", b.Height)
-		}
-		prev = b.Hash()
-		if recs[i].QC.BlockHash != prev {
-			return fmt.Errorf("block %d: QC of another block", b.Height)
-		}
-		if len(b.Payload) > maxPayload {
-			return fmt.Errorf("block %d: payload too large", b.Height)
-		}
-	}
-	last := &recs[len(recs)-1]
-	if last.Proof == nil {
-		return errors.New("no finality proof")
-	}
-	if err := last.Proof.Verify(v.domain, v.set, consensus.BLS{}, &last.Block); err != nil {
-		return err
-	}
-	if err := v.set.VerifyQC(v.domain, consensus.BLS{}, &last.QC); err != nil {
-		return err
-	}
-	if err := v.flog.Put(recs...); err != nil {
-		return err
-	}
-	v.log.Info("synced finalized blocks", "from", recs[0].Block.Height, "to", last.Block.Height, "peer", in.From)
-	v.advance(recs)
-	if v.cancelB != nil {
-		v.cancelB()
-	}
-	if last.Block.Height == v.epochEnd {
-		v.switching = true // reconfigure once executed
-		return nil
-	}
-	return v.newCore(last.QC)
-}
-
-// Discovery: every few seconds a validator tells its peers its listen
-// address and the addresses it knows; unknown or changed ones are adopted.
-// A validator configured with a single bootstrap peer learns the rest.
-
-type hello struct {
-	_         struct{} `cbor:",toarray"`
-	Addr      string
-	Peers     []peerAddr
-	Finalized uint64 // the sender's finalized height: a node that is behind syncs
-}
-
-type peerAddr struct {
-	_     struct{} `cbor:",toarray"`
-	Index uint32
-	Addr  string
-}
-
-func (v *validator) hello(ctx context.Context) {
-	h := hello{Addr: v.n.cfg.Network.Listen, Finalized: v.core.Status().FinalizedHeight}
-	if h.Addr == "" || strings.HasSuffix(h.Addr, ":0") {
-		h.Addr = v.tr.Addr().String()
-	}
-	addrs := v.tr.Addrs()
-	for i := range v.set.Len() {
-		if a := addrs[i]; a != "" {
-			h.Peers = append(h.Peers, peerAddr{Index: uint32(i), Addr: a})
-		}
-	}
-	v.send(consensus.Broadcast, p2p.KindHello, codec.MustMarshal(&h))
-}
-
-func (v *validator) onHello(ctx context.Context, in p2p.Inbound) {
-	var h hello
-	if err := codec.Unmarshal(in.Data, &h); err != nil {
-		return
-	}
-	v.peerFinal[in.From] = h.Finalized
-	if v.tr.SetAddr(in.From, h.Addr) {
-		v.log.Info("peer address learnt", "peer", in.From, "addr", h.Addr)
-	}
-	known := v.tr.Addrs()
-	for _, p := range h.Peers {
-		i := int(p.Index)
-		if i != v.self && i < v.set.Len() && known[i] == "" && v.tr.SetAddr(i, p.Addr) {
-			v.log.Info("peer address learnt", "peer", i, "addr", p.Addr, "via", in.From)
-		}
-	}
 }

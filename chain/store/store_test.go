@@ -128,3 +128,51 @@ func TestEmptyValueSurvivesCommit(t *testing.T) {
 		return nil
 	})
 }
+
+// TestCommitSkipsUnchangedWrites: rewriting a key with its value and
+// deleting an absent key leave the root as it was, whether or not the
+// store skips them, and a real change still moves it.
+func TestCommitSkipsUnchangedWrites(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "chain.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var prev *types.Block
+	commit := func(ws ...state.Write) *types.Block {
+		t.Helper()
+		b, err := s.Commit(ws, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
+			h := types.Header{Height: 0, StateRoot: root}
+			if prev != nil {
+				h.Height, h.ParentHash = prev.Header.Height+1, prev.Hash()
+			}
+			return &types.Block{Header: h}, nil, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = b
+		return b
+	}
+	g := commit(state.Write{Key: []byte("a"), Value: []byte{1}}, state.Write{Key: []byte("b"), Value: []byte{2}})
+	same := commit(state.Write{Key: []byte("a"), Value: []byte{1}}, state.Write{Key: []byte("zz"), Value: nil})
+	if same.Header.StateRoot != g.Header.StateRoot {
+		t.Fatal("an unchanged write moved the root")
+	}
+	moved := commit(state.Write{Key: []byte("a"), Value: []byte{3}}, state.Write{Key: []byte("b"), Value: nil})
+	if moved.Header.StateRoot == g.Header.StateRoot {
+		t.Fatal("a real change left the root")
+	}
+	if err := s.View(func(v *View) error {
+		if _, ok, _ := v.Get([]byte("b")); ok {
+			t.Fatal("deleted key still readable")
+		}
+		val, ok, _ := v.Get([]byte("a"))
+		if !ok || val[0] != 3 {
+			t.Fatalf("a = %v %v", val, ok)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

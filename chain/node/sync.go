@@ -1,0 +1,172 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+)
+
+// Block sync. A validator that is behind (peers certify blocks far above
+// what it has finalized, and its own finality has not moved for a second)
+// asks one peer at a time for finalized blocks after its root. The answer
+// ends with a block carrying a finality proof; the batch is accepted only
+// if it links by hash to the root and the proof's QCs verify, so a peer
+// can delay sync but never make this node finalize a block that is not
+// final. The consensus core restarts on the new root (its WAL keeps it
+// from equivocating).
+
+type syncRequest struct {
+	_    struct{} `cbor:",toarray"`
+	From uint64
+}
+
+type syncReply struct {
+	_       struct{} `cbor:",toarray"`
+	Records []finalRecord
+}
+
+func (v *validator) maybeSync() {
+	st := v.core.Status()
+	now := time.Now()
+	ahead := st.CommittedHeight
+	for _, h := range v.peerFinal {
+		ahead = max(ahead, h)
+	}
+	if v.switching || ahead <= st.FinalizedHeight+2 || now.Sub(v.lastFin) < time.Second || now.Before(v.syncAt) {
+		return
+	}
+	v.syncAt = now.Add(time.Second)
+	n := v.set.Len()
+	for range n {
+		v.syncNext = (v.syncNext + 1) % n
+		if v.syncNext != v.self {
+			break
+		}
+	}
+	v.log.Info("behind the network; syncing", "finalized", st.FinalizedHeight, "ahead", ahead, "peer", v.syncNext)
+	v.send(v.syncNext, p2p.KindSync, codec.MustMarshal(&syncRequest{From: st.FinalizedHeight + 1}))
+}
+
+func (v *validator) onSyncRequest(in p2p.Inbound) {
+	var req syncRequest
+	if err := codec.Unmarshal(in.Data, &req); err != nil {
+		return
+	}
+	recs, err := v.flog.Range(req.From, 256, 4<<20)
+	if err != nil || len(recs) == 0 {
+		return
+	}
+	v.send(in.From, p2p.KindSyncReply, codec.MustMarshal(&syncReply{Records: recs}))
+}
+
+func (v *validator) onSyncReply(in p2p.Inbound) error {
+	var rep syncReply
+	if err := codec.Unmarshal(in.Data, &rep); err != nil {
+		return err
+	}
+	if v.switching {
+		return nil
+	}
+	recs := rep.Records
+	for len(recs) > 0 && recs[0].Block.Height <= v.root.Height {
+		recs = recs[1:]
+	}
+	for len(recs) > 0 && recs[len(recs)-1].Block.Height > v.epochEnd {
+		recs = recs[:len(recs)-1] // the next epoch is checked with its own set
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	prev := v.rootHash
+	for i := range recs {
+		b := &recs[i].Block
+		if b.Height != v.root.Height+uint64(i)+1 || b.Parent != prev || b.Justify.BlockHash != prev {
+			return fmt.Errorf("block %d does not extend the chain", b.Height)
+		}
+		prev = b.Hash()
+		if recs[i].QC.BlockHash != prev {
+			return fmt.Errorf("block %d: QC of another block", b.Height)
+		}
+		if len(b.Payload) > maxPayload {
+			return fmt.Errorf("block %d: payload too large", b.Height)
+		}
+	}
+	last := &recs[len(recs)-1]
+	if last.Proof == nil {
+		return errors.New("no finality proof")
+	}
+	if err := last.Proof.Verify(v.domain, v.set, consensus.BLS{}, &last.Block); err != nil {
+		return err
+	}
+	if err := v.set.VerifyQC(v.domain, consensus.BLS{}, &last.QC); err != nil {
+		return err
+	}
+	if err := v.flog.Put(recs...); err != nil {
+		return err
+	}
+	v.log.Info("synced finalized blocks", "from", recs[0].Block.Height, "to", last.Block.Height, "peer", in.From)
+	v.advance(recs)
+	if v.cancelB != nil {
+		v.cancelB()
+	}
+	if last.Block.Height == v.epochEnd {
+		v.switching = true // reconfigure once executed
+		return nil
+	}
+	return v.newCore(last.QC)
+}
+
+// Discovery: every few seconds a validator tells its peers its listen
+// address and the addresses it knows; unknown or changed ones are adopted.
+// A validator configured with a single bootstrap peer learns the rest.
+
+type hello struct {
+	_         struct{} `cbor:",toarray"`
+	Addr      string
+	Peers     []peerAddr
+	Finalized uint64 // the sender's finalized height: a node that is behind syncs
+}
+
+type peerAddr struct {
+	_     struct{} `cbor:",toarray"`
+	Index uint32
+	Addr  string
+}
+
+func (v *validator) hello(ctx context.Context) {
+	h := hello{Addr: v.n.cfg.Network.Listen, Finalized: v.core.Status().FinalizedHeight}
+	if h.Addr == "" || strings.HasSuffix(h.Addr, ":0") {
+		h.Addr = v.tr.Addr().String()
+	}
+	addrs := v.tr.Addrs()
+	for i := range v.set.Len() {
+		if a := addrs[i]; a != "" {
+			h.Peers = append(h.Peers, peerAddr{Index: uint32(i), Addr: a})
+		}
+	}
+	v.send(consensus.Broadcast, p2p.KindHello, codec.MustMarshal(&h))
+}
+
+func (v *validator) onHello(ctx context.Context, in p2p.Inbound) {
+	var h hello
+	if err := codec.Unmarshal(in.Data, &h); err != nil {
+		return
+	}
+	v.peerFinal[in.From] = h.Finalized
+	if v.tr.SetAddr(in.From, h.Addr) {
+		v.log.Info("peer address learnt", "peer", in.From, "addr", h.Addr)
+	}
+	known := v.tr.Addrs()
+	for _, p := range h.Peers {
+		i := int(p.Index)
+		if i != v.self && i < v.set.Len() && known[i] == "" && v.tr.SetAddr(i, p.Addr) {
+			v.log.Info("peer address learnt", "peer", i, "addr", p.Addr, "via", in.From)
+		}
+	}
+}
