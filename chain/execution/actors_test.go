@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"math/big"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -44,7 +43,7 @@ type chain struct {
 }
 
 func newChain(t *testing.T, funded ...*ecdsa.PrivateKey) *chain {
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	return newChainFrom(t, faucet, funded...)
 }
 
@@ -70,11 +69,7 @@ func newChainFrom(t *testing.T, faucet *ecdsa.PrivateKey, funded ...*ecdsa.Priva
 		g.Allocations[0].Balance.Sub(g.Allocations[0].Balance, genesis.CBY(1000))
 		g.Allocations = append(g.Allocations, genesis.Allocation{Address: types.PubkeyToAddress(k.PublicKey), Balance: genesis.CBY(1000)})
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +199,7 @@ class Counter:
 `
 
 func TestDeployCallQuery(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	rs := c.ok(c.tx(alice, nil, deployIn(counterSDK, "s1"), 0))
 	addr := *rs[0].Created

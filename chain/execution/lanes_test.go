@@ -106,7 +106,7 @@ func produce(t *testing.T, p *chain, validators []*chain, cands ...*types.Tx) *e
 func fundedKeys(n int) []*ecdsa.PrivateKey {
 	out := make([]*ecdsa.PrivateKey, n)
 	for i := range out {
-		out[i], _ = crypto.GenerateKey()
+		out[i], _ = genKey()
 	}
 	return out
 }
@@ -182,7 +182,7 @@ func TestBuildReservesRunnerLaneAndAgrees(t *testing.T) {
 	ks := fundedKeys(7)
 	var p, v *chain
 	{
-		faucet, _ := crypto.GenerateKey()
+		faucet, _ := genKey()
 		p = newChainFrom(t, faucet, ks...)
 		v = newChainFrom(t, faucet, ks...)
 		v.nonce = p.nonce
@@ -243,7 +243,7 @@ func TestBuildReservesRunnerLaneAndAgrees(t *testing.T) {
 // TestLaneMultiplierCharges: a lane's multiplier scales what its
 // transactions pay and what they must be able to pay.
 func TestLaneMultiplierCharges(t *testing.T) {
-	k, _ := crypto.GenerateKey()
+	k, _ := genKey()
 	c := newChain(t, k)
 	lanes := fees.DefaultLanes()
 	lanes.Multiplier[fees.LaneUser] = 15_000 // 1.5x
@@ -321,7 +321,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 	alice, _ := crypto.HexToECDSA("8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63")
 	users := make([]*ecdsa.PrivateKey, 8)
 	for i := range users {
-		users[i], _ = crypto.GenerateKey()
+		users[i], _ = genKey()
 	}
 	funded := append([]*ecdsa.PrivateKey{alice}, users...)
 	p := newChainWithGenesisKey(t, funded...)
@@ -474,7 +474,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 // checks is rejected; its sender's earlier transactions still go in, its
 // later ones wait (they would leave a nonce gap).
 func TestBuildStopsSenderAtInvalidTx(t *testing.T) {
-	k, _ := crypto.GenerateKey()
+	k, _ := genKey()
 	c := newChain(t, k)
 	to := types.Address{0xbe, 0xef}
 	ok0 := c.txLimits(k, &to, nil, 100_000, 1)
@@ -562,7 +562,7 @@ func TestCanonicalOrderProperties(t *testing.T) {
 // is skipped, not an error.
 func TestOrderedModeRunsSeedOrder(t *testing.T) {
 	ks := fundedKeys(5)
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	a := newChainFrom(t, faucet, ks...)
 	b := newChainFrom(t, faucet, ks...)
 	b.nonce = a.nonce

@@ -13,7 +13,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // poolGrant is an EntitlementGrant admitting grantee to pool.
@@ -40,8 +39,8 @@ func submitPoolJob(t *testing.T, c *chain, owner *ecdsa.PrivateKey, pool string)
 }
 
 func TestEntitlementRegistryAndPools(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	mallory, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	mallory, _ := genKey()
 	c, runners := newJobChain(t, 2, alice, mallory)
 	reg := types.EntitlementRegistryAddress
 	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
@@ -157,9 +156,9 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 }
 
 func TestEntitlementRoles(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	bob, _ := crypto.GenerateKey()
-	mallory, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	bob, _ := genKey()
+	mallory, _ := genKey()
 	c, _ := newJobChain(t, 0, alice, bob, mallory)
 	reg := types.EntitlementRegistryAddress
 	bobAddr := types.PubkeyToAddress(bob.PublicKey)

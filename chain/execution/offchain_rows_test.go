@@ -17,7 +17,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // Failure rows of spec 002 "Payment and Failure Handling" not covered by
@@ -67,7 +66,7 @@ func commitAndSubmit(t *testing.T, c *chain, id types.Hash, rmap map[types.Addre
 }
 
 func TestJobSchemaViolationDissents(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	oracle, id := submitSchemaJob(t, c, alice, genesis.CBY(1))
@@ -116,7 +115,7 @@ func TestJobSchemaViolationDissents(t *testing.T) {
 }
 
 func TestJobFaultRows(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	maxPrice, tip := genesis.CBY(1), big.NewInt(7)
@@ -198,12 +197,12 @@ func TestJobFaultRows(t *testing.T) {
 }
 
 func TestJobInvalidSignatureMovesNothing(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(0), 5)
 	j := readJob(t, c, id)
-	_, wrong, _ := ed25519.GenerateKey(nil)
+	_, wrong, _ := genEd25519()
 	var reveals []verify.Reveal
 	for i, a := range j.Runners {
 		r := rmap[a]

@@ -15,7 +15,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 func bi(v int64) *big.Int { return big.NewInt(v) }
@@ -90,9 +89,9 @@ func (r testRunner) revealReport(id types.Hash, result string, rep verify.Report
 }
 
 func TestDelegationPayoutsAndUnbonding(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	d1k, _ := crypto.GenerateKey()
-	d2k, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	d1k, _ := genKey()
+	d2k, _ := genKey()
 	c, runners := newJobChain(t, 1, alice, d1k, d2k)
 	r := runners[0]
 	d1, d2 := types.PubkeyToAddress(d1k.PublicKey), types.PubkeyToAddress(d2k.PublicKey)
@@ -207,9 +206,9 @@ func TestDelegationPayoutsAndUnbonding(t *testing.T) {
 }
 
 func TestChallengeEquivocationSlashes(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	carol, _ := crypto.GenerateKey()
-	dk, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	carol, _ := genKey()
+	dk, _ := genKey()
 	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) { p.Job.ChallengeWindowBlocks = 20 }, alice, carol, dk)
 	rmap := byAddr(runners)
 	reg, verifier := types.RunnerRegistryAddress, types.ResultVerifierAddress
@@ -305,10 +304,10 @@ func TestChallengeEquivocationSlashes(t *testing.T) {
 }
 
 func TestDelegatorLimitAndEjection(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	carol, _ := crypto.GenerateKey()
-	d1, _ := crypto.GenerateKey()
-	d2, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	carol, _ := genKey()
+	d1, _ := genKey()
+	d2, _ := genKey()
 	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) {
 		p.MaxDelegators, p.MaxConsecutiveSlashes = 1, 2
 		p.Job.ChallengeWindowBlocks = 20
@@ -359,8 +358,8 @@ func TestDelegatorLimitAndEjection(t *testing.T) {
 // TestChallengeDissenterKeepsResult: a dissenter proven to equivocate is
 // slashed once; the accepted result stands and is settled.
 func TestChallengeDissenterKeepsResult(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	carol, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	carol, _ := genKey()
 	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) { p.Job.ChallengeWindowBlocks = 20 }, alice, carol)
 	rmap := byAddr(runners)
 	verifier := types.ResultVerifierAddress
@@ -380,7 +379,7 @@ func TestChallengeDissenterKeepsResult(t *testing.T) {
 	lie, _ := lr.Encode()
 	// Rotating the result key after committing does not disown the lie:
 	// challenges check the key registered when the runner committed.
-	_, newKey, _ := ed25519.GenerateKey(nil)
+	_, newKey, _ := genEd25519()
 	reg := types.RunnerRegistryAddress
 	c.ok(c.txValue(dissenter.key, &reg, &types.RunnerRegister{ResultKey: types.Bytes(newKey.Public().(ed25519.PublicKey)),
 		JobTypes: []uint64{uint64(job.JobTypeHTTP)}, Domains: []string{"api.example.com"}, RateBase: runnerBase,

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"math/big"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +18,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 const oracleActor = `from cowboy_sdk import actor, runtime
@@ -74,22 +72,18 @@ func newJobChainWith(t *testing.T, n int, tune func(*execution.OffchainParams), 
 	var rs []testRunner
 	keys := append([]*ecdsa.PrivateKey(nil), funded...)
 	for i := 0; i < n; i++ {
-		k, _ := crypto.GenerateKey()
-		_, ed, _ := ed25519.GenerateKey(nil)
+		k, _ := genKey()
+		_, ed, _ := genEd25519()
 		rs = append(rs, testRunner{key: k, addr: types.PubkeyToAddress(k.PublicKey), ed: ed})
 		keys = append(keys, k)
 	}
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	g := genesis.Dev(1, types.Address{0x0a, 0x11}, types.PubkeyToAddress(faucet.PublicKey))
 	for _, k := range keys {
 		g.Allocations[0].Balance.Sub(g.Allocations[0].Balance, genesis.CBY(1000))
 		g.Allocations = append(g.Allocations, genesis.Allocation{Address: types.PubkeyToAddress(k.PublicKey), Balance: genesis.CBY(1000)})
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +181,7 @@ func hasEvent(r *types.Receipt, emitter types.Address, topic string) bool {
 }
 
 func TestJobLifecycleMajorityVote(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 6, alice)
 	rmap := byAddr(runners)
 	auditSupply(t, c)
@@ -367,7 +361,7 @@ func committedJob(t *testing.T, c *chain, alice *ecdsa.PrivateKey, runners []tes
 }
 
 func TestJobSubmissionRejected(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	verifier := types.ResultVerifierAddress
@@ -419,7 +413,7 @@ func TestJobSubmissionRejected(t *testing.T) {
 	auditSupply(t, c)
 
 	// Invalid signature: runner 0 signs with a key that is not its result key.
-	_, wrong, _ := ed25519.GenerateKey(nil)
+	_, wrong, _ := genEd25519()
 	id, j, reveals = committedJob(t, c, alice, runners, func(i int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
 		if i == 0 {
 			r.ed = wrong
@@ -435,7 +429,7 @@ func TestJobSubmissionRejected(t *testing.T) {
 }
 
 func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, _ := newJobChain(t, 6, alice)
 	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(5), 3)
 	j := readJob(t, c, id)
@@ -490,7 +484,7 @@ func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
 }
 
 func TestJobAggregatorTimeoutIndividualReveals(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	id, j, reveals := committedJob(t, c, alice, runners, func(_ int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
@@ -579,7 +573,7 @@ class Bad:
 `
 
 func TestRunnerRegistryRules(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 1, alice)
 	r := runners[0]
 	reg := types.RunnerRegistryAddress
@@ -714,7 +708,7 @@ func submitOracleJobN(t *testing.T, c *chain, owner *ecdsa.PrivateKey, m int) (t
 }
 
 func TestJobAboveMaxJobValueFindsNoRunner(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, _ := newJobChain(t, 3, alice) // each declares a max job value of 20 CBY
 	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(21), big.NewInt(0), 5)
 	if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailNoCandidates {

@@ -432,8 +432,8 @@ func TestChallengeVerify(t *testing.T) {
 // leaves the placement, its open challenge closes without penalty and the
 // reserved rent returns to the escrow.
 func TestRefusePlacement(t *testing.T) {
-	owner, _ := crypto.GenerateKey()
-	rk, _ := crypto.GenerateKey()
+	owner, _ := genKey()
+	rk, _ := genKey()
 	c := rentChain(t, owner, rk)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	id := types.PubkeyToAddress(rk.PublicKey)
@@ -482,8 +482,8 @@ func TestRefusePlacement(t *testing.T) {
 // A new commitment while a challenge is open supersedes it: no penalty,
 // and the reserved rent stays claimable by the relay.
 func TestSupersededChallenge(t *testing.T) {
-	owner, _ := crypto.GenerateKey()
-	rk, _ := crypto.GenerateKey()
+	owner, _ := genKey()
+	rk, _ := genKey()
 	c := rentChain(t, owner, rk)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	id := types.PubkeyToAddress(rk.PublicKey)

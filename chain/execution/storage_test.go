@@ -14,8 +14,8 @@ import (
 )
 
 func TestRelayRegistryAndStorageManager(t *testing.T) {
-	relayKey, _ := crypto.GenerateKey()
-	owner, _ := crypto.GenerateKey()
+	relayKey, _ := genKey()
+	owner, _ := genKey()
 	c := rentChain(t, relayKey, owner)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	relayID := types.PubkeyToAddress(relayKey.PublicKey)

@@ -6,7 +6,6 @@ import (
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha256"
 	"math/big"
 	"slices"
@@ -243,11 +242,11 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(name string, pol attest.Policy, plaintext string) (*types.SecretPut, []byte) {
-		dek, ct, err := attest.EncryptSecret(rand.Reader, []byte(plaintext), attest.SecretAAD(oaddr, name))
+		dek, ct, err := attest.EncryptSecret(detRand(), []byte(plaintext), attest.SecretAAD(oaddr, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, err := attest.Seal(rand.Reader, ownerSeal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, name, oaddr, ownerSeal.PublicKey().Bytes()))
+		ok, err := attest.Seal(detRand(), ownerSeal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, name, oaddr, ownerSeal.PublicKey().Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +254,7 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 		return &types.SecretPut{Name: name, Policy: pb, Ciphertext: ct, OwnerKey: ok}, dek
 	}
 	grant := func(name string, dek []byte, r teeRunner, sealKey []byte) *types.SecretGrant {
-		sealed, err := attest.Seal(rand.Reader, sealKey, dek, attest.GrantAAD(oaddr, name, r.addr, sealKey))
+		sealed, err := attest.Seal(detRand(), sealKey, dek, attest.GrantAAD(oaddr, name, r.addr, sealKey))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,9 +408,9 @@ func TestTEEDeterminism(t *testing.T) {
 	oaddr := types.PubkeyToAddress(owner.PublicKey)
 	pol := attest.DevPolicy()
 	pb, _ := pol.Encode()
-	dek, ct, _ := attest.EncryptSecret(rand.Reader, []byte("s"), attest.SecretAAD(oaddr, "k"))
-	ok, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, nil)
-	sealed, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, "k", a.addr, a.seal.PublicKey().Bytes()))
+	dek, ct, _ := attest.EncryptSecret(detRand(), []byte("s"), attest.SecretAAD(oaddr, "k"))
+	ok, _ := attest.Seal(detRand(), a.seal.PublicKey().Bytes(), dek, nil)
+	sealed, _ := attest.Seal(detRand(), a.seal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, "k", a.addr, a.seal.PublicKey().Bytes()))
 	blocks := [][]*types.Tx{
 		{registerTEE(c1, a, true)},
 		{c1.tx(a.key, &tv, a.attestIn(t), 0), c1.tx(owner, &sm, &types.SecretPut{Name: "k", Policy: pb, Ciphertext: ct, OwnerKey: ok}, 0)},

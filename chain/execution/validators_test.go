@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"math/big"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
@@ -35,11 +32,11 @@ func blsKey(t *testing.T, b byte) *bls.SecretKey {
 }
 
 func newVChain(t *testing.T, vals []*bls.SecretKey, funded ...*ecdsa.PrivateKey) (*vchain, []*ecdsa.PrivateKey) {
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	var gv []genesis.Validator
 	var keys []*ecdsa.PrivateKey
 	for _, k := range vals {
-		ak, _ := crypto.GenerateKey()
+		ak, _ := genKey()
 		keys = append(keys, ak)
 		a := types.PubkeyToAddress(ak.PublicKey)
 		gv = append(gv, genesis.Validator{Address: a, Stake: 10_000, BLSKey: k.PublicKey().Bytes(), BLSPoP: k.ProvePossession().Bytes()})
@@ -54,11 +51,7 @@ func newVChain(t *testing.T, vals []*bls.SecretKey, funded ...*ecdsa.PrivateKey)
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +167,7 @@ func failedWith(t *testing.T, r *types.Receipt, want string) {
 
 func TestValidatorRegistry(t *testing.T) {
 	ka, kb := blsKey(t, 1), blsKey(t, 2)
-	carolKey, _ := crypto.GenerateKey()
+	carolKey, _ := genKey()
 	carol := types.PubkeyToAddress(carolKey.PublicKey)
 	c, vkeys := newVChain(t, []*bls.SecretKey{ka, kb}, carolKey)
 	a, b := types.PubkeyToAddress(vkeys[0].PublicKey), types.PubkeyToAddress(vkeys[1].PublicKey)
