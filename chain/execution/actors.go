@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus/vrf"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/pvm"
 )
@@ -121,13 +122,9 @@ func writeMeta(o *state.Overlay, a types.Address, m *ActorMeta) {
 	o.Set(actorMetaKey(a), codec.MustMarshal(m))
 }
 
-// actorError is a deterministic failure of an actor instruction; its text
-// goes into the receipt.
-type actorError struct{ msg string }
-
-func (e *actorError) Error() string { return e.msg }
-
-func failf(format string, args ...any) error { return &actorError{msg: fmt.Sprintf(format, args...)} }
+// failf is a deterministic failure of an actor instruction; its text goes
+// into the receipt.
+func failf(format string, args ...any) error { return system.Failf(format, args...) }
 
 // UnresolvedImport formats the deploy failure of seed 000 §4.
 func UnresolvedImport(name string, deployer types.Address) error {
@@ -478,10 +475,7 @@ func (x *txExec) deliver() error {
 	return nil
 }
 
-func isActorError(err error) bool {
-	var ae *actorError
-	return errors.As(err, &ae)
-}
+func isActorError(err error) bool { return system.IsFailure(err) }
 
 // Dedup records (spec 002 §3.3): a lookup row per (recipient, message id)
 // and an expiry row per (height, recipient, id), so that rows older than

@@ -15,6 +15,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -45,16 +47,7 @@ type Config struct {
 }
 
 // BlockEnv is what a block contributes besides its transactions.
-type BlockEnv struct {
-	Height    uint64
-	Timestamp uint64 // milliseconds
-	Proposer  types.Address
-	Seed      types.Hash // randomness seed: the parent's VRF beacon value R_{n-1} (the parent hash on a --dev chain)
-	// Signers is the signer bitmap of the QC certifying the parent (who
-	// voted for it), in the order of the epoch's members; nil on a --dev
-	// chain. The Validator Registry counts missed votes from it.
-	Signers types.Bytes
-}
+type BlockEnv = system.Env
 
 // Mode selects how invalid transactions are treated.
 type Mode int
@@ -119,6 +112,7 @@ type Executor struct {
 	limits  ActorLimits
 	storage StorageParams
 	timers  *timers.Queue
+	router  *router
 }
 
 // New returns an Executor for cfg.
@@ -129,7 +123,6 @@ func New(cfg Config) (*Executor, error) {
 	cfg.Limits.fill()
 	cfg.Storage.fill()
 	cfg.Offchain.fill()
-	cfg.Validators.fill()
 	cfg.TEE.fill(cfg.ChainID)
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
@@ -147,7 +140,14 @@ func New(cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q}, nil
+	vals := validators.New(cfg.Validators, cfg.ChainID)
+	cfg.Validators = vals.Params()
+	// The modules' end-of-block steps run in this order.
+	r, err := newRouter(vals)
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r}, nil
 }
 
 // StorageParams returns the Relay Registry and Storage Manager parameters.
@@ -178,9 +178,11 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 		}
 		return in, nil
 	}
-	if types.IsValidatorInstruction(in) {
-		if err := checkValidatorTx(tx, in); err != nil {
-			return nil, err
+	if k, ok := e.router.lookup(in); ok {
+		if k.Check != nil {
+			if err := k.Check(tx, in); err != nil {
+				return nil, err
+			}
 		}
 		return in, nil
 	}
@@ -385,9 +387,10 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err := e.advanceStorage(tx0); err != nil {
 		return nil, fmt.Errorf("execution: advance storage at %d: %w", env.Height, err)
 	}
-	// Validator Registry: rewards, downtime, epoch boundary.
-	if err := e.advanceValidators(tx0); err != nil {
-		return nil, fmt.Errorf("execution: advance validators at %d: %w", env.Height, err)
+	// The system modules' end-of-block steps (validators: rewards,
+	// downtime, epoch boundary).
+	if err := e.router.endBlock(tx0); err != nil {
+		return nil, fmt.Errorf("execution: end of block %d: %w", env.Height, err)
 	}
 	res.Receipts = append(res.Receipts, trs...)
 	res.TimerReceipts = len(trs)
@@ -490,6 +493,10 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 }
 
 func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from types.Address) (*types.Address, []byte, error) {
+	if k, ok := e.router.lookup(in); ok {
+		ret, err := k.Handle(x, from, in)
+		return nil, ret, err
+	}
 	if isTEEInstruction(in) {
 		return nil, nil, x.dispatchTEE(from, in)
 	}
@@ -513,8 +520,6 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 			return nil, nil, failf("library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
-	case *types.ValidatorRegister, *types.ValidatorExit, *types.ValidatorWithdraw, *types.ValidatorEvidence, *types.ValidatorUnjail:
-		return nil, nil, x.dispatchValidators(from, in)
 	case *types.RelayRegister:
 		return nil, nil, x.relayRegister(from, v)
 	case *types.RelayHeartbeat:

@@ -16,6 +16,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -225,7 +226,7 @@ func jobSnapKey(id types.Hash) []byte {
 // height h reads only the bucket h−1 (a phase ends when At > Deadline, and
 // every deadline is at or after the height that sets it).
 func jobDueKey(deadline uint64, id types.Hash) []byte {
-	return offKey(types.JobDispatcherAddress, []byte("due/"), be8(deadline), id[:])
+	return offKey(types.JobDispatcherAddress, []byte("due/"), system.BE8(deadline), id[:])
 }
 func jobRevealKey(id types.Hash, runner types.Address) []byte {
 	return offKey(types.ResultVerifierAddress, []byte("reveal/"), id[:], runner[:])
@@ -234,7 +235,7 @@ func jobRevealPrefix(id types.Hash) []byte {
 	return offKey(types.ResultVerifierAddress, []byte("reveal/"), id[:])
 }
 func jobDuePrefix(deadline uint64) []byte {
-	return offKey(types.JobDispatcherAddress, []byte("due/"), be8(deadline))
+	return offKey(types.JobDispatcherAddress, []byte("due/"), system.BE8(deadline))
 }
 func jobNonceKey(a types.Address) []byte {
 	return offKey(types.JobDispatcherAddress, []byte("nonce/"), a[:])
@@ -632,7 +633,7 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 		return types.Hash{}, failf("InvalidJobSpec: %v", err)
 	}
 	spec.JobID = id
-	x.o.Set(jobNonceKey(submitter), be8(nonce+1))
+	x.o.Set(jobNonceKey(submitter), system.BE8(nonce+1))
 	if ex, err := ReadJob(x.o, id); err != nil {
 		return types.Hash{}, err
 	} else if ex != nil {

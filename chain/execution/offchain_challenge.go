@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -118,7 +119,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 }
 
 func resultKeyHistKey(runner types.Address, height uint64) []byte {
-	return offKey(types.RunnerRegistryAddress, []byte("rkey/"), runner[:], be8(height))
+	return offKey(types.RunnerRegistryAddress, []byte("rkey/"), runner[:], system.BE8(height))
 }
 
 // resultKeyAt is the result key runner had registered at height (the last

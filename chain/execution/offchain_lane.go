@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -54,7 +55,7 @@ type PendingCallback struct {
 //
 //	keccak256("cowboy/job-callback" ‖ id ‖ status ‖ height_be8)
 func JobCallbackReceiptHash(id types.Hash, status string, height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/job-callback"), id[:], []byte(status), be8(height))
+	return types.Keccak256([]byte("cowboy/job-callback"), id[:], []byte(status), system.BE8(height))
 }
 
 // JobSweepReceiptHash is the TxHash of the receipt carrying the events of
@@ -62,13 +63,13 @@ func JobCallbackReceiptHash(id types.Hash, status string, height uint64) types.H
 //
 //	keccak256("cowboy/job-sweep" ‖ height_be8)
 func JobSweepReceiptHash(height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/job-sweep"), be8(height))
+	return types.Keccak256([]byte("cowboy/job-sweep"), system.BE8(height))
 }
 
 // callbackKey orders the queue by the height it was queued at, then job id
-// and status: "cbq/" ‖ be8(queued_at) ‖ id ‖ status.
+// and status: "cbq/" ‖ system.BE8(queued_at) ‖ id ‖ status.
 func callbackKey(queuedAt uint64, id types.Hash, status string) []byte {
-	return offKey(types.ResultVerifierAddress, []byte("cbq/"), be8(queuedAt), id[:], []byte(status))
+	return offKey(types.ResultVerifierAddress, []byte("cbq/"), system.BE8(queuedAt), id[:], []byte(status))
 }
 
 func callbackPrefix() []byte { return offKey(types.ResultVerifierAddress, []byte("cbq/")) }

@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -49,13 +50,13 @@ func delegationPrefix(runner types.Address) []byte {
 // trancheKey indexes a tranche by owner (withdrawal, the per-owner limit);
 // trancheRunnerKey by runner (slashing).
 func trancheKey(owner, runner types.Address, release uint64) []byte {
-	return offKey(types.RunnerRegistryAddress, []byte("unb/"), owner[:], runner[:], be8(release))
+	return offKey(types.RunnerRegistryAddress, []byte("unb/"), owner[:], runner[:], system.BE8(release))
 }
 func tranchePrefix(owner types.Address) []byte {
 	return offKey(types.RunnerRegistryAddress, []byte("unb/"), owner[:])
 }
 func trancheRunnerKey(runner, owner types.Address, release uint64) []byte {
-	return offKey(types.RunnerRegistryAddress, []byte("unbr/"), runner[:], owner[:], be8(release))
+	return offKey(types.RunnerRegistryAddress, []byte("unbr/"), runner[:], owner[:], system.BE8(release))
 }
 func trancheRunnerPrefix(runner types.Address) []byte {
 	return offKey(types.RunnerRegistryAddress, []byte("unbr/"), runner[:])

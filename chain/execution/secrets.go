@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -190,7 +191,7 @@ func (x *txExec) setSecretCount(owner types.Address, n uint64) {
 		x.o.Delete(secretCountKey(owner))
 		return
 	}
-	x.o.Set(secretCountKey(owner), be8(n))
+	x.o.Set(secretCountKey(owner), system.BE8(n))
 }
 
 func checkSecretName(name string) error {

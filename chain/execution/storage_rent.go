@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -154,31 +155,31 @@ func VolumeAccountKey(vol types.Hash) []byte { return smKey([]byte("acct/"), vol
 
 // ChallengeKey is the state key of a challenge.
 func ChallengeKey(epoch uint64, vol types.Hash, relay types.Address) []byte {
-	return smKey([]byte("chal/"), be8(epoch), vol[:], relay[:])
+	return smKey([]byte("chal/"), system.BE8(epoch), vol[:], relay[:])
 }
 
 // ChallengeEpochPrefix prefixes the challenges of one epoch (by volume).
-func ChallengeEpochPrefix(epoch uint64) []byte { return smKey([]byte("chal/"), be8(epoch)) }
+func ChallengeEpochPrefix(epoch uint64) []byte { return smKey([]byte("chal/"), system.BE8(epoch)) }
 
 // RelayChallengePrefix prefixes a relay's challenge index (by epoch,
 // volume); values are empty.
 func RelayChallengePrefix(relay types.Address) []byte { return smKey([]byte("rchal/"), relay[:]) }
 
 func relayChallengeKey(relay types.Address, epoch uint64, vol types.Hash) []byte {
-	return smKey([]byte("rchal/"), relay[:], be8(epoch), vol[:])
+	return smKey([]byte("rchal/"), relay[:], system.BE8(epoch), vol[:])
 }
 
-func challengeDuePrefix(height uint64) []byte { return smKey([]byte("due/"), be8(height)) }
+func challengeDuePrefix(height uint64) []byte { return smKey([]byte("due/"), system.BE8(height)) }
 
 func challengeDueKey(c *Challenge) []byte {
-	return smKey([]byte("due/"), be8(c.Deadline), be8(c.Epoch), c.Volume[:], c.Relay[:])
+	return smKey([]byte("due/"), system.BE8(c.Deadline), system.BE8(c.Epoch), c.Volume[:], c.Relay[:])
 }
 
 // RelayStatsKey is the state key of a relay's challenge record.
 func RelayStatsKey(id types.Address) []byte { return rrKey([]byte("stats/"), id[:]) }
 
 func unbondKey(height uint64, id types.Address) []byte {
-	return rrKey([]byte("unbond/"), be8(height), id[:])
+	return rrKey([]byte("unbond/"), system.BE8(height), id[:])
 }
 
 // ReadPlacement decodes a volume's placement (nil if none).
@@ -291,7 +292,7 @@ func (x *txExec) setPlacement(in *types.CommitManifest) error {
 // commitment replaces the version they are about.
 func (x *txExec) supersede(vol types.Hash) error {
 	epoch := x.ex.storage.Epoch(x.env.Height)
-	prefix := smKey([]byte("chal/"), be8(epoch), vol[:])
+	prefix := smKey([]byte("chal/"), system.BE8(epoch), vol[:])
 	var open []*Challenge
 	if err := x.o.Scan(prefix, func(_, v []byte) error {
 		var c Challenge
@@ -609,18 +610,10 @@ func (e *Executor) advanceStorage(x0 *txExec) error {
 
 // scanKeys collects the keys under prefix (so the caller can write while
 // iterating).
-func scanKeys(r state.Reader, prefix []byte) ([][]byte, error) {
-	var ks [][]byte
-	err := r.Scan(prefix, func(k, _ []byte) error {
-		ks = append(ks, append([]byte(nil), k...))
-		return nil
-	})
-	return ks, err
-}
 
 func (x *txExec) closeMissed(h uint64) error {
 	prefix := challengeDuePrefix(h)
-	ks, err := scanKeys(x.o, prefix)
+	ks, err := system.ScanKeys(x.o, prefix)
 	if err != nil {
 		return err
 	}
@@ -651,8 +644,8 @@ func (x *txExec) closeMissed(h uint64) error {
 }
 
 func (x *txExec) returnStakes(h uint64) error {
-	prefix := rrKey([]byte("unbond/"), be8(h))
-	ks, err := scanKeys(x.o, prefix)
+	prefix := rrKey([]byte("unbond/"), system.BE8(h))
+	ks, err := system.ScanKeys(x.o, prefix)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/pvm"
@@ -63,7 +64,7 @@ const GBAHandler = "get_gas_bid"
 //
 //	keccak256("cowboy/timer" ‖ id ‖ height_be8)
 func TimerReceiptHash(id types.Hash, height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/timer"), id[:], be8(height))
+	return types.Keccak256([]byte("cowboy/timer"), id[:], system.BE8(height))
 }
 
 // TimerDeferralsHash is the TxHash of the block's timer-lane receipt that
@@ -71,16 +72,7 @@ func TimerReceiptHash(id types.Hash, height uint64) types.Hash {
 //
 //	keccak256("cowboy/timer-deferrals" ‖ height_be8)
 func TimerDeferralsHash(height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/timer-deferrals"), be8(height))
-}
-
-func be8(v uint64) []byte {
-	b := make([]byte, 8)
-	for i := 7; i >= 0; i-- {
-		b[i] = byte(v)
-		v >>= 8
-	}
-	return b
+	return types.Keccak256([]byte("cowboy/timer-deferrals"), system.BE8(height))
 }
 
 // Timers returns the executor's timer queue (read it over a state.Overlay).

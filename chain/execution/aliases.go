@@ -1,0 +1,41 @@
+package execution
+
+import (
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// The names below moved to the system modules (chain/system/...); they
+// stay here, as aliases, so that callers outside this package (chain/node,
+// chain/genesis, chain/api) keep compiling while they move over.
+
+// Validator Registry (chain/system/validators).
+type (
+	ValidatorParams  = validators.Params
+	ValidatorRecord  = validators.ValidatorRecord
+	SetMember        = validators.SetMember
+	Epoch            = validators.Epoch
+	GenesisValidator = validators.GenesisValidator
+)
+
+// Validator statuses (chain/system/validators).
+const (
+	ValidatorPending = validators.ValidatorPending
+	ValidatorActive  = validators.ValidatorActive
+	ValidatorExiting = validators.ValidatorExiting
+	ValidatorExited  = validators.ValidatorExited
+)
+
+// ReadEpoch is validators.ReadEpoch.
+func ReadEpoch(r state.Reader) (*Epoch, error) { return validators.ReadEpoch(r) }
+
+// ReadValidator is validators.ReadValidator.
+func ReadValidator(r state.Reader, a types.Address) (*ValidatorRecord, error) {
+	return validators.ReadValidator(r, a)
+}
+
+// SetGenesisValidators is validators.SetGenesisValidators.
+func SetGenesisValidators(o *state.Overlay, vals []GenesisValidator, timestampMs uint64) {
+	validators.SetGenesisValidators(o, vals, timestampMs)
+}
