@@ -2,6 +2,7 @@ package execution
 
 import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -9,6 +10,10 @@ import (
 // The names below moved to the system modules (chain/system/...); they
 // stay here, as aliases, so that callers outside this package (chain/node,
 // chain/genesis, chain/api) keep compiling while they move over.
+
+// StorageParams are the Relay Registry and Storage Manager parameters
+// (chain/system/storage).
+type StorageParams = storage.Params
 
 // Validator Registry (chain/system/validators).
 type (

@@ -16,6 +16,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -121,7 +122,6 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	cfg.Limits.fill()
-	cfg.Storage.fill()
 	cfg.Offchain.fill()
 	cfg.TEE.fill(cfg.ChainID)
 	if cfg.Timers == (timers.Params{}) {
@@ -140,10 +140,12 @@ func New(cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
+	store := storage.New(cfg.Storage)
+	cfg.Storage = store.Params()
 	vals := validators.New(cfg.Validators, cfg.ChainID)
 	cfg.Validators = vals.Params()
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(vals)
+	r, err := newRouter(store, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -188,22 +190,6 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	}
 	to, hasTo := tx.To()
 	switch in.(type) {
-	case *types.RelayRegister, *types.RelayHeartbeat, *types.RelayDeregister:
-		if !hasTo || to != types.RelayRegistryAddress {
-			return nil, fmt.Errorf("%w: %s transactions go to the Relay Registry %s", types.ErrMalformedTx, in.InstructionKind(), types.RelayRegistryAddress)
-		}
-		if _, reg := in.(*types.RelayRegister); !reg && tx.Value().Sign() != 0 {
-			return nil, fmt.Errorf("%w: only relay_register carries value (the stake)", types.ErrMalformedTx)
-		}
-		return in, nil
-	case *types.VolumeCreate, *types.CommitManifest, *types.RevokeToken, *types.VolumeFund, *types.StorageProof, *types.ClaimRent, *types.RefusePlacement:
-		if !hasTo || to != types.StorageManagerAddress {
-			return nil, fmt.Errorf("%w: %s transactions go to the Storage Manager %s", types.ErrMalformedTx, in.InstructionKind(), types.StorageManagerAddress)
-		}
-		if _, fund := in.(*types.VolumeFund); !fund && tx.Value().Sign() != 0 {
-			return nil, fmt.Errorf("%w: only volume_fund carries value (the escrow credit)", types.ErrMalformedTx)
-		}
-		return in, nil
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
 		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
@@ -383,12 +369,9 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}
-	// Storage epochs: missed challenges, stake returns, rent and challenges.
-	if err := e.advanceStorage(tx0); err != nil {
-		return nil, fmt.Errorf("execution: advance storage at %d: %w", env.Height, err)
-	}
-	// The system modules' end-of-block steps (validators: rewards,
-	// downtime, epoch boundary).
+	// The system modules' end-of-block steps: storage epochs (missed
+	// challenges, stake returns, rent and challenges), then the Validator
+	// Registry (rewards, downtime, epoch boundary).
 	if err := e.router.endBlock(tx0); err != nil {
 		return nil, fmt.Errorf("execution: end of block %d: %w", env.Height, err)
 	}
@@ -520,26 +503,6 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 			return nil, nil, failf("library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
-	case *types.RelayRegister:
-		return nil, nil, x.relayRegister(from, v)
-	case *types.RelayHeartbeat:
-		return nil, nil, x.relayHeartbeat(from, v)
-	case *types.RelayDeregister:
-		return nil, nil, x.relayDeregister(from)
-	case *types.VolumeCreate:
-		return nil, nil, x.volumeCreate(from, v)
-	case *types.CommitManifest:
-		return nil, nil, x.commitManifest(from, v)
-	case *types.RevokeToken:
-		return nil, nil, x.revokeToken(from, v)
-	case *types.VolumeFund:
-		return nil, nil, x.volumeFund(from, v)
-	case *types.StorageProof:
-		return nil, nil, x.storageProof(from, v)
-	case *types.ClaimRent:
-		return nil, nil, x.claimRent(from, v)
-	case *types.RefusePlacement:
-		return nil, nil, x.refusePlacement(from, v)
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
 		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,

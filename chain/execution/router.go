@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -70,3 +71,7 @@ func (x *txExec) Emit(emitter types.Address, topic string, data any) {
 }
 
 func (x *txExec) MoveValue(from, to types.Address, v *big.Int) error { return x.moveValue(from, to, v) }
+
+func (x *txExec) emit(emitter types.Address, topic string, data map[string]any) {
+	x.run.events = append(x.run.events, types.Event{Emitter: emitter, Topic: topic, Data: codec.MustMarshal(data)})
+}

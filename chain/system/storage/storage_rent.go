@@ -1,4 +1,4 @@
-package execution
+package storage
 
 import (
 	"bytes"
@@ -247,7 +247,7 @@ func writeChallenge(o *state.Overlay, c *Challenge) {
 }
 
 // RentPerEpoch is what a placement costs per epoch: shard bytes × rate.
-func (p StorageParams) RentPerEpoch(pl *Placement) *big.Int {
+func (p Params) RentPerEpoch(pl *Placement) *big.Int {
 	var b uint64
 	if pl != nil {
 		for _, r := range pl.Relays {
@@ -258,43 +258,43 @@ func (p StorageParams) RentPerEpoch(pl *Placement) *big.Int {
 }
 
 // setPlacement records (or clears) the placement of a new commitment.
-func (x *txExec) setPlacement(in *types.CommitManifest) error {
+func (x *txCtx) setPlacement(in *types.CommitManifest) error {
 	if err := x.supersede(in.Volume); err != nil {
 		return err
 	}
 	if len(in.Placement) == 0 {
-		x.o.Delete(PlacementKey(in.Volume))
+		x.State().Delete(PlacementKey(in.Volume))
 		return nil
 	}
 	if len(in.Placement) > MaxPlacementRelays {
-		return failf("InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
+		return system.Failf("InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
 	}
 	for i, p := range in.Placement {
 		if i > 0 && bytes.Compare(in.Placement[i-1].Relay[:], p.Relay[:]) >= 0 {
-			return failf("InvalidPlacement: relays must be sorted and unique")
+			return system.Failf("InvalidPlacement: relays must be sorted and unique")
 		}
 		if p.Count == 0 || p.Count > 1<<challenge.MaxProofDepth {
-			return failf("InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
+			return system.Failf("InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
 		}
-		rel, err := ReadRelay(x.o, p.Relay)
+		rel, err := ReadRelay(x.State(), p.Relay)
 		if err != nil {
 			return err
 		}
 		if rel == nil || rel.Status != RelayActive {
-			return failf("InvalidPlacement: %s is not an active relay", p.Relay)
+			return system.Failf("InvalidPlacement: %s is not an active relay", p.Relay)
 		}
 	}
-	x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
+	x.State().Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
 	return nil
 }
 
 // supersede closes the volume's open challenges of this epoch: a new
 // commitment replaces the version they are about.
-func (x *txExec) supersede(vol types.Hash) error {
-	epoch := x.ex.storage.Epoch(x.env.Height)
+func (x *txCtx) supersede(vol types.Hash) error {
+	epoch := x.m.p.Epoch(x.Env().Height)
 	prefix := smKey([]byte("chal/"), system.BE8(epoch), vol[:])
 	var open []*Challenge
-	if err := x.o.Scan(prefix, func(_, v []byte) error {
+	if err := x.State().Scan(prefix, func(_, v []byte) error {
 		var c Challenge
 		if err := codec.Unmarshal(v, &c); err != nil {
 			return err
@@ -307,55 +307,55 @@ func (x *txExec) supersede(vol types.Hash) error {
 		return err
 	}
 	for _, c := range open {
-		c.Status, c.Closed = ChallengeSuperseded, x.env.Height
-		writeChallenge(x.o, c)
+		c.Status, c.Closed = ChallengeSuperseded, x.Env().Height
+		writeChallenge(x.State(), c)
 	}
 	return nil
 }
 
-func (x *txExec) volumeFund(from types.Address, in *types.VolumeFund) error {
-	v, err := ReadVolume(x.o, in.Volume)
+func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
+	v, err := ReadVolume(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
+		return system.Failf("NoSuchVolume: volume %s does not exist", in.Volume)
 	}
-	acct, err := ReadVolumeAccount(x.o, in.Volume)
+	acct, err := ReadVolumeAccount(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
-	val := x.tx.Value()
+	val := x.Transaction().Value()
 	if val.Sign() <= 0 {
-		return failf("NoValue: volume_fund credits the transaction value")
+		return system.Failf("NoValue: volume_fund credits the transaction value")
 	}
 	if acct.Evicted != 0 {
 		// Funding an evicted volume revives it: the next commitment places
 		// it again (relays may have deleted its shards meanwhile; the
 		// owner's repair puts back what is missing).
-		x.emit(types.StorageManagerAddress, "VolumeRevived", map[string]any{"volume": in.Volume, "evicted": acct.Evicted})
+		x.Emit(types.StorageManagerAddress, "VolumeRevived", map[string]any{"volume": in.Volume, "evicted": acct.Evicted})
 		acct.Evicted, acct.Arrears = 0, 0
 	}
-	if err := x.moveValue(from, types.StorageManagerAddress, val); err != nil {
+	if err := x.MoveValue(from, types.StorageManagerAddress, val); err != nil {
 		return err
 	}
 	acct.Escrow.Add(acct.Escrow, val)
 	acct.Funded.Add(acct.Funded, val)
-	x.o.Set(VolumeAccountKey(in.Volume), codec.MustMarshal(acct))
-	x.emit(types.StorageManagerAddress, "VolumeFunded", map[string]any{"volume": in.Volume, "from": from, "value": val, "escrow": acct.Escrow})
+	x.State().Set(VolumeAccountKey(in.Volume), codec.MustMarshal(acct))
+	x.Emit(types.StorageManagerAddress, "VolumeFunded", map[string]any{"volume": in.Volume, "from": from, "value": val, "escrow": acct.Escrow})
 	return nil
 }
 
-func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error {
-	c, err := ReadChallenge(x.o, in.Epoch, in.Volume, from)
+func (x *txCtx) storageProof(from types.Address, in *types.StorageProof) error {
+	c, err := ReadChallenge(x.State(), in.Epoch, in.Volume, from)
 	if err != nil {
 		return err
 	}
 	if c == nil {
-		return failf("NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
+		return system.Failf("NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
 	}
 	if c.Status != ChallengeOpen {
-		return failf("ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
+		return system.Failf("ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
 	}
 	ans := &challenge.Answer{
 		Leaf:      challenge.Leaf{ID: in.ShardID, Hash: in.ShardHash, Size: in.ShardSize},
@@ -364,21 +364,21 @@ func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error 
 		ChunkPath: hashes(in.ChunkPath),
 	}
 	verr := challenge.Verify(c.Summary(), c.Seed, ans)
-	c.Closed = x.env.Height
+	c.Closed = x.Env().Height
 	if verr != nil {
 		// A wrong answer is final: it counts as a failure now (the receipt
 		// succeeds and carries ChallengeFailed) and the rent goes back.
 		c.Status = ChallengeFailed
-		writeChallenge(x.o, c)
+		writeChallenge(x.State(), c)
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
-		x.emit(types.StorageManagerAddress, "ChallengeFailed", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch, "error": verr.Error()})
+		x.Emit(types.StorageManagerAddress, "ChallengeFailed", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch, "error": verr.Error()})
 		return x.penalise(c)
 	}
 	c.Status = ChallengeAnswered
-	writeChallenge(x.o, c)
-	st, err := ReadRelayStats(x.o, from)
+	writeChallenge(x.State(), c)
+	st, err := ReadRelayStats(x.State(), from)
 	if err != nil {
 		return err
 	}
@@ -387,8 +387,8 @@ func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error 
 	// runs its FlagEpochs, whatever the order of answers in a block.
 	st.Consecutive = 0
 	st.Reputation = min(st.Reputation+ReputationReward, MaxReputation)
-	writeRelayStats(x.o, from, st)
-	x.emit(types.StorageManagerAddress, "ChallengeAnswered", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch})
+	writeRelayStats(x.State(), from, st)
+	x.Emit(types.StorageManagerAddress, "ChallengeAnswered", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch})
 	return nil
 }
 
@@ -400,61 +400,61 @@ func hashes(hs []types.Hash) []merkle.Hash {
 	return out
 }
 
-func (x *txExec) claimRent(from types.Address, in *types.ClaimRent) error {
-	p := x.ex.storage
-	if x.env.Height < (in.Epoch+1)*p.EpochBlocks {
-		return failf("EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
+func (x *txCtx) claimRent(from types.Address, in *types.ClaimRent) error {
+	p := x.m.p
+	if x.Env().Height < (in.Epoch+1)*p.EpochBlocks {
+		return system.Failf("EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
 	}
 	if len(in.Volumes) == 0 || len(in.Volumes) > MaxClaimVolumes {
-		return failf("InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
+		return system.Failf("InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
 	}
 	total := new(big.Int)
 	for i, vol := range in.Volumes {
 		if i > 0 && bytes.Compare(in.Volumes[i-1][:], vol[:]) >= 0 {
-			return failf("InvalidClaim: volumes must be sorted and unique")
+			return system.Failf("InvalidClaim: volumes must be sorted and unique")
 		}
-		c, err := ReadChallenge(x.o, in.Epoch, vol, from)
+		c, err := ReadChallenge(x.State(), in.Epoch, vol, from)
 		if err != nil {
 			return err
 		}
 		if c == nil {
-			return failf("NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
+			return system.Failf("NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
 		}
 		if !claimable(c.Status) {
-			return failf("NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
+			return system.Failf("NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
 		}
-		c.Status, c.Closed = ChallengeClaimed, x.env.Height
-		writeChallenge(x.o, c)
-		acct, err := ReadVolumeAccount(x.o, vol)
+		c.Status, c.Closed = ChallengeClaimed, x.Env().Height
+		writeChallenge(x.State(), c)
+		acct, err := ReadVolumeAccount(x.State(), vol)
 		if err != nil {
 			return err
 		}
 		acct.Paid.Add(acct.Paid, c.Rent)
-		x.o.Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
+		x.State().Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
 		total.Add(total, c.Rent)
 	}
 	if total.Sign() > 0 {
-		if err := x.moveValue(types.StorageManagerAddress, from, total); err != nil {
+		if err := x.MoveValue(types.StorageManagerAddress, from, total); err != nil {
 			return err
 		}
 	}
-	st, err := ReadRelayStats(x.o, from)
+	st, err := ReadRelayStats(x.State(), from)
 	if err != nil {
 		return err
 	}
 	st.Earned.Add(st.Earned, total)
-	writeRelayStats(x.o, from, st)
-	x.emit(types.StorageManagerAddress, "RentPaid", map[string]any{"relay": from, "epoch": in.Epoch, "volumes": len(in.Volumes), "amount": total})
+	writeRelayStats(x.State(), from, st)
+	x.Emit(types.StorageManagerAddress, "RentPaid", map[string]any{"relay": from, "epoch": in.Epoch, "volumes": len(in.Volumes), "amount": total})
 	return nil
 }
 
-func (x *txExec) refusePlacement(from types.Address, in *types.RefusePlacement) error {
-	pl, err := ReadPlacement(x.o, in.Volume)
+func (x *txCtx) refusePlacement(from types.Address, in *types.RefusePlacement) error {
+	pl, err := ReadPlacement(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
 	if pl == nil || pl.Version != in.Version {
-		return failf("NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
+		return system.Failf("NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
 	}
 	i := -1
 	for j, r := range pl.Relays {
@@ -463,48 +463,48 @@ func (x *txExec) refusePlacement(from types.Address, in *types.RefusePlacement) 
 		}
 	}
 	if i < 0 {
-		return failf("NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
+		return system.Failf("NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
 	}
 	pl.Relays = append(pl.Relays[:i:i], pl.Relays[i+1:]...)
 	if len(pl.Relays) == 0 {
-		x.o.Delete(PlacementKey(in.Volume))
+		x.State().Delete(PlacementKey(in.Volume))
 	} else {
-		x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(pl))
+		x.State().Set(PlacementKey(in.Volume), codec.MustMarshal(pl))
 	}
 	// An open challenge of this epoch closes without pay and without
 	// penalty: the relay declared it does not hold the data.
-	c, err := ReadChallenge(x.o, x.ex.storage.Epoch(x.env.Height), in.Volume, from)
+	c, err := ReadChallenge(x.State(), x.m.p.Epoch(x.Env().Height), in.Volume, from)
 	if err != nil {
 		return err
 	}
 	if c != nil && c.Status == ChallengeOpen && c.Version == in.Version {
-		c.Status, c.Closed = ChallengeRefused, x.env.Height
-		writeChallenge(x.o, c)
+		c.Status, c.Closed = ChallengeRefused, x.Env().Height
+		writeChallenge(x.State(), c)
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
 	}
-	x.emit(types.StorageManagerAddress, "PlacementRefused", map[string]any{"volume": in.Volume, "version": in.Version, "relay": from})
+	x.Emit(types.StorageManagerAddress, "PlacementRefused", map[string]any{"volume": in.Volume, "version": in.Version, "relay": from})
 	return nil
 }
 
 // refundRent returns a challenge's reserved rent to the volume's escrow.
-func (x *txExec) refundRent(c *Challenge) error {
+func (x *txCtx) refundRent(c *Challenge) error {
 	if c.Rent.Sign() == 0 {
 		return nil
 	}
-	acct, err := ReadVolumeAccount(x.o, c.Volume)
+	acct, err := ReadVolumeAccount(x.State(), c.Volume)
 	if err != nil {
 		return err
 	}
 	if acct.Evicted != 0 {
 		// Rent still reserved when the volume was evicted goes to the owner.
-		v, err := ReadVolume(x.o, c.Volume)
+		v, err := ReadVolume(x.State(), c.Volume)
 		if err != nil {
 			return err
 		}
 		if v != nil {
-			if err := x.moveValue(types.StorageManagerAddress, v.Owner, c.Rent); err != nil {
+			if err := x.MoveValue(types.StorageManagerAddress, v.Owner, c.Rent); err != nil {
 				return err
 			}
 			acct.Refunded.Add(acct.Refunded, c.Rent)
@@ -512,16 +512,16 @@ func (x *txExec) refundRent(c *Challenge) error {
 	} else {
 		acct.Escrow.Add(acct.Escrow, c.Rent)
 	}
-	x.o.Set(VolumeAccountKey(c.Volume), codec.MustMarshal(acct))
+	x.State().Set(VolumeAccountKey(c.Volume), codec.MustMarshal(acct))
 	return nil
 }
 
 // penalise records a failed or missed challenge: reputation cut, relay
 // flagged (clients stop placing on it and repair away from it), and from
 // SlashAfter consecutive failures on a slash of SlashBps of the stake.
-func (x *txExec) penalise(c *Challenge) error {
-	p := x.ex.storage
-	st, err := ReadRelayStats(x.o, c.Relay)
+func (x *txCtx) penalise(c *Challenge) error {
+	p := x.m.p
+	st, err := ReadRelayStats(x.State(), c.Relay)
 	if err != nil {
 		return err
 	}
@@ -532,9 +532,9 @@ func (x *txExec) penalise(c *Challenge) error {
 	}
 	st.Consecutive++
 	st.Reputation -= min(st.Reputation, ReputationPenalty)
-	st.FlaggedUntil = max(st.FlaggedUntil, p.Epoch(x.env.Height)+p.FlagEpochs)
+	st.FlaggedUntil = max(st.FlaggedUntil, p.Epoch(x.Env().Height)+p.FlagEpochs)
 	if st.Consecutive >= p.SlashAfter {
-		rel, err := ReadRelay(x.o, c.Relay)
+		rel, err := ReadRelay(x.State(), c.Relay)
 		if err != nil {
 			return err
 		}
@@ -542,57 +542,56 @@ func (x *txExec) penalise(c *Challenge) error {
 			cut := new(big.Int).Mul(rel.Stake, new(big.Int).SetUint64(p.SlashBps))
 			cut.Quo(cut, big.NewInt(10_000))
 			if cut.Sign() > 0 {
-				if err := x.o.SubBalance(types.RelayRegistryAddress, cut); err != nil {
+				if err := x.State().SubBalance(types.RelayRegistryAddress, cut); err != nil {
 					return err
 				}
-				if err := x.o.AddBigRecord(state.RecordBurned, cut); err != nil {
+				if err := x.State().AddBigRecord(state.RecordBurned, cut); err != nil {
 					return err
 				}
 				rel.Stake.Sub(rel.Stake, cut)
-				x.o.Set(RelayKey(c.Relay), codec.MustMarshal(rel))
+				x.State().Set(RelayKey(c.Relay), codec.MustMarshal(rel))
 				st.Slashed.Add(st.Slashed, cut)
-				x.emit(types.RelayRegistryAddress, "RelaySlashed", map[string]any{"relay": c.Relay, "amount": cut, "consecutive": st.Consecutive})
+				x.Emit(types.RelayRegistryAddress, "RelaySlashed", map[string]any{"relay": c.Relay, "amount": cut, "consecutive": st.Consecutive})
 			}
 		}
 	}
-	writeRelayStats(x.o, c.Relay, st)
+	writeRelayStats(x.State(), c.Relay, st)
 	return nil
 }
 
 // cancelUnbonding stops a pending stake return (the relay re-registered).
-func (x *txExec) cancelUnbonding(id types.Address) error {
-	st, err := ReadRelayStats(x.o, id)
+func (x *txCtx) cancelUnbonding(id types.Address) error {
+	st, err := ReadRelayStats(x.State(), id)
 	if err != nil {
 		return err
 	}
 	if st.UnbondAt != 0 {
-		x.o.Delete(unbondKey(st.UnbondAt, id))
+		x.State().Delete(unbondKey(st.UnbondAt, id))
 		st.UnbondAt = 0
-		writeRelayStats(x.o, id, st)
+		writeRelayStats(x.State(), id, st)
 	}
 	return nil
 }
 
-// advanceStorage is the end-of-block step of the Storage Manager and the
+// EndBlock is the end-of-block step of the Storage Manager and the
 // Relay Registry: challenges whose window ends here are closed as missed,
 // stakes whose unbonding ends here are returned, and at an epoch boundary
 // old challenge records expire and the new epoch's rent is reserved and its
 // challenges issued. Events go nowhere (there is no receipt); the API shows
 // the records.
-func (e *Executor) advanceStorage(x0 *txExec) error {
-	h := x0.env.Height
+func (m *Module) EndBlock(sx system.Tx) error {
+	h := sx.Env().Height
 	if h == 0 {
 		return nil
 	}
-	x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.StorageManagerAddress,
-		run: &txRun{}, block: x0.block, mailbox: map[types.Address]int{}}
+	x := &txCtx{Tx: sx, m: m}
 	if err := x.closeMissed(h); err != nil {
 		return fmt.Errorf("storage: close missed challenges: %w", err)
 	}
 	if err := x.returnStakes(h); err != nil {
 		return fmt.Errorf("storage: return stakes: %w", err)
 	}
-	p := e.storage
+	p := m.p
 	if h%p.EpochBlocks != 0 {
 		return nil
 	}
@@ -608,23 +607,20 @@ func (e *Executor) advanceStorage(x0 *txExec) error {
 	return nil
 }
 
-// scanKeys collects the keys under prefix (so the caller can write while
-// iterating).
-
-func (x *txExec) closeMissed(h uint64) error {
+func (x *txCtx) closeMissed(h uint64) error {
 	prefix := challengeDuePrefix(h)
-	ks, err := system.ScanKeys(x.o, prefix)
+	ks, err := system.ScanKeys(x.State(), prefix)
 	if err != nil {
 		return err
 	}
 	for _, k := range ks {
-		x.o.Delete(k)
+		x.State().Delete(k)
 		rest := k[len(prefix):] // epoch, volume, relay
 		if len(rest) != 8+32+20 {
 			return fmt.Errorf("malformed due key %x", k)
 		}
 		epoch := binary.BigEndian.Uint64(rest)
-		c, err := ReadChallenge(x.o, epoch, types.Hash(rest[8:40]), types.Address(rest[40:]))
+		c, err := ReadChallenge(x.State(), epoch, types.Hash(rest[8:40]), types.Address(rest[40:]))
 		if err != nil {
 			return err
 		}
@@ -632,7 +628,7 @@ func (x *txExec) closeMissed(h uint64) error {
 			continue
 		}
 		c.Status, c.Closed = ChallengeMissed, h
-		writeChallenge(x.o, c)
+		writeChallenge(x.State(), c)
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
@@ -643,43 +639,43 @@ func (x *txExec) closeMissed(h uint64) error {
 	return nil
 }
 
-func (x *txExec) returnStakes(h uint64) error {
+func (x *txCtx) returnStakes(h uint64) error {
 	prefix := rrKey([]byte("unbond/"), system.BE8(h))
-	ks, err := system.ScanKeys(x.o, prefix)
+	ks, err := system.ScanKeys(x.State(), prefix)
 	if err != nil {
 		return err
 	}
 	for _, k := range ks {
-		x.o.Delete(k)
+		x.State().Delete(k)
 		id := types.Address(k[len(prefix):])
-		rel, err := ReadRelay(x.o, id)
+		rel, err := ReadRelay(x.State(), id)
 		if err != nil {
 			return err
 		}
 		if rel == nil || rel.Status == RelayActive || rel.Stake.Sign() == 0 {
 			continue
 		}
-		if err := x.moveValue(types.RelayRegistryAddress, id, rel.Stake); err != nil {
+		if err := x.MoveValue(types.RelayRegistryAddress, id, rel.Stake); err != nil {
 			return err
 		}
 		rel.Stake = new(big.Int)
-		x.o.Set(RelayKey(id), codec.MustMarshal(rel))
-		st, err := ReadRelayStats(x.o, id)
+		x.State().Set(RelayKey(id), codec.MustMarshal(rel))
+		st, err := ReadRelayStats(x.State(), id)
 		if err != nil {
 			return err
 		}
 		st.UnbondAt = 0
-		writeRelayStats(x.o, id, st)
+		writeRelayStats(x.State(), id, st)
 	}
 	return nil
 }
 
 // expireEpoch returns the unclaimed rent of an epoch past its claim window
 // and deletes the epoch's challenge records.
-func (x *txExec) expireEpoch(epoch uint64) error {
+func (x *txCtx) expireEpoch(epoch uint64) error {
 	prefix := ChallengeEpochPrefix(epoch)
 	var cs []Challenge
-	if err := x.o.Scan(prefix, func(_, v []byte) error {
+	if err := x.State().Scan(prefix, func(_, v []byte) error {
 		var c Challenge
 		if err := codec.Unmarshal(v, &c); err != nil {
 			return err
@@ -696,8 +692,8 @@ func (x *txExec) expireEpoch(epoch uint64) error {
 				return err
 			}
 		}
-		x.o.Delete(ChallengeKey(c.Epoch, c.Volume, c.Relay))
-		x.o.Delete(relayChallengeKey(c.Relay, c.Epoch, c.Volume))
+		x.State().Delete(ChallengeKey(c.Epoch, c.Volume, c.Relay))
+		x.State().Delete(relayChallengeKey(c.Relay, c.Epoch, c.Volume))
 	}
 	return nil
 }
@@ -705,15 +701,15 @@ func (x *txExec) expireEpoch(epoch uint64) error {
 // issueChallenges reserves each placed volume's rent for epoch and issues
 // one challenge per (volume, relay); a volume whose escrow cannot pay goes
 // into arrears, and past the grace period its placement is evicted.
-func (x *txExec) issueChallenges(epoch uint64) error {
-	p := x.ex.storage
+func (x *txCtx) issueChallenges(epoch uint64) error {
+	p := x.m.p
 	type placed struct {
 		vol types.Hash
 		pl  Placement
 	}
 	var all []placed
 	prefix := PlacementPrefix()
-	if err := x.o.Scan(prefix, func(k, v []byte) error {
+	if err := x.State().Scan(prefix, func(k, v []byte) error {
 		var pl Placement
 		if err := codec.Unmarshal(v, &pl); err != nil {
 			return err
@@ -723,9 +719,9 @@ func (x *txExec) issueChallenges(epoch uint64) error {
 	}); err != nil {
 		return err
 	}
-	h := x.env.Height
+	h := x.Env().Height
 	for _, it := range all {
-		acct, err := ReadVolumeAccount(x.o, it.vol)
+		acct, err := ReadVolumeAccount(x.State(), it.vol)
 		if err != nil {
 			return err
 		}
@@ -741,21 +737,21 @@ func (x *txExec) issueChallenges(epoch uint64) error {
 				}
 				continue
 			}
-			x.o.Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
+			x.State().Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
 			continue
 		}
 		acct.Escrow.Sub(acct.Escrow, due)
 		acct.Arrears = 0
-		x.o.Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
+		x.State().Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
 		for _, r := range it.pl.Relays {
 			rent := new(big.Int).Mul(new(big.Int).SetUint64(r.Bytes), p.RentRate)
 			rent.Mul(rent, periods)
 			c := &Challenge{Volume: it.vol, Relay: r.Relay, Epoch: epoch, Version: it.pl.Version, Issued: h,
-				Deadline: h + p.ResponseWindow, Seed: challenge.Seed(x.env.Seed, it.vol, r.Relay, epoch),
+				Deadline: h + p.ResponseWindow, Seed: challenge.Seed(x.Env().Seed, it.vol, r.Relay, epoch),
 				Bytes: r.Bytes, Count: r.Count, ShardsRoot: r.ShardsRoot, Rent: rent, Status: ChallengeOpen}
-			writeChallenge(x.o, c)
-			x.o.Set(relayChallengeKey(r.Relay, epoch, it.vol), []byte{1})
-			x.o.Set(challengeDueKey(c), []byte{1})
+			writeChallenge(x.State(), c)
+			x.State().Set(relayChallengeKey(r.Relay, epoch, it.vol), []byte{1})
+			x.State().Set(challengeDueKey(c), []byte{1})
 		}
 	}
 	return nil
@@ -764,20 +760,20 @@ func (x *txExec) issueChallenges(epoch uint64) error {
 // evict drops a volume's placement after the grace period and returns what
 // is left of its escrow to the owner; the volume takes no further
 // commitments or funding.
-func (x *txExec) evict(vol types.Hash, acct *VolumeAccount) error {
-	v, err := ReadVolume(x.o, vol)
+func (x *txCtx) evict(vol types.Hash, acct *VolumeAccount) error {
+	v, err := ReadVolume(x.State(), vol)
 	if err != nil {
 		return err
 	}
-	x.o.Delete(PlacementKey(vol))
-	acct.Evicted = x.env.Height
+	x.State().Delete(PlacementKey(vol))
+	acct.Evicted = x.Env().Height
 	if acct.Escrow.Sign() > 0 && v != nil {
-		if err := x.moveValue(types.StorageManagerAddress, v.Owner, acct.Escrow); err != nil {
+		if err := x.MoveValue(types.StorageManagerAddress, v.Owner, acct.Escrow); err != nil {
 			return err
 		}
 		acct.Refunded.Add(acct.Refunded, acct.Escrow)
 		acct.Escrow = new(big.Int)
 	}
-	x.o.Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
+	x.State().Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
 	return nil
 }
