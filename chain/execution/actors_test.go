@@ -116,10 +116,10 @@ func (c *chain) block(txs ...*types.Tx) []*types.Receipt {
 	var ordered []*types.Tx
 	if err := c.st.View(func(v *store.View) (err error) {
 		head = v.Head()
-		if ordered, err = execution.CanonicalOrder(txs, head.Hash()); err != nil {
+		if ordered, err = execution.CanonicalOrder(txs, seedOf(head)); err != nil {
 			return err
 		}
-		res, err = c.ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: head.Hash()}, ordered, execution.Verify)
+		res, err = c.ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: seedOf(head)}, ordered, execution.Verify)
 		return err
 	}); err != nil {
 		c.t.Fatal(err)

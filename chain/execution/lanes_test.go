@@ -47,7 +47,7 @@ func (c *chain) txLimits(key *ecdsa.PrivateKey, to *types.Address, in types.Inst
 
 func (c *chain) env() execution.BlockEnv {
 	h := c.head()
-	return execution.BlockEnv{Height: h.Height + 1, Timestamp: h.Height + 1, Proposer: c.g.Proposer(), Seed: h.Hash()}
+	return execution.BlockEnv{Height: h.Height + 1, Timestamp: h.Height + 1, Proposer: c.g.Proposer(), Seed: seedOf(h)}
 }
 
 // apply runs txs on c in mode and returns the result (nil and the error if
@@ -130,7 +130,7 @@ func TestVerifyRejectsLaneViolations(t *testing.T) {
 	for _, k := range ks[:3] {
 		txs = append(txs, c.txLimits(k, &to, nil, 100_000, 1))
 	}
-	canon, err := execution.CanonicalOrder(txs, c.head().Hash())
+	canon, err := execution.CanonicalOrder(txs, seedOf(c.head()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestVerifyRejectsLaneViolations(t *testing.T) {
 	}
 	// A sender's nonces stay in order whatever the seed.
 	a2 := c.txLimits(ks[0], &to, nil, 100_000, 1)
-	canon2, _ := execution.CanonicalOrder(append([]*types.Tx{a2}, txs...), c.head().Hash())
+	canon2, _ := execution.CanonicalOrder(append([]*types.Tx{a2}, txs...), seedOf(c.head()))
 	pos := map[*types.Tx]int{}
 	for i, tx := range canon2 {
 		pos[tx] = i
@@ -160,7 +160,7 @@ func TestVerifyRejectsLaneViolations(t *testing.T) {
 	for _, k := range ks {
 		big = append(big, c.txLimits(k, &to, nil, 5_000_000, 1))
 	}
-	big, _ = execution.CanonicalOrder(big, c.head().Hash())
+	big, _ = execution.CanonicalOrder(big, seedOf(c.head()))
 	if _, err := c.apply(big, execution.Verify); !errors.Is(err, execution.ErrLaneBudget) {
 		t.Fatalf("over-full block: %v", err)
 	}
@@ -221,7 +221,7 @@ func TestBuildReservesRunnerLaneAndAgrees(t *testing.T) {
 			t.Fatal("a lower-paying user got in ahead of a higher one")
 		}
 	}
-	want, _ := execution.CanonicalOrder(res.Included, p.head().ParentHash)
+	want, _ := execution.CanonicalOrder(res.Included, seedOf(p.header(p.head().Height-1)))
 	for i := range want {
 		if want[i] != res.Included[i] {
 			t.Fatal("built block is not in canonical order")
@@ -584,7 +584,7 @@ func TestOrderedModeRunsSeedOrder(t *testing.T) {
 	if len(ra.Included) != 4 || len(ra.Deferred) != 1 || len(rb.Included) != 4 {
 		t.Fatalf("included %d / %d, deferred %d", len(ra.Included), len(rb.Included), len(ra.Deferred))
 	}
-	want, _ := execution.CanonicalOrder(ra.Included, a.head().Hash())
+	want, _ := execution.CanonicalOrder(ra.Included, seedOf(a.head()))
 	for i := range want {
 		if ra.Included[i] != want[i] {
 			t.Fatal("ordered payload not run in seed order")

@@ -244,3 +244,24 @@ func byAddress[V any](m map[types.Address]V) []types.Address {
 	slices.SortFunc(out, func(x, y types.Address) int { return bytes.Compare(x[:], y[:]) })
 	return out
 }
+
+// seedOf is the randomness seed of the block after h on a test chain. A
+// chain takes it from the VRF beacon (a --dev chain from the parent hash);
+// the tests derive it from the parent's height and state root instead, not
+// from its hash, which covers the receipts root, so that the replayed state
+// roots do not depend on the receipt format.
+func seedOf(h *types.Header) types.Hash {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], h.Height)
+	return types.Keccak256([]byte("cowboy/test-seed"), n[:], h.StateRoot[:])
+}
+
+// header returns the header at height.
+func (c *chain) header(height uint64) *types.Header {
+	c.t.Helper()
+	var h *types.Header
+	if err := c.st.View(func(v *store.View) (err error) { h, err = v.Header(height); return err }); err != nil {
+		c.t.Fatal(err)
+	}
+	return h
+}

@@ -86,7 +86,7 @@ func (c *vchain) block(signers types.Bytes, txs ...*types.Tx) []*types.Receipt {
 				signers[i/8] |= 1 << (i % 8)
 			}
 		}
-		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: 1000 * (head.Height + 1), Proposer: types.Address{0x7a, 1}, Seed: head.Hash(), Signers: signers}
+		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: 1000 * (head.Height + 1), Proposer: types.Address{0x7a, 1}, Seed: seedOf(head), Signers: signers}
 		res, err = c.ex.Apply(context.Background(), v, env, txs, execution.Ordered)
 		return err
 	}); err != nil {
