@@ -124,11 +124,13 @@ func writeMeta(o *state.Overlay, a types.Address, m *ActorMeta) {
 
 // failf is a deterministic failure of an actor instruction; its text goes
 // into the receipt.
-func failf(format string, args ...any) error { return system.Failf(format, args...) }
+func failf(code system.Code, format string, args ...any) error {
+	return system.Failf(code, format, args...)
+}
 
 // UnresolvedImport formats the deploy failure of seed 000 §4.
 func UnresolvedImport(name string, deployer types.Address) error {
-	return failf("UnresolvedImport { name: %q }: no library named %q published under deployer account %s", name, name, deployer)
+	return failf(system.CodeUnresolvedImport, "UnresolvedImport { name: %q }: no library named %q published under deployer account %s", name, name, deployer)
 }
 
 // txExec carries one transaction's execution.
@@ -176,10 +178,10 @@ func (x *txExec) charge(cycles, cells uint64) error {
 	x.run.cycles += cycles
 	x.run.cells += cells
 	if x.run.cycles > x.run.cyclesLimit {
-		return failf("OutOfCycles: out of cycles")
+		return failf(system.CodeOutOfCycles, "OutOfCycles: out of cycles")
 	}
 	if x.run.cells > x.run.cellsLimit {
-		return failf("OutOfCells: out of cells")
+		return failf(system.CodeOutOfCells, "OutOfCells: out of cells")
 	}
 	return nil
 }
@@ -219,7 +221,7 @@ func (x *txExec) resolveLibraries(deployer types.Address, imports []string) (map
 		}
 		pins[name] = lib.CodeHash
 		if len(pins) > x.ex.limits.MaxLibsPerActor {
-			return nil, failf("TooManyLibraries: more than MAX_LIBS_PER_ACTOR = %d libraries (direct and transitive)", x.ex.limits.MaxLibsPerActor)
+			return nil, failf(system.CodeTooManyLibraries, "TooManyLibraries: more than MAX_LIBS_PER_ACTOR = %d libraries (direct and transitive)", x.ex.limits.MaxLibsPerActor)
 		}
 		src, err := x.code(lib.CodeHash)
 		if err != nil {
@@ -227,7 +229,7 @@ func (x *txExec) resolveLibraries(deployer types.Address, imports []string) (map
 		}
 		more, err := x.ex.vm.Validate(x.ctx, src)
 		if err != nil {
-			return nil, failf("library %q no longer validates: %v", name, err)
+			return nil, failf(system.CodeInvalidLibrary, "library %q no longer validates: %v", name, err)
 		}
 		pending = append(pending, more...)
 	}
@@ -257,7 +259,7 @@ func (x *txExec) loadPins(actor types.Address) (map[string][]byte, uint64, error
 func validationFailure(err error) error {
 	var ve *pvm.ValidationError
 	if errors.As(err, &ve) {
-		return failf("ValidationError: line %d col %d [%s] %s", ve.Line, ve.Col, ve.Rule, ve.Message)
+		return failf(system.CodeValidationError, "ValidationError: line %d col %d [%s] %s", ve.Line, ve.Col, ve.Rule, ve.Message)
 	}
 	return err
 }
@@ -267,7 +269,7 @@ func validationFailure(err error) error {
 func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []byte, error) {
 	src, err := types.CanonicalSource(d.Code)
 	if err != nil {
-		return nil, nil, failf("%v", err)
+		return nil, nil, failf(system.CodeInvalidSource, "%v", err)
 	}
 	imports, err := x.ex.vm.Validate(x.ctx, src)
 	if err != nil {
@@ -290,7 +292,7 @@ func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []
 		return nil, nil, err
 	}
 	if acc.CodeHash != nil {
-		return nil, nil, failf("ActorExists: an actor already lives at %s (same deployer, salt and code)", addr)
+		return nil, nil, failf(system.CodeActorExists, "ActorExists: an actor already lives at %s (same deployer, salt and code)", addr)
 	}
 	if err := x.storeRequires(addr, d.Requires); err != nil {
 		return nil, nil, err
@@ -348,7 +350,7 @@ func (x *txExec) call(from types.Address, to types.Address, c *types.Call) ([]by
 		return nil, err
 	}
 	if acc.CodeHash == nil {
-		return nil, failf("NoActor: no actor at %s", to)
+		return nil, failf(system.CodeNoActor, "NoActor: no actor at %s", to)
 	}
 	if v := x.tx.Value(); v.Sign() > 0 {
 		if err := x.moveValue(from, to, v); err != nil {
@@ -367,7 +369,7 @@ func (x *txExec) call(from types.Address, to types.Address, c *types.Call) ([]by
 
 func (x *txExec) moveValue(from, to types.Address, v *big.Int) error {
 	if err := x.o.SubBalance(from, v); err != nil {
-		return failf("%v", err)
+		return failf(system.CodeInsufficientBalance, "%v", err)
 	}
 	return x.o.AddBalance(to, v)
 }
@@ -383,7 +385,7 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 		return nil, err
 	}
 	if acc.CodeHash == nil {
-		return nil, failf("NoActor: no actor at %s", actor)
+		return nil, failf(system.CodeNoActor, "NoActor: no actor at %s", actor)
 	}
 	src, err := x.code(*acc.CodeHash)
 	if err != nil {
@@ -402,7 +404,7 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 	if x.block != nil {
 		used := x.block.actorCycles[actor]
 		if used >= x.ex.limits.PerActorBlockCycles {
-			return nil, failf("ActorBlockCycles: actor %s used its per-block budget of %d cycles", actor, x.ex.limits.PerActorBlockCycles)
+			return nil, failf(system.CodeActorBlockCycles, "ActorBlockCycles: actor %s used its per-block budget of %d cycles", actor, x.ex.limits.PerActorBlockCycles)
 		}
 		actorLeft = x.ex.limits.PerActorBlockCycles - used
 		if actorLeft < cyclesLeft {
@@ -430,9 +432,9 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 	x.run.cells += out.CellsUsed
 	if out.Err != nil {
 		if out.Err.Kind == pvm.OutOfCycles && bounded {
-			return nil, failf("ActorBlockCycles: actor %s exceeded its per-block budget of %d cycles (%s: %s)", actor, x.ex.limits.PerActorBlockCycles, out.Err.Kind, out.Err.Message)
+			return nil, failf(system.CodeActorBlockCycles, "ActorBlockCycles: actor %s exceeded its per-block budget of %d cycles (%s: %s)", actor, x.ex.limits.PerActorBlockCycles, out.Err.Kind, out.Err.Message)
 		}
-		return nil, failf("%s: %s", out.Err.Kind, out.Err.Message)
+		return nil, failf(system.CodeActorError, "%s: %s", out.Err.Kind, out.Err.Message)
 	}
 	return out.Return, nil
 }
@@ -448,7 +450,7 @@ func (x *txExec) deliver() error {
 		err := x.deliverOne(m)
 		rec := &x.records[m.rec] // after delivery: the handler's sends may have grown the slice
 		if err == nil {
-			rec.Status, rec.Error = types.ReceiptSuccess, ""
+			rec.Status, rec.Code, rec.Error = types.ReceiptSuccess, uint32(system.CodeOK), ""
 			continue
 		}
 		if errors.Is(err, errInfra) || !isActorError(err) {
@@ -458,10 +460,12 @@ func (x *txExec) deliver() error {
 		x.run.events = x.run.events[:nEvents]
 		for _, dropped := range x.queue[nQueue:] {
 			x.records[dropped.rec].Status = types.ReceiptFailed
+			x.records[dropped.rec].Code = uint32(system.CodeNotDelivered)
 			x.records[dropped.rec].Error = "not delivered: sender's handler failed"
 		}
 		x.queue = x.queue[:nQueue]
 		rec.Status = types.ReceiptFailed
+		rec.Code = uint32(failureCode(err))
 		rec.Error = err.Error()
 		if m.value.Sign() > 0 {
 			if err := x.o.AddBalance(m.from, m.value); err != nil {
@@ -469,7 +473,7 @@ func (x *txExec) deliver() error {
 			}
 		}
 		if x.run.cycles > x.run.cyclesLimit || x.run.cells > x.run.cellsLimit {
-			return failf("OutOfCycles: out of cycles delivering messages")
+			return failf(system.CodeOutOfCycles, "OutOfCycles: out of cycles delivering messages")
 		}
 	}
 	return nil
@@ -519,7 +523,7 @@ func (x *txExec) deliverOne(m *queuedMsg) error {
 	if _, seen, err := x.o.Get(dk); err != nil {
 		return err
 	} else if seen {
-		return failf("DuplicateMessage: message %s already delivered to %s", id, m.to)
+		return failf(system.CodeDuplicateMessage, "DuplicateMessage: message %s already delivered to %s", id, m.to)
 	}
 	var h [8]byte
 	binary.BigEndian.PutUint64(h[:], x.env.Height)
@@ -538,7 +542,7 @@ func (x *txExec) deliverOne(m *queuedMsg) error {
 		if m.handler == "" {
 			return nil // a plain value delivery to an account
 		}
-		return failf("NoActor: no actor at %s", m.to)
+		return failf(system.CodeNoActor, "NoActor: no actor at %s", m.to)
 	}
 	_, err = x.invoke(m.to, m.from, m.value, m.handler, m.payload, false, m.depth, m.rec)
 	return err
@@ -657,7 +661,7 @@ func (h *actorHost) Send(to [20]byte, handler string, payload []byte, value *big
 	id := types.Keccak256(h.actor[:], nb[:], msgHash[:])
 	x.mailbox[dest] += len(payload)
 	x.records = append(x.records, types.MessageRecord{ID: id, From: h.actor, To: dest, Handler: handler,
-		Value: new(big.Int).Set(value), Depth: uint64(h.depth + 1), Parent: int64(h.parent), Status: types.ReceiptFailed, Error: "pending"})
+		Value: new(big.Int).Set(value), Depth: uint64(h.depth + 1), Parent: int64(h.parent), Status: types.ReceiptFailed, Code: uint32(system.CodePending), Error: "pending"})
 	x.queue = append(x.queue, &queuedMsg{rec: len(x.records) - 1, from: h.actor, to: dest, handler: handler,
 		payload: append([]byte(nil), payload...), value: new(big.Int).Set(value), depth: h.depth + 1})
 	return id, nil
@@ -701,11 +705,11 @@ func (h *actorHost) Randomness(label []byte) ([32]byte, error) {
 // publishLibrary runs PublishLibrary (seed 000 §3.3).
 func (x *txExec) publishLibrary(from types.Address, p *types.PublishLibrary) error {
 	if !LibraryNameRE.MatchString(p.Name) {
-		return failf("InvalidLibraryName: %q must match %s", p.Name, LibraryNameRE)
+		return failf(system.CodeInvalidLibraryName, "InvalidLibraryName: %q must match %s", p.Name, LibraryNameRE)
 	}
 	src, err := types.CanonicalSource(p.Code)
 	if err != nil {
-		return failf("%v", err)
+		return failf(system.CodeInvalidSource, "%v", err)
 	}
 	if _, err := x.ex.vm.Validate(x.ctx, src); err != nil {
 		if errors.As(err, new(*pvm.ValidationError)) {
@@ -735,7 +739,7 @@ func (x *txExec) removeLibrary(from types.Address, r *types.RemoveLibrary) error
 	if _, ok, err := x.o.Get(k); err != nil {
 		return err
 	} else if !ok {
-		return failf("NoSuchLibrary: %s has no library named %q", from, r.Name)
+		return failf(system.CodeNoSuchLibrary, "NoSuchLibrary: %s has no library named %q", from, r.Name)
 	}
 	x.o.Delete(k)
 	x.run.events = append(x.run.events, types.Event{Emitter: from, Topic: "LibraryRemoved", Data: codec.MustMarshal(map[string]any{

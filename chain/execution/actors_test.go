@@ -134,6 +134,7 @@ func (c *chain) block(txs ...*types.Tx) []*types.Receipt {
 	}); err != nil {
 		c.t.Fatal(err)
 	}
+	checkCodes(c.t, res.Receipts)
 	byHash := make(map[types.Hash]*types.Receipt, len(ordered))
 	for _, r := range res.Receipts[:len(ordered)] {
 		byHash[r.TxHash] = r

@@ -418,8 +418,7 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 	x := &txExec{ctx: ctx, ex: e, o: o, env: env, tx: tx, origin: from, run: run, block: meters, mailbox: map[types.Address]int{}}
 	snap := o.Snapshot()
 	created, ret, execErr := e.dispatch(x, tx, in, from)
-	status := types.ReceiptSuccess
-	errText := ""
+	failed := &types.Receipt{Status: types.ReceiptSuccess}
 	if execErr != nil {
 		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
@@ -427,15 +426,7 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 		o.RevertTo(snap)
 		run.events = nil
 		created, ret = nil, nil
-		status = types.ReceiptFailed
-		errText = execErr.Error()
-		for i := range x.records {
-			r := &x.records[i]
-			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
-				r.Error = "reverted with the transaction"
-			}
-			r.Status = types.ReceiptFailed
-		}
+		markFailed(failed, x.records, execErr, "reverted with the transaction")
 	}
 	run.cycles = min(run.cycles, tx.CyclesLimit())
 	run.cells = min(run.cells, tx.CellsLimit())
@@ -461,14 +452,15 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 	}
 	return &types.Receipt{
 		TxHash:     tx.Hash(),
-		Status:     status,
+		Status:     failed.Status,
+		Code:       failed.Code,
 		CyclesUsed: run.cycles,
 		CellsUsed:  run.cells,
 		FeePaid:    charge.Fee,
 		Burned:     charge.Burned,
 		Tip:        charge.Tip,
 		Events:     run.events,
-		Error:      errText,
+		Error:      failed.Error,
 		Created:    created,
 		Return:     ret,
 		Messages:   x.records,
@@ -495,12 +487,12 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, ret, err
 	case *types.PublishLibrary:
 		if tx.Value().Sign() != 0 {
-			return nil, nil, failf("library instructions carry no value")
+			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
 		return nil, nil, x.publishLibrary(from, v)
 	case *types.RemoveLibrary:
 		if tx.Value().Sign() != 0 {
-			return nil, nil, failf("library instructions carry no value")
+			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,

@@ -435,16 +435,16 @@ func (p *OffchainParams) MinRunnerStakeFor(maxJobValue *big.Int) *big.Int {
 func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) error {
 	p := &x.ex.cfg.Offchain
 	if len(in.ResultKey) != ed25519.PublicKeySize {
-		return failf("InvalidResultKey: an Ed25519 public key is %d bytes", ed25519.PublicKeySize)
+		return failf(system.CodeInvalidResultKey, "InvalidResultKey: an Ed25519 public key is %d bytes", ed25519.PublicKeySize)
 	}
 	if len(in.JobTypes) == 0 || len(in.JobTypes) > 4 {
-		return failf("InvalidCapabilities: declare 1..4 job types")
+		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: declare 1..4 job types")
 	}
 	jobTypes := make([]job.JobType, 0, len(in.JobTypes))
 	for _, t := range in.JobTypes {
 		jt := job.JobType(t)
 		if t > 255 || !jt.Valid() {
-			return failf("InvalidCapabilities: job type %d", t)
+			return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: job type %d", t)
 		}
 		if !slices.Contains(jobTypes, jt) {
 			jobTypes = append(jobTypes, jt)
@@ -452,11 +452,11 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 	}
 	slices.Sort(jobTypes)
 	if len(in.Models) > 64 || len(in.Domains) > 64 {
-		return failf("InvalidCapabilities: at most 64 models and 64 domains")
+		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: at most 64 models and 64 domains")
 	}
 	for _, s := range append(slices.Clone(in.Models), in.Domains...) {
 		if s == "" || len(s) > 256 {
-			return failf("InvalidCapabilities: model and domain names are 1..256 bytes")
+			return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: model and domain names are 1..256 bytes")
 		}
 	}
 	rates := job.RateCard{Base: in.RateBase, PerToken: in.RatePerToken, PerWallMs: in.RatePerWallMs, PerMemoryMiB: in.RatePerMemoryMiB}
@@ -465,17 +465,17 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 		v    *big.Int
 	}{{"base", in.RateBase}, {"per_token", in.RatePerToken}, {"per_wall_ms", in.RatePerWallMs}, {"per_memory_mib", in.RatePerMemoryMiB}} {
 		if r.v != nil && (r.v.Sign() < 0 || r.v.BitLen() > 256) {
-			return failf("InvalidRateCard: %s out of range", r.name) // checked in order: RateCard.Validate ranges over a map
+			return failf(system.CodeInvalidRateCard, "InvalidRateCard: %s out of range", r.name) // checked in order: RateCard.Validate ranges over a map
 		}
 	}
 	if in.MaxConcurrentJobs == 0 || in.MaxConcurrentJobs > 1<<16 {
-		return failf("InvalidCapabilities: max concurrent jobs must be 1..65536")
+		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: max concurrent jobs must be 1..65536")
 	}
 	if in.MaxJobValue != nil && in.MaxJobValue.Sign() < 0 {
-		return failf("InvalidCapabilities: negative max job value")
+		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: negative max job value")
 	}
 	if ep := in.Endpoint; ep != "" && (len(ep) > 256 || !(strings.HasPrefix(ep, "http://") || strings.HasPrefix(ep, "https://"))) {
-		return failf("InvalidEndpoint: an http:// or https:// URL of at most 256 bytes")
+		return failf(system.CodeInvalidEndpoint, "InvalidEndpoint: an http:// or https:// URL of at most 256 bytes")
 	}
 	rn, err := ReadRunner(x.o, from)
 	if err != nil {
@@ -503,11 +503,11 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 		maxVal.Set(in.MaxJobValue)
 	}
 	if need := p.MinRunnerStakeFor(maxVal); rn.EffectiveStake().Cmp(need) < 0 {
-		return failf("InsufficientStake: effective stake %s (self %s + delegated %s) below the minimum %s (max(min stake, 1.5 × max job value))",
+		return failf(system.CodeInsufficientStake, "InsufficientStake: effective stake %s (self %s + delegated %s) below the minimum %s (max(min stake, 1.5 × max job value))",
 			rn.EffectiveStake(), rn.Stake, bigOr0(rn.Delegated), need)
 	}
 	if !selfBondOK(rn.Stake, rn.EffectiveStake(), p.MinSelfBondBps) {
-		return failf("InsufficientSelfBond: self-bond %s below %d bps of the effective stake %s", rn.Stake, p.MinSelfBondBps, rn.EffectiveStake())
+		return failf(system.CodeInsufficientSelfBond, "InsufficientSelfBond: self-bond %s below %d bps of the effective stake %s", rn.Stake, p.MinSelfBondBps, rn.EffectiveStake())
 	}
 	if stake.Sign() > 0 {
 		if err := x.moveValue(from, types.RunnerRegistryAddress, stake); err != nil {
@@ -549,7 +549,7 @@ func (x *txExec) activeRunner(from types.Address) (*Runner, error) {
 		return nil, err
 	}
 	if rn == nil || rn.Status != RunnerActive {
-		return nil, failf("NotARunner: %s is not an active runner", from)
+		return nil, failf(system.CodeNotARunner, "NotARunner: %s is not an active runner", from)
 	}
 	return rn, nil
 }
@@ -570,7 +570,7 @@ func (x *txExec) runnerDeregister(from types.Address) error {
 		return err
 	}
 	if rn.ActiveJobs > 0 {
-		return failf("RunnerBusy: %s still has %d active jobs", from, rn.ActiveJobs)
+		return failf(system.CodeRunnerBusy, "RunnerBusy: %s still has %d active jobs", from, rn.ActiveJobs)
 	}
 	// The self-bond stays slashable through the unbonding period (a fault
 	// may still be proven within a job's challenge window).
@@ -617,10 +617,10 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	}
 	spec.Submitter, spec.SubmittedAt, spec.JobID = submitter, x.env.Height, types.Hash{}
 	if err := spec.Validate(); err != nil {
-		return types.Hash{}, failf("InvalidJobSpec: %v", err)
+		return types.Hash{}, failf(system.CodeInvalidJobSpec, "InvalidJobSpec: %v", err)
 	}
 	if err := verify.ValidateSchemas(spec); err != nil {
-		return types.Hash{}, failf("InvalidJobSpec: %v", err)
+		return types.Hash{}, failf(system.CodeInvalidJobSpec, "InvalidJobSpec: %v", err)
 	}
 	var nonce uint64
 	if b, ok, err := x.o.Get(jobNonceKey(submitter)); err != nil {
@@ -630,18 +630,18 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	}
 	id, err := spec.DeriveID(nonce)
 	if err != nil {
-		return types.Hash{}, failf("InvalidJobSpec: %v", err)
+		return types.Hash{}, failf(system.CodeInvalidJobSpec, "InvalidJobSpec: %v", err)
 	}
 	spec.JobID = id
 	x.o.Set(jobNonceKey(submitter), system.BE8(nonce+1))
 	if ex, err := ReadJob(x.o, id); err != nil {
 		return types.Hash{}, err
 	} else if ex != nil {
-		return types.Hash{}, failf("JobExists: job %s already exists", id)
+		return types.Hash{}, failf(system.CodeJobExists, "JobExists: job %s already exists", id)
 	}
 	escrow := spec.Escrow()
 	if err := x.moveValue(submitter, types.JobDispatcherAddress, escrow); err != nil {
-		return types.Hash{}, failf("InsufficientBalance: escrow %s: %v", escrow, err)
+		return types.Hash{}, failf(system.CodeInsufficientBalance, "InsufficientBalance: escrow %s: %v", escrow, err)
 	}
 	all, err := jobCandidates(x.o, &x.ex.cfg.Offchain, escrow)
 	if err != nil {
@@ -734,7 +734,7 @@ func (x *txExec) step(j *job.Job, ev job.Event) error {
 	prev := *j
 	n, fx, err := job.Step(*j, ev, x.ex.cfg.Offchain.Job)
 	if err != nil {
-		return failf("JobTransition: %v", err)
+		return failf(system.CodeJobTransition, "JobTransition: %v", err)
 	}
 	*j = n
 	if err := x.saveJob(j); err != nil {
@@ -968,7 +968,7 @@ func (x *txExec) loadJob(id types.Hash) (*job.Job, error) {
 		return nil, err
 	}
 	if j == nil {
-		return nil, failf("NoSuchJob: job %s does not exist", id)
+		return nil, failf(system.CodeNoSuchJob, "NoSuchJob: job %s does not exist", id)
 	}
 	return j, nil
 }
@@ -991,14 +991,14 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 		return err
 	}
 	if j.State != job.StateCommitted && j.State != job.StateRevealed {
-		return failf("JobTransition: job %s is %s, not awaiting a result", in.JobID, j.State)
+		return failf(system.CodeJobTransition, "JobTransition: job %s is %s, not awaiting a result", in.JobID, j.State)
 	}
 	if j.State == job.StateCommitted && from != j.Aggregator {
-		return failf("NotAggregator: only %s may submit the result of job %s", j.Aggregator, in.JobID)
+		return failf(system.CodeNotAggregator, "NotAggregator: only %s may submit the result of job %s", j.Aggregator, in.JobID)
 	}
 	sub, err := verify.DecodeSubmission(in.Submission)
 	if err != nil {
-		return failf("InvalidSubmission: %v", err)
+		return failf(system.CodeInvalidSubmission, "InvalidSubmission: %v", err)
 	}
 	if err := x.charge(VerifyCycles+uint64(len(sub.Reveals))*VerifyRevealCycles, 0); err != nil {
 		return err
@@ -1017,13 +1017,13 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": in.JobID, "dissented": out.Dissented})
 		return nil
 	case err != nil:
-		return failf("InvalidSubmission: %v", err)
+		return failf(system.CodeInvalidSubmission, "InvalidSubmission: %v", err)
 	}
 	if missing, err := x.missingResultEvidence(j, sub.Reveals, out.Agreed); err != nil || missing != "" {
 		if err != nil {
 			return err
 		}
-		return failf("InvalidSubmission: %s", missing)
+		return failf(system.CodeInvalidSubmission, "InvalidSubmission: %s", missing)
 	}
 	x.o.Set(JobResultKey(in.JobID), codec.MustMarshal(&JobResult{Accepted: true, Result: out.Result, ResultHash: out.ResultHash,
 		Representative: out.Representative, Submitter: from, Reveals: sub.Reveals, Height: x.env.Height}))
@@ -1074,7 +1074,7 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 	case *types.SubmitJob:
 		spec, err := job.DecodeJobSpec(v.Spec)
 		if err != nil {
-			return nil, failf("InvalidJobSpec: %v", err)
+			return nil, failf(system.CodeInvalidJobSpec, "InvalidJobSpec: %v", err)
 		}
 		if err := x.charge(SubmitJobCycles, uint64(len(v.Spec))); err != nil {
 			return nil, err
@@ -1142,30 +1142,30 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 	}
 	r, err := verify.DecodeReveal(in.Reveal)
 	if err != nil {
-		return failf("InvalidReveal: %v", err)
+		return failf(system.CodeInvalidReveal, "InvalidReveal: %v", err)
 	}
 	if r.Runner != from {
-		return failf("InvalidReveal: a runner reveals its own result (reveal names %s)", r.Runner)
+		return failf(system.CodeInvalidReveal, "InvalidReveal: a runner reveals its own result (reveal names %s)", r.Runner)
 	}
 	if err := x.charge(VerifyRevealCycles, uint64(len(in.Reveal))); err != nil {
 		return err
 	}
 	i := slices.IndexFunc(j.Commitments, func(c job.Commitment) bool { return c.Runner == from })
 	if i < 0 {
-		return failf("InvalidReveal: %s has no commitment for job %s", from, in.JobID)
+		return failf(system.CodeInvalidReveal, "InvalidReveal: %s has no commitment for job %s", from, in.JobID)
 	}
 	keys, err := x.resultKeys(j)
 	if err != nil {
 		return err
 	}
 	if err := verify.CheckReveal(in.JobID, r, j.Commitments[i].Hash, keys[from]); err != nil {
-		return failf("InvalidReveal: %v", err)
+		return failf(system.CodeInvalidReveal, "InvalidReveal: %v", err)
 	}
 	if missing, err := x.missingResultEvidence(j, []verify.Reveal{*r}, []types.Address{from}); err != nil || missing != "" {
 		if err != nil {
 			return err
 		}
-		return failf("InvalidReveal: %s", missing)
+		return failf(system.CodeInvalidReveal, "InvalidReveal: %s", missing)
 	}
 	x.o.Set(jobRevealKey(in.JobID, from), bytes.Clone(in.Reveal))
 	x.emit(types.ResultVerifierAddress, "JobRevealed", map[string]any{"job_id": in.JobID, "runner": from})

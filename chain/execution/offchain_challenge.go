@@ -46,14 +46,14 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	p := &x.ex.cfg.Offchain
 	bond := x.tx.Value()
 	if bond.Cmp(p.ChallengeBond) != 0 {
-		return failf("ChallengeBond: the bond is exactly %s (got %s)", p.ChallengeBond, bond)
+		return failf(system.CodeChallengeBond, "ChallengeBond: the bond is exactly %s (got %s)", p.ChallengeBond, bond)
 	}
 	j, err := x.loadJob(in.JobID)
 	if err != nil {
 		return err
 	}
 	if j.State != job.StateVerified || x.env.Height > j.Deadline {
-		return failf("NotChallengeable: job %s is %s; results are challengeable while verified, until block %d", in.JobID, j.State, j.Deadline)
+		return failf(system.CodeNotChallengeable, "NotChallengeable: job %s is %s; results are challengeable while verified, until block %d", in.JobID, j.State, j.Deadline)
 	}
 	if err := x.charge(ChallengeCycles, uint64(len(in.Evidence))); err != nil {
 		return err
@@ -85,7 +85,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 		if _, done, err := x.o.Get(slashedKey(in.JobID, a)); err != nil {
 			return err
 		} else if done {
-			return failf("AlreadySlashed: %s was already slashed for job %s", a, in.JobID)
+			return failf(system.CodeAlreadySlashed, "AlreadySlashed: %s was already slashed for job %s", a, in.JobID)
 		}
 		x.o.Set(slashedKey(in.JobID, a), []byte{1})
 	}
@@ -169,11 +169,11 @@ func (x *txExec) burnFrom(a types.Address, amount *big.Int) error {
 func (x *txExec) equivocation(j *job.Job, evidence []byte) ([]types.Address, string, error) {
 	r, err := verify.DecodeReveal(evidence)
 	if err != nil {
-		return nil, "", failf("InvalidEvidence: %v", err)
+		return nil, "", failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
 	i := slices.IndexFunc(j.Commitments, func(c job.Commitment) bool { return c.Runner == r.Runner })
 	if i < 0 {
-		return nil, "", failf("InvalidEvidence: %s has no commitment for job %s", r.Runner, j.Spec.JobID)
+		return nil, "", failf(system.CodeInvalidEvidence, "InvalidEvidence: %s has no commitment for job %s", r.Runner, j.Spec.JobID)
 	}
 	key, err := resultKeyAt(x.o, r.Runner, j.Commitments[i].Block)
 	if err != nil {
@@ -197,7 +197,7 @@ func (x *txExec) reverify(j *job.Job) ([]types.Address, string, error) {
 		return nil, "", err
 	}
 	if jr == nil || !jr.Accepted {
-		return nil, "", failf("InvalidEvidence: job %s has no stored accepted result", j.Spec.JobID)
+		return nil, "", failf(system.CodeInvalidEvidence, "InvalidEvidence: job %s has no stored accepted result", j.Spec.JobID)
 	}
 	reveals := jr.Reveals
 	if len(reveals) == 0 { // individual reveals are stored one by one

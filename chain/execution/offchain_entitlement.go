@@ -8,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -105,9 +106,9 @@ func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
 					return nil
 				}
 			}
-			return failf("Unauthorized: only actor %s's owner grants under its scope", s.Addr)
+			return failf(system.CodeUnauthorized, "Unauthorized: only actor %s's owner grants under its scope", s.Addr)
 		}
-		return failf("Unauthorized: only %s grants under its own scope", s.Addr)
+		return failf(system.CodeUnauthorized, "Unauthorized: only %s grants under its own scope", s.Addr)
 	case entitlement.ScopeRunnerPool, entitlement.ScopeNamespace:
 		k := ScopeOwnerKey(s)
 		owner, ok, err := x.o.Get(k)
@@ -120,10 +121,10 @@ func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
 			return nil
 		}
 		if !bytes.Equal(owner, from[:]) {
-			return failf("Unauthorized: scope is owned by %x", owner)
+			return failf(system.CodeUnauthorized, "Unauthorized: scope is owned by %x", owner)
 		}
 	default:
-		return failf("Unauthorized: global and token scopes are granted by governance")
+		return failf(system.CodeUnauthorized, "Unauthorized: global and token scopes are granted by governance")
 	}
 	return nil
 }
@@ -133,7 +134,7 @@ func entitlementError(err error) error {
 	for _, e := range []error{entitlement.ErrNotFound, entitlement.ErrExists, entitlement.ErrLimit, entitlement.ErrUnauthorized,
 		entitlement.ErrInvalid, entitlement.ErrNotNarrower, entitlement.ErrDenied} {
 		if errors.Is(err, e) {
-			return failf("Entitlement: %v", err)
+			return failf(system.CodeEntitlement, "Entitlement: %v", err)
 		}
 	}
 	return err
@@ -149,15 +150,15 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		}
 		s, err := entitlement.DecodeScope(v.Scope)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: scope: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: scope: %v", err)
 		}
 		a, err := entitlement.DecodeAction(v.Action)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: action: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: action: %v", err)
 		}
 		c, err := entitlement.DecodeConstraints(v.Constraints)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: constraints: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: constraints: %v", err)
 		}
 		if err := x.mayGrant(from, s); err != nil {
 			return nil, err
@@ -183,7 +184,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		}
 		c, err := entitlement.DecodeConstraints(v.Constraints)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: constraints: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: constraints: %v", err)
 		}
 		id, err := reg.Delegate(from, v.Parent, v.Grantee, c, at)
 		if err != nil {
@@ -197,15 +198,15 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		}
 		scopes, err := entitlement.DecodeScopes(v.Scopes)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: scopes: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: scopes: %v", err)
 		}
 		actions, err := entitlement.DecodeActions(v.Actions)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: actions: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: actions: %v", err)
 		}
 		c, err := entitlement.DecodeConstraints(v.Constraints)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: constraints: %v", err)
+			return nil, failf(system.CodeInvalidEntitlement, "InvalidEntitlement: constraints: %v", err)
 		}
 		for _, s := range scopes {
 			if err := x.mayGrant(from, s); err != nil {

@@ -327,14 +327,7 @@ func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, 
 		}
 		o.RevertTo(snap)
 		run.events, ret = nil, nil
-		rcpt.Status, rcpt.Error = types.ReceiptFailed, execErr.Error()
-		for i := range x.records {
-			r := &x.records[i]
-			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
-				r.Error = "reverted with the callback"
-			}
-			r.Status = types.ReceiptFailed
-		}
+		markFailed(rcpt, x.records, execErr, "reverted with the callback")
 	}
 	if ret == nil {
 		ret = []byte{}

@@ -118,7 +118,7 @@ func (x *txExec) addTranche(owner, runner types.Address, amount *big.Int, force 
 			return 0, err
 		}
 		if len(ts) >= p.MaxTranches {
-			return 0, failf("TooManyTranches: %s already has %d unbonding tranches (withdraw matured ones first)", owner, len(ts))
+			return 0, failf(system.CodeTooManyTranches, "TooManyTranches: %s already has %d unbonding tranches (withdraw matured ones first)", owner, len(ts))
 		}
 	}
 	t.Amount = new(big.Int).Add(t.Amount, amount)
@@ -131,10 +131,10 @@ func (x *txExec) runnerDelegate(from types.Address, in *types.RunnerDelegateStak
 	p := &x.ex.cfg.Offchain
 	amount := x.tx.Value()
 	if amount.Sign() <= 0 {
-		return failf("InvalidAmount: delegate a positive value")
+		return failf(system.CodeInvalidAmount, "InvalidAmount: delegate a positive value")
 	}
 	if from == in.Runner {
-		return failf("InvalidDelegation: a runner adds to its own stake with runner_stake")
+		return failf(system.CodeInvalidDelegation, "InvalidDelegation: a runner adds to its own stake with runner_stake")
 	}
 	rn, err := x.activeRunner(in.Runner)
 	if err != nil {
@@ -152,13 +152,13 @@ func (x *txExec) runnerDelegate(from types.Address, in *types.RunnerDelegateStak
 		}
 	} else {
 		if rn.Delegators >= p.MaxDelegators {
-			return failf("TooManyDelegators: runner %s has the maximum %d delegators", in.Runner, p.MaxDelegators)
+			return failf(system.CodeTooManyDelegators, "TooManyDelegators: runner %s has the maximum %d delegators", in.Runner, p.MaxDelegators)
 		}
 		rn.Delegators++
 	}
 	rn.Delegated = new(big.Int).Add(bigOr0(rn.Delegated), amount)
 	if !selfBondOK(bigOr0(rn.Stake), rn.EffectiveStake(), p.MinSelfBondBps) {
-		return failf("InsufficientSelfBond: runner %s's self-bond %s would fall below %d bps of the effective stake %s",
+		return failf(system.CodeInsufficientSelfBond, "InsufficientSelfBond: runner %s's self-bond %s would fall below %d bps of the effective stake %s",
 			in.Runner, rn.Stake, p.MinSelfBondBps, rn.EffectiveStake())
 	}
 	if err := x.moveValue(from, types.RunnerRegistryAddress, amount); err != nil {
@@ -173,7 +173,7 @@ func (x *txExec) runnerDelegate(from types.Address, in *types.RunnerDelegateStak
 
 func (x *txExec) runnerUndelegate(from types.Address, in *types.RunnerUndelegateStake) error {
 	if in.Amount == nil || in.Amount.Sign() <= 0 {
-		return failf("InvalidAmount: undelegate a positive amount")
+		return failf(system.CodeInvalidAmount, "InvalidAmount: undelegate a positive amount")
 	}
 	rn, err := ReadRunner(x.o, in.Runner)
 	if err != nil {
@@ -185,14 +185,14 @@ func (x *txExec) runnerUndelegate(from types.Address, in *types.RunnerUndelegate
 		return err
 	}
 	if rn == nil || !ok {
-		return failf("NoDelegation: %s has no stake delegated to %s", from, in.Runner)
+		return failf(system.CodeNoDelegation, "NoDelegation: %s has no stake delegated to %s", from, in.Runner)
 	}
 	var d Delegation
 	if err := codec.Unmarshal(b, &d); err != nil {
 		return fmt.Errorf("decode delegation: %w", err)
 	}
 	if in.Amount.Cmp(d.Amount) > 0 {
-		return failf("InvalidAmount: %s exceeds the delegation %s", in.Amount, d.Amount)
+		return failf(system.CodeInvalidAmount, "InvalidAmount: %s exceeds the delegation %s", in.Amount, d.Amount)
 	}
 	release, err := x.addTranche(from, in.Runner, in.Amount, false)
 	if err != nil {
@@ -214,7 +214,7 @@ func (x *txExec) runnerUndelegate(from types.Address, in *types.RunnerUndelegate
 func (x *txExec) runnerStake(from types.Address) error {
 	amount := x.tx.Value()
 	if amount.Sign() <= 0 {
-		return failf("InvalidAmount: stake a positive value")
+		return failf(system.CodeInvalidAmount, "InvalidAmount: stake a positive value")
 	}
 	rn, err := x.activeRunner(from)
 	if err != nil {
@@ -232,18 +232,18 @@ func (x *txExec) runnerStake(from types.Address) error {
 func (x *txExec) runnerUnstake(from types.Address, in *types.RunnerUnstake) error {
 	p := &x.ex.cfg.Offchain
 	if in.Amount == nil || in.Amount.Sign() <= 0 {
-		return failf("InvalidAmount: unstake a positive amount")
+		return failf(system.CodeInvalidAmount, "InvalidAmount: unstake a positive amount")
 	}
 	rn, err := x.activeRunner(from)
 	if err != nil {
 		return err
 	}
 	if in.Amount.Cmp(bigOr0(rn.Stake)) > 0 {
-		return failf("InvalidAmount: %s exceeds the self-bond %s", in.Amount, rn.Stake)
+		return failf(system.CodeInvalidAmount, "InvalidAmount: %s exceeds the self-bond %s", in.Amount, rn.Stake)
 	}
 	rn.Stake = new(big.Int).Sub(rn.Stake, in.Amount)
 	if !p.StakeEligible(rn) {
-		return failf("InsufficientStake: unstaking %s would break the stake rules (effective %s ≥ %s, self-bond ≥ %d bps); deregister to leave",
+		return failf(system.CodeInsufficientStake, "InsufficientStake: unstaking %s would break the stake rules (effective %s ≥ %s, self-bond ≥ %d bps); deregister to leave",
 			in.Amount, rn.EffectiveStake(), p.MinRunnerStakeFor(rn.MaxJobValue), p.MinSelfBondBps)
 	}
 	release, err := x.addTranche(from, from, in.Amount, false)
@@ -257,7 +257,7 @@ func (x *txExec) runnerUnstake(from types.Address, in *types.RunnerUnstake) erro
 
 func (x *txExec) runnerSetCommission(from types.Address, in *types.RunnerSetCommission) error {
 	if in.CommissionBps > 10_000 {
-		return failf("InvalidCommission: commission_bps is 0..10000")
+		return failf(system.CodeInvalidCommission, "InvalidCommission: commission_bps is 0..10000")
 	}
 	rn, err := x.activeRunner(from)
 	if err != nil {
@@ -287,7 +287,7 @@ func (x *txExec) runnerWithdraw(from types.Address) error {
 		x.o.Delete(trancheRunnerKey(t.Runner, t.Owner, t.Release))
 	}
 	if matured == 0 {
-		return failf("NothingToWithdraw: %s has no matured unbonding tranche", from)
+		return failf(system.CodeNothingToWithdraw, "NothingToWithdraw: %s has no matured unbonding tranche", from)
 	}
 	if total.Sign() > 0 {
 		if err := x.moveValue(types.RunnerRegistryAddress, from, total); err != nil {

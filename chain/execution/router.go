@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 
@@ -74,4 +75,26 @@ func (x *txExec) MoveValue(from, to types.Address, v *big.Int) error { return x.
 
 func (x *txExec) emit(emitter types.Address, topic string, data map[string]any) {
 	x.run.events = append(x.run.events, types.Event{Emitter: emitter, Topic: topic, Data: codec.MustMarshal(data)})
+}
+
+// failureCode is the receipt code of a transaction, timer or callback that
+// failed with err.
+func failureCode(err error) system.Code {
+	if !system.IsFailure(err) && errors.Is(err, types.ErrInsufficientBalance) {
+		return system.CodeInsufficientBalance
+	}
+	return system.CodeOf(err)
+}
+
+// markFailed fails rcpt with err and reverts its message records: those
+// that had succeeded or were still queued now fail as reverted (why).
+func markFailed(rcpt *types.Receipt, records []types.MessageRecord, err error, why string) {
+	rcpt.Status, rcpt.Code, rcpt.Error = types.ReceiptFailed, uint32(failureCode(err)), err.Error()
+	for i := range records {
+		r := &records[i]
+		if r.Status == types.ReceiptSuccess || r.Code == uint32(system.CodePending) {
+			r.Code, r.Error = uint32(system.CodeReverted), why
+		}
+		r.Status = types.ReceiptFailed
+	}
 }

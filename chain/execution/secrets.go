@@ -196,7 +196,7 @@ func (x *txExec) setSecretCount(owner types.Address, n uint64) {
 
 func checkSecretName(name string) error {
 	if !SecretNameRE.MatchString(name) {
-		return failf("InvalidSecretName: names are 1..64 characters of [A-Za-z0-9._-]")
+		return failf(system.CodeInvalidSecretName, "InvalidSecretName: names are 1..64 characters of [A-Za-z0-9._-]")
 	}
 	return nil
 }
@@ -227,13 +227,13 @@ func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
 	}
 	pol, err := attest.DecodePolicy(in.Policy)
 	if err != nil {
-		return failf("InvalidPolicy: %v", err)
+		return failf(system.CodeInvalidPolicy, "InvalidPolicy: %v", err)
 	}
 	if n := uint64(len(in.Ciphertext)); n < attest.SecretOverhead || n > p.MaxSecretBytes {
-		return failf("InvalidCiphertext: %d bytes (%d..%d)", n, attest.SecretOverhead, p.MaxSecretBytes)
+		return failf(system.CodeInvalidCiphertext, "InvalidCiphertext: %d bytes (%d..%d)", n, attest.SecretOverhead, p.MaxSecretBytes)
 	}
 	if len(in.OwnerKey) != attest.SealOverhead+attest.DEKSize {
-		return failf("InvalidOwnerKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
+		return failf(system.CodeInvalidOwnerKey, "InvalidOwnerKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
 	}
 	s, err := ReadSecret(x.o, from, in.Name)
 	if err != nil {
@@ -245,7 +245,7 @@ func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
 			return err
 		}
 		if n >= p.MaxSecrets {
-			return failf("TooManySecrets: %s already holds %d secrets", from, n)
+			return failf(system.CodeTooManySecrets, "TooManySecrets: %s already holds %d secrets", from, n)
 		}
 		x.setSecretCount(from, n+1)
 		s = &Secret{Owner: from, Name: in.Name, CreatedAt: x.env.Height}
@@ -276,7 +276,7 @@ func (x *txExec) ownedSecret(from types.Address, name string) (*Secret, error) {
 		return nil, err
 	}
 	if s == nil {
-		return nil, failf("NoSuchSecret: %s has no secret %q", from, name)
+		return nil, failf(system.CodeNoSuchSecret, "NoSuchSecret: %s has no secret %q", from, name)
 	}
 	return s, nil
 }
@@ -295,23 +295,23 @@ func (x *txExec) secretGrant(from types.Address, in *types.SecretGrant) error {
 		return err
 	}
 	if rn == nil || rn.Status != RunnerActive {
-		return failf("NotARunner: %s is not an active runner", in.Runner)
+		return failf(system.CodeNotARunner, "NotARunner: %s is not an active runner", in.Runner)
 	}
 	a, err := ReadAttestation(x.o, in.Runner)
 	if err != nil {
 		return err
 	}
 	if !a.Current(x.env.Height, rn.ResultKey, p.Policy.ID()) {
-		return failf("NotAttested: %s has no attestation in force", in.Runner)
+		return failf(system.CodeNotAttested, "NotAttested: %s has no attestation in force", in.Runner)
 	}
 	if err := s.Policy.Check(a.Claims()); err != nil {
-		return failf("PolicyMismatch: runner %s does not satisfy the secret's policy: %v", in.Runner, err)
+		return failf(system.CodePolicyMismatch, "PolicyMismatch: runner %s does not satisfy the secret's policy: %v", in.Runner, err)
 	}
 	if !bytes.Equal(in.SealKey, a.SealKey) {
-		return failf("StaleSealKey: %s's attested seal key is %s", in.Runner, a.SealKey)
+		return failf(system.CodeStaleSealKey, "StaleSealKey: %s's attested seal key is %s", in.Runner, a.SealKey)
 	}
 	if len(in.SealedKey) != attest.SealOverhead+attest.DEKSize {
-		return failf("InvalidSealedKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
+		return failf(system.CodeInvalidSealedKey, "InvalidSealedKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
 	}
 	old, err := ReadSecretGrant(x.o, from, in.Name, in.Runner)
 	if err != nil {
@@ -319,7 +319,7 @@ func (x *txExec) secretGrant(from types.Address, in *types.SecretGrant) error {
 	}
 	if old == nil {
 		if s.Grants >= p.MaxGrants {
-			return failf("TooManyGrants: secret %q is granted to %d runners", in.Name, s.Grants)
+			return failf(system.CodeTooManyGrants, "TooManyGrants: secret %q is granted to %d runners", in.Name, s.Grants)
 		}
 		s.Grants++
 		x.o.Set(SecretKey(from, in.Name), codec.MustMarshal(s))
@@ -349,7 +349,7 @@ func (x *txExec) secretRevoke(from types.Address, in *types.SecretRevoke) error 
 		return err
 	}
 	if g == nil {
-		return failf("NoSuchGrant: secret %q is not granted to %s", in.Name, in.Runner)
+		return failf(system.CodeNoSuchGrant, "NoSuchGrant: secret %q is not granted to %s", in.Name, in.Runner)
 	}
 	x.o.Delete(SecretGrantKey(from, in.Name, in.Runner))
 	x.o.Delete(runnerGrantKey(in.Runner, from, in.Name))

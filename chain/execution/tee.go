@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -237,25 +238,25 @@ func (x *txExec) teeAttest(from types.Address, in *types.TEEAttest) error {
 		return err
 	}
 	if len(in.SealKey) != attest.SealKeySize {
-		return failf("InvalidSealKey: an X25519 public key is %d bytes", attest.SealKeySize)
+		return failf(system.CodeInvalidSealKey, "InvalidSealKey: an X25519 public key is %d bytes", attest.SealKeySize)
 	}
 	rn, err := x.activeRunner(from)
 	if err != nil {
 		return err
 	}
 	if !rn.TEE {
-		return failf("NoTEESupport: %s did not declare TEE support at registration", from)
+		return failf(system.CodeNoTEESupport, "NoTEESupport: %s did not declare TEE support at registration", from)
 	}
 	if p.Policy.IsZero() {
-		return failf("NoTEEPolicy: this chain has no TEE policy configured, so it accepts no evidence")
+		return failf(system.CodeNoTEEPolicy, "NoTEEPolicy: this chain has no TEE policy configured, so it accepts no evidence")
 	}
 	ev, err := attest.DecodeEvidence(in.Evidence)
 	if err != nil {
-		return failf("InvalidEvidence: %v", err)
+		return failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
 	c, err := attest.CheckEvidence(&p.Policy, ev, attest.ReportDataForKey(from, rn.ResultKey, in.SealKey))
 	if err != nil {
-		return failf("AttestationRefused: %v", err)
+		return failf(system.CodeAttestationRefused, "AttestationRefused: %v", err)
 	}
 	a := &Attestation{Runner: from, Backend: uint8(c.Backend), UniqueID: c.UniqueID, SignerID: c.SignerID, ProductID: c.ProductID,
 		SecurityVersion: c.SecurityVersion, Debug: c.Debug, TCB: uint8(c.TCB), ResultKey: slices.Clone(rn.ResultKey),
@@ -285,20 +286,20 @@ func (x *txExec) teeAttestResult(from types.Address, in *types.TEEAttestResult) 
 		return err
 	}
 	if !a.Current(x.env.Height, rn.ResultKey, p.ID()) {
-		return failf("NotAttested: %s has no attestation in force", from)
+		return failf(system.CodeNotAttested, "NotAttested: %s has no attestation in force", from)
 	}
 	j, err := ReadJob(x.o, in.JobID)
 	if err != nil {
 		return err
 	}
 	if j == nil {
-		return failf("NoSuchJob: job %s does not exist", in.JobID)
+		return failf(system.CodeNoSuchJob, "NoSuchJob: job %s does not exist", in.JobID)
 	}
 	if !slices.Contains(j.Runners, from) {
-		return failf("NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
+		return failf(system.CodeNotInCommittee, "NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
 	}
 	if _, err := CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence); err != nil {
-		return failf("AttestationRefused: %v", err)
+		return failf(system.CodeAttestationRefused, "AttestationRefused: %v", err)
 	}
 	ra := &ResultAttestation{JobID: in.JobID, Runner: from, ResultHash: in.ResultHash, UniqueID: a.UniqueID,
 		EvidenceHash: types.Keccak256(in.Evidence), Height: x.env.Height}

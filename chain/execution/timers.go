@@ -523,6 +523,7 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 		return nil, err
 	}
 	if acc.Balance.Cmp(reserve) < 0 {
+		rcpt.Code = uint32(system.CodeInsufficientBalance)
 		rcpt.Error = fmt.Sprintf("InsufficientBalance: timer owner %s has %s, the bid's maximum fee is %s", t.Owner, acc.Balance, reserve)
 		rcpt.Events = []types.Event{fired}
 		return rcpt, nil
@@ -548,14 +549,7 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 		}
 		o.RevertTo(snap)
 		run.events, ret = nil, nil
-		rcpt.Status, rcpt.Error = types.ReceiptFailed, execErr.Error()
-		for i := range x.records {
-			r := &x.records[i]
-			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
-				r.Error = "reverted with the timer message"
-			}
-			r.Status = types.ReceiptFailed
-		}
+		markFailed(rcpt, x.records, execErr, "reverted with the timer message")
 	}
 	run.cycles = min(run.cycles, bid.CyclesLimit)
 	run.cells = min(run.cells, bid.CellsLimit)

@@ -81,15 +81,32 @@ type Module interface {
 	EndBlock(x Tx) error
 }
 
-// Failure is a deterministic failure of a system instruction: the
-// transaction fails with a receipt instead of failing the block.
-type Failure struct{ msg string }
+// Failure is a deterministic failure of an instruction: the transaction
+// fails with a receipt instead of failing the block. The receipt commits
+// to Code; the message is the human-readable text served beside it.
+type Failure struct {
+	Code Code
+	msg  string
+}
 
 func (e *Failure) Error() string { return e.msg }
 
-// Failf returns a Failure with a formatted message.
-func Failf(format string, args ...any) error {
-	return &Failure{msg: fmt.Sprintf(format, args...)}
+// Failf returns a Failure with code and a formatted message.
+func Failf(code Code, format string, args ...any) error {
+	return &Failure{Code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf is the code of a failure: err's Failure code, CodeFailed for any
+// other error, CodeOK for nil.
+func CodeOf(err error) Code {
+	if err == nil {
+		return CodeOK
+	}
+	var f *Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return CodeFailed
 }
 
 // IsFailure reports whether err is (or wraps) a Failure.

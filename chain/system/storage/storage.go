@@ -185,13 +185,13 @@ func ReadVolume(r state.Reader, id types.Hash) (*Volume, error) {
 func (x *txCtx) relayRegister(from types.Address, in *types.RelayRegister) error {
 	pub, err := crypto.DecompressPubkey(in.PubKey)
 	if err != nil {
-		return system.Failf("InvalidRelayKey: %v", err)
+		return system.Failf(system.CodeInvalidRelayKey, "InvalidRelayKey: %v", err)
 	}
 	if types.PubkeyToAddress(*pub) != from {
-		return system.Failf("InvalidRelayKey: the registration must be sent by the relay's node key %s", types.PubkeyToAddress(*pub))
+		return system.Failf(system.CodeInvalidRelayKey, "InvalidRelayKey: the registration must be sent by the relay's node key %s", types.PubkeyToAddress(*pub))
 	}
 	if in.Addr == "" || len(in.Addr) > 256 {
-		return system.Failf("InvalidRelayAddr: a QUIC host:port of at most 256 bytes is required")
+		return system.Failf(system.CodeInvalidRelayAddr, "InvalidRelayAddr: a QUIC host:port of at most 256 bytes is required")
 	}
 	rel, err := ReadRelay(x.State(), from)
 	if err != nil {
@@ -209,7 +209,7 @@ func (x *txCtx) relayRegister(from types.Address, in *types.RelayRegister) error
 	}
 	rel.Stake.Add(rel.Stake, stake)
 	if rel.Stake.Cmp(x.m.p.MinRelayStake) < 0 {
-		return system.Failf("InsufficientStake: relay stake %s below the minimum %s", rel.Stake, x.m.p.MinRelayStake)
+		return system.Failf(system.CodeInsufficientStake, "InsufficientStake: relay stake %s below the minimum %s", rel.Stake, x.m.p.MinRelayStake)
 	}
 	if stake.Sign() > 0 {
 		if err := x.MoveValue(from, types.RelayRegistryAddress, stake); err != nil {
@@ -229,7 +229,7 @@ func (x *txCtx) relayHeartbeat(from types.Address, in *types.RelayHeartbeat) err
 		return err
 	}
 	if rel == nil || rel.Status != RelayActive {
-		return system.Failf("NotARelay: %s is not an active relay", from)
+		return system.Failf(system.CodeNotARelay, "NotARelay: %s is not an active relay", from)
 	}
 	rel.Used, rel.Capacity, rel.LastHeartbeat = in.Used, in.Capacity, x.Env().Height
 	x.State().Set(RelayKey(from), codec.MustMarshal(rel))
@@ -242,7 +242,7 @@ func (x *txCtx) relayDeregister(from types.Address) error {
 		return err
 	}
 	if rel == nil || rel.Status != RelayActive {
-		return system.Failf("NotARelay: %s is not an active relay", from)
+		return system.Failf(system.CodeNotARelay, "NotARelay: %s is not an active relay", from)
 	}
 	// The stake stays bonded (and slashable for challenges still open)
 	// for UnbondingBlocks; the end-of-block sweep then returns it.
@@ -270,15 +270,15 @@ func volumeOwner(id types.Hash) types.Address {
 
 func (x *txCtx) volumeCreate(from types.Address, in *types.VolumeCreate) error {
 	if volumeOwner(in.Volume) != from {
-		return system.Failf("NotVolumeOwner: volume ids start with the owner's address (%s)", from)
+		return system.Failf(system.CodeNotVolumeOwner, "NotVolumeOwner: volume ids start with the owner's address (%s)", from)
 	}
 	if in.K == 0 || in.K+in.M > x.m.p.MaxShards {
-		return system.Failf("InvalidErasure: need 1 <= K and K + M <= %d (got K=%d M=%d)", x.m.p.MaxShards, in.K, in.M)
+		return system.Failf(system.CodeInvalidErasure, "InvalidErasure: need 1 <= K and K + M <= %d (got K=%d M=%d)", x.m.p.MaxShards, in.K, in.M)
 	}
 	if v, err := ReadVolume(x.State(), in.Volume); err != nil {
 		return err
 	} else if v != nil {
-		return system.Failf("VolumeExists: volume %s already exists", in.Volume)
+		return system.Failf(system.CodeVolumeExists, "VolumeExists: volume %s already exists", in.Volume)
 	}
 	v := &Volume{ID: in.Volume, Owner: from, K: in.K, M: in.M, CreatedAt: x.Env().Height, UpdatedAt: x.Env().Height}
 	x.State().Set(VolumeKey(in.Volume), codec.MustMarshal(v))
@@ -293,10 +293,10 @@ func (x *txCtx) ownedVolume(from types.Address, id types.Hash, what string) (*Vo
 		return nil, err
 	}
 	if v == nil {
-		return nil, system.Failf("NoSuchVolume: volume %s does not exist", id)
+		return nil, system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", id)
 	}
 	if v.Owner != from {
-		return nil, system.Failf("NotVolumeOwner: only %s may %s of %s", v.Owner, what, id)
+		return nil, system.Failf(system.CodeNotVolumeOwner, "NotVolumeOwner: only %s may %s of %s", v.Owner, what, id)
 	}
 	return v, nil
 }
@@ -307,14 +307,14 @@ func (x *txCtx) commitManifest(from types.Address, in *types.CommitManifest) err
 		return err
 	}
 	if in.Version != v.Version+1 {
-		return system.Failf("VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
+		return system.Failf(system.CodeVersionConflict, "VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
 	}
 	acct, err := ReadVolumeAccount(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
 	if acct.Evicted != 0 {
-		return system.Failf("VolumeEvicted: volume %s was evicted at height %d for unpaid rent; fund it (volume_fund) to commit again", in.Volume, acct.Evicted)
+		return system.Failf(system.CodeVolumeEvicted, "VolumeEvicted: volume %s was evicted at height %d for unpaid rent; fund it (volume_fund) to commit again", in.Volume, acct.Evicted)
 	}
 	if err := x.setPlacement(in); err != nil {
 		return err
@@ -335,4 +335,3 @@ func (x *txCtx) revokeToken(from types.Address, in *types.RevokeToken) error {
 	x.Emit(types.StorageManagerAddress, "TokenRevoked", map[string]any{"volume": in.Volume, "token": in.TokenID})
 	return nil
 }
-

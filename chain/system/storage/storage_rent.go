@@ -267,21 +267,21 @@ func (x *txCtx) setPlacement(in *types.CommitManifest) error {
 		return nil
 	}
 	if len(in.Placement) > MaxPlacementRelays {
-		return system.Failf("InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
+		return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
 	}
 	for i, p := range in.Placement {
 		if i > 0 && bytes.Compare(in.Placement[i-1].Relay[:], p.Relay[:]) >= 0 {
-			return system.Failf("InvalidPlacement: relays must be sorted and unique")
+			return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: relays must be sorted and unique")
 		}
 		if p.Count == 0 || p.Count > 1<<challenge.MaxProofDepth {
-			return system.Failf("InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
+			return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
 		}
 		rel, err := ReadRelay(x.State(), p.Relay)
 		if err != nil {
 			return err
 		}
 		if rel == nil || rel.Status != RelayActive {
-			return system.Failf("InvalidPlacement: %s is not an active relay", p.Relay)
+			return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: %s is not an active relay", p.Relay)
 		}
 	}
 	x.State().Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
@@ -319,7 +319,7 @@ func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
 		return err
 	}
 	if v == nil {
-		return system.Failf("NoSuchVolume: volume %s does not exist", in.Volume)
+		return system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", in.Volume)
 	}
 	acct, err := ReadVolumeAccount(x.State(), in.Volume)
 	if err != nil {
@@ -327,7 +327,7 @@ func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
 	}
 	val := x.Transaction().Value()
 	if val.Sign() <= 0 {
-		return system.Failf("NoValue: volume_fund credits the transaction value")
+		return system.Failf(system.CodeNoValue, "NoValue: volume_fund credits the transaction value")
 	}
 	if acct.Evicted != 0 {
 		// Funding an evicted volume revives it: the next commitment places
@@ -352,10 +352,10 @@ func (x *txCtx) storageProof(from types.Address, in *types.StorageProof) error {
 		return err
 	}
 	if c == nil {
-		return system.Failf("NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
+		return system.Failf(system.CodeNoSuchChallenge, "NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
 	}
 	if c.Status != ChallengeOpen {
-		return system.Failf("ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
+		return system.Failf(system.CodeChallengeClosed, "ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
 	}
 	ans := &challenge.Answer{
 		Leaf:      challenge.Leaf{ID: in.ShardID, Hash: in.ShardHash, Size: in.ShardSize},
@@ -403,25 +403,25 @@ func hashes(hs []types.Hash) []merkle.Hash {
 func (x *txCtx) claimRent(from types.Address, in *types.ClaimRent) error {
 	p := x.m.p
 	if x.Env().Height < (in.Epoch+1)*p.EpochBlocks {
-		return system.Failf("EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
+		return system.Failf(system.CodeEpochNotOver, "EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
 	}
 	if len(in.Volumes) == 0 || len(in.Volumes) > MaxClaimVolumes {
-		return system.Failf("InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
+		return system.Failf(system.CodeInvalidClaim, "InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
 	}
 	total := new(big.Int)
 	for i, vol := range in.Volumes {
 		if i > 0 && bytes.Compare(in.Volumes[i-1][:], vol[:]) >= 0 {
-			return system.Failf("InvalidClaim: volumes must be sorted and unique")
+			return system.Failf(system.CodeInvalidClaim, "InvalidClaim: volumes must be sorted and unique")
 		}
 		c, err := ReadChallenge(x.State(), in.Epoch, vol, from)
 		if err != nil {
 			return err
 		}
 		if c == nil {
-			return system.Failf("NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
+			return system.Failf(system.CodeNothingToClaim, "NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
 		}
 		if !claimable(c.Status) {
-			return system.Failf("NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
+			return system.Failf(system.CodeNothingToClaim, "NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
 		}
 		c.Status, c.Closed = ChallengeClaimed, x.Env().Height
 		writeChallenge(x.State(), c)
@@ -454,7 +454,7 @@ func (x *txCtx) refusePlacement(from types.Address, in *types.RefusePlacement) e
 		return err
 	}
 	if pl == nil || pl.Version != in.Version {
-		return system.Failf("NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
+		return system.Failf(system.CodeNoSuchPlacement, "NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
 	}
 	i := -1
 	for j, r := range pl.Relays {
@@ -463,7 +463,7 @@ func (x *txCtx) refusePlacement(from types.Address, in *types.RefusePlacement) e
 		}
 	}
 	if i < 0 {
-		return system.Failf("NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
+		return system.Failf(system.CodeNoSuchPlacement, "NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
 	}
 	pl.Relays = append(pl.Relays[:i:i], pl.Relays[i+1:]...)
 	if len(pl.Relays) == 0 {

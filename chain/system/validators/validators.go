@@ -196,7 +196,7 @@ func (x *txCtx) dispatch(from types.Address, in types.Instruction) error {
 		return err
 	}
 	if ep == nil {
-		return system.Failf("NoValidatorRegistry: this chain has a fixed single validator (--dev)")
+		return system.Failf(system.CodeNoValidatorRegistry, "NoValidatorRegistry: this chain has a fixed single validator (--dev)")
 	}
 	switch v := in.(type) {
 	case *types.ValidatorRegister:
@@ -217,11 +217,11 @@ func (x *txCtx) validatorRegister(from types.Address, in *types.ValidatorRegiste
 	p := x.m.p
 	pk, err := bls.PublicKeyFromBytes(in.BLSKey)
 	if err != nil {
-		return system.Failf("InvalidBLSKey: %v", err)
+		return system.Failf(system.CodeInvalidBLSKey, "InvalidBLSKey: %v", err)
 	}
 	pop, err := bls.SignatureFromBytes(in.BLSPoP)
 	if err != nil || !pk.VerifyPossession(pop) {
-		return system.Failf("InvalidProofOfPossession: bls_pop does not prove possession of bls_key")
+		return system.Failf(system.CodeInvalidProofOfPossession, "InvalidProofOfPossession: bls_pop does not prove possession of bls_key")
 	}
 	rec, err := ReadValidator(x.State(), from)
 	if err != nil {
@@ -232,20 +232,20 @@ func (x *txCtx) validatorRegister(from types.Address, in *types.ValidatorRegiste
 		return err
 	}
 	if used && types.Address(owner) != from {
-		return system.Failf("BLSKeyInUse: the key belongs to validator %s", types.Address(owner))
+		return system.Failf(system.CodeBLSKeyInUse, "BLSKeyInUse: the key belongs to validator %s", types.Address(owner))
 	}
 	stake := x.Transaction().Value()
 	switch {
 	case rec == nil:
 		rec = &ValidatorRecord{Address: from, BLSKey: append(types.Bytes(nil), in.BLSKey...), Stake: new(big.Int), Status: ValidatorPending, RegisteredAt: x.Env().Height}
 	case rec.Status == ValidatorExiting || rec.Status == ValidatorExited:
-		return system.Failf("ValidatorExiting: withdraw the stake before registering again")
+		return system.Failf(system.CodeValidatorExiting, "ValidatorExiting: withdraw the stake before registering again")
 	case string(rec.BLSKey) != string(in.BLSKey):
-		return system.Failf("BLSKeyMismatch: a registered validator keeps its key")
+		return system.Failf(system.CodeBLSKeyMismatch, "BLSKeyMismatch: a registered validator keeps its key")
 	}
 	rec.Stake.Add(rec.Stake, stake)
 	if rec.Stake.Cmp(p.MinStake) < 0 {
-		return system.Failf("InsufficientStake: validator stake %s below the minimum %s", rec.Stake, p.MinStake)
+		return system.Failf(system.CodeInsufficientStake, "InsufficientStake: validator stake %s below the minimum %s", rec.Stake, p.MinStake)
 	}
 	if stake.Sign() > 0 {
 		if err := x.MoveValue(from, types.ValidatorRegistryAddress, stake); err != nil {
@@ -264,7 +264,7 @@ func (x *txCtx) validatorExit(from types.Address) error {
 		return err
 	}
 	if rec == nil || (rec.Status != ValidatorActive && rec.Status != ValidatorPending) {
-		return system.Failf("NotAValidator: %s is not a bonded validator", from)
+		return system.Failf(system.CodeNotAValidator, "NotAValidator: %s is not a bonded validator", from)
 	}
 	rec.Status = ValidatorExiting
 	rec.UnbondAt = x.Env().Timestamp + x.m.p.UnbondingMs
@@ -279,10 +279,10 @@ func (x *txCtx) validatorWithdraw(from types.Address) error {
 		return err
 	}
 	if rec == nil || (rec.Status != ValidatorExiting && rec.Status != ValidatorExited) {
-		return system.Failf("NotExiting: %s has not signalled an exit", from)
+		return system.Failf(system.CodeNotExiting, "NotExiting: %s has not signalled an exit", from)
 	}
 	if rec.Status != ValidatorExited || x.Env().Timestamp < rec.UnbondAt {
-		return system.Failf("StillBonded: the stake unbonds at %d ms after leaving the set", rec.UnbondAt)
+		return system.Failf(system.CodeStillBonded, "StillBonded: the stake unbonds at %d ms after leaving the set", rec.UnbondAt)
 	}
 	if rec.Stake.Sign() > 0 {
 		if err := x.MoveValue(types.ValidatorRegistryAddress, from, rec.Stake); err != nil {
@@ -301,10 +301,10 @@ func (x *txCtx) validatorUnjail(from types.Address) error {
 		return err
 	}
 	if rec == nil || !rec.Jailed {
-		return system.Failf("NotJailed: %s is not jailed", from)
+		return system.Failf(system.CodeNotJailed, "NotJailed: %s is not jailed", from)
 	}
 	if x.Env().Timestamp < rec.JailedUntil {
-		return system.Failf("StillJailed: until %d ms", rec.JailedUntil)
+		return system.Failf(system.CodeStillJailed, "StillJailed: until %d ms", rec.JailedUntil)
 	}
 	rec.Jailed = false
 	writeValidator(x.State(), rec)
@@ -318,34 +318,34 @@ func (x *txCtx) validatorUnjail(from types.Address) error {
 func (x *txCtx) validatorEvidence(in *types.ValidatorEvidence) error {
 	ev, err := consensus.DecodeEvidence(in.Evidence)
 	if err != nil {
-		return system.Failf("InvalidEvidence: %v", err)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
 	ep, err := ReadEpoch(x.State())
 	if err != nil {
 		return err
 	}
 	if in.Epoch > ep.Number || ev.ChainID != consensus.EpochDomain(x.m.chainID, in.Epoch) {
-		return system.Failf("InvalidEvidence: signing domain %d is not epoch %d's of this chain", ev.ChainID, in.Epoch)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: signing domain %d is not epoch %d's of this chain", ev.ChainID, in.Epoch)
 	}
 	rec, err := ReadValidator(x.State(), ev.Validator)
 	if err != nil {
 		return err
 	}
 	if rec == nil {
-		return system.Failf("InvalidEvidence: %s is not a registered validator", ev.Validator)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %s is not a registered validator", ev.Validator)
 	}
 	pk, err := (consensus.BLS{}).ParsePublicKey(rec.BLSKey)
 	if err != nil {
 		return err
 	}
 	if err := ev.Verify(consensus.BLS{}, pk); err != nil {
-		return system.Failf("InvalidEvidence: %v", err)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
 	k := evidenceKey(ev.Validator, ev.A.Round)
 	if _, seen, err := x.State().Get(k); err != nil {
 		return err
 	} else if seen {
-		return system.Failf("EvidenceKnown: already punished for round %d", ev.A.Round)
+		return system.Failf(system.CodeEvidenceKnown, "EvidenceKnown: already punished for round %d", ev.A.Round)
 	}
 	x.State().Set(k, []byte{1})
 	slash := new(big.Int).Mul(rec.Stake, new(big.Int).SetUint64(x.m.p.SlashBps))
