@@ -25,7 +25,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 )
 
 // Executor runs HTTP jobs. It is safe for concurrent use.

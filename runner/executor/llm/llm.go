@@ -31,7 +31,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	openai "github.com/sashabaranov/go-openai"
 )
 

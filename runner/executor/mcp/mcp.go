@@ -48,7 +48,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/internal/version"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 )
 
 // ErrToolFailed marks a tool result with isError set; it is wrapped together
