@@ -84,6 +84,32 @@ type Library struct {
 	PublishedAt uint64        `json:"published_at"`
 }
 
+// Library event topics; the publisher's account emits them.
+const (
+	TopicLibraryPublished = "LibraryPublished"
+	TopicLibraryRemoved   = "LibraryRemoved"
+)
+
+// LibraryPublishedEvent is the data of the LibraryPublished event.
+type LibraryPublishedEvent struct {
+	Publisher types.Address `cbor:"publisher" json:"publisher"`
+	Name      string        `cbor:"name" json:"name"`
+	CodeHash  types.Hash    `cbor:"code_hash" json:"code_hash"`
+	CodeSize  uint64        `cbor:"code_size" json:"code_size"`
+}
+
+// Topic implements system.EventData.
+func (*LibraryPublishedEvent) Topic() string { return TopicLibraryPublished }
+
+// LibraryRemovedEvent is the data of the LibraryRemoved event.
+type LibraryRemovedEvent struct {
+	Publisher types.Address `cbor:"publisher" json:"publisher"`
+	Name      string        `cbor:"name" json:"name"`
+}
+
+// Topic implements system.EventData.
+func (*LibraryRemovedEvent) Topic() string { return TopicLibraryRemoved }
+
 // LibraryKey is the state key of (publisher, name).
 func LibraryKey(publisher types.Address, name string) []byte {
 	return state.Key(state.PrefixLibrary, publisher[:], []byte(name))
@@ -728,9 +754,7 @@ func (x *txExec) publishLibrary(from types.Address, p *types.PublishLibrary) err
 	}
 	lib := Library{Publisher: from, Name: p.Name, CodeHash: h, CodeSize: uint64(len(src)), PublishedAt: x.env.Height}
 	x.o.Set(LibraryKey(from, p.Name), codec.MustMarshal(&lib))
-	x.run.events = append(x.run.events, types.Event{Emitter: from, Topic: "LibraryPublished", Data: codec.MustMarshal(map[string]any{
-		"publisher": from, "name": p.Name, "code_hash": h, "code_size": uint64(len(src)),
-	})})
+	x.emit(from, &LibraryPublishedEvent{Publisher: from, Name: p.Name, CodeHash: h, CodeSize: uint64(len(src))})
 	return nil
 }
 
@@ -742,8 +766,6 @@ func (x *txExec) removeLibrary(from types.Address, r *types.RemoveLibrary) error
 		return failf(system.CodeNoSuchLibrary, "NoSuchLibrary: %s has no library named %q", from, r.Name)
 	}
 	x.o.Delete(k)
-	x.run.events = append(x.run.events, types.Event{Emitter: from, Topic: "LibraryRemoved", Data: codec.MustMarshal(map[string]any{
-		"publisher": from, "name": r.Name,
-	})})
+	x.emit(from, &LibraryRemovedEvent{Publisher: from, Name: r.Name})
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -530,7 +532,7 @@ func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) er
 	} else {
 		x.o.Delete(RunnerEndpointKey(from))
 	}
-	x.emit(types.RunnerRegistryAddress, "RunnerRegistered", map[string]any{"runner": from, "stake": rn.Stake})
+	x.emit(types.RunnerRegistryAddress, &runners.RunnerRegisteredEvent{Runner: from, Stake: rn.Stake})
 	return nil
 }
 
@@ -581,7 +583,7 @@ func (x *txExec) runnerDeregister(from types.Address) error {
 	unbonding := rn.Stake
 	rn.Stake, rn.Status = new(big.Int), RunnerExited
 	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
-	x.emit(types.RunnerRegistryAddress, "RunnerDeregistered", map[string]any{"runner": from, "unbonding": unbonding, "release": release})
+	x.emit(types.RunnerRegistryAddress, &runners.RunnerDeregisteredEvent{Runner: from, Unbonding: unbonding, Release: release})
 	return nil
 }
 
@@ -668,9 +670,7 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 	x.o.Set(jobSnapKey(id), codec.MustMarshal(&rec))
 	seed := selection.Seed(x.env.Seed, id, spec.SubmittedAt)
 	j := job.New(*spec, seed, root)
-	x.emit(types.JobDispatcherAddress, "JobSubmitted", map[string]any{
-		"job_id": id, "submitter": submitter, "escrow": escrow, "candidates": uint64(len(snap)), "candidate_root": root,
-	})
+	x.emit(types.JobDispatcherAddress, &jobs.JobSubmittedEvent{JobID: id, Submitter: submitter, Escrow: escrow, Candidates: uint64(len(snap)), CandidateRoot: root})
 	if err := x.selectRunners(&j); err != nil {
 		return types.Hash{}, err
 	}
@@ -723,9 +723,7 @@ func (x *txExec) selectRunners(j *job.Job) error {
 	if err := x.adjustRunners(a.Runners, 1, 0); err != nil {
 		return err
 	}
-	x.emit(types.JobDispatcherAddress, "JobAssigned", map[string]any{
-		"job_id": j.Spec.JobID, "runners": a.Runners, "aggregator": a.Aggregator, "retry": uint64(j.Retry), "deadline": j.Deadline,
-	})
+	x.emit(types.JobDispatcherAddress, &jobs.JobAssignedEvent{JobID: j.Spec.JobID, Runners: a.Runners, Aggregator: a.Aggregator, Retry: uint64(j.Retry), Deadline: j.Deadline})
 	return nil
 }
 
@@ -741,7 +739,7 @@ func (x *txExec) step(j *job.Job, ev job.Event) error {
 		return err
 	}
 	if n.State == job.StateFailed && prev.State != job.StateFailed {
-		x.emit(types.JobDispatcherAddress, "JobFailed", map[string]any{"job_id": n.Spec.JobID, "reason": uint64(n.Fail), "retry": uint64(n.Retry)})
+		x.emit(types.JobDispatcherAddress, &jobs.JobFailedEvent{JobID: n.Spec.JobID, Reason: uint64(n.Fail), Retry: uint64(n.Retry)})
 	}
 	// Runners leave a job when it stops being theirs: a re-selection frees
 	// the previous committee, verification or failure frees all of it, and
@@ -838,8 +836,7 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 				if payment.NeedsReview(r.Usage, &s.ResultSchema) {
 					// Spec 002: reported usage above 2 × expected triggers
 					// review; the event lets watchers (and challengers) find it.
-					x.emit(types.JobDispatcherAddress, "UsageAnomaly", map[string]any{"job_id": s.JobID, "runner": a,
-						"wall_time_ms": r.Usage.WallTimeMs, "expected_ms": s.ResultSchema.ExpectedExecutionMs})
+					x.emit(types.JobDispatcherAddress, &jobs.UsageAnomalyEvent{JobID: s.JobID, Runner: a, WallTimeMs: r.Usage.WallTimeMs, ExpectedMs: s.ResultSchema.ExpectedExecutionMs})
 				}
 			}
 			in.Payees = append(in.Payees, py)
@@ -895,7 +892,7 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 		}
 	}
 	x.o.Set(JobPaymentsKey(s.JobID), codec.MustMarshal(&rec))
-	x.emit(types.JobDispatcherAddress, "JobSettled", map[string]any{"job_id": s.JobID, "outcome": uint64(outcome), "payment": st.Payment, "refund": st.Refund})
+	x.emit(types.JobDispatcherAddress, &jobs.JobSettledEvent{JobID: s.JobID, Outcome: uint64(outcome), Payment: st.Payment, Refund: st.Refund})
 	return nil
 }
 
@@ -981,7 +978,7 @@ func (x *txExec) commitResult(from types.Address, in *types.CommitResult) error 
 	if err := x.step(j, job.Committed{At: x.env.Height, Runner: from, Hash: in.Commitment}); err != nil {
 		return err
 	}
-	x.emit(types.JobDispatcherAddress, "JobCommitted", map[string]any{"job_id": in.JobID, "runner": from, "commitment": in.Commitment})
+	x.emit(types.JobDispatcherAddress, &jobs.JobCommittedEvent{JobID: in.JobID, Runner: from, Commitment: in.Commitment})
 	return nil
 }
 
@@ -1014,7 +1011,7 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 		if err := x.step(j, job.Rejected{At: x.env.Height, Dissented: out.Dissented}); err != nil {
 			return err
 		}
-		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": in.JobID, "dissented": out.Dissented})
+		x.emit(types.ResultVerifierAddress, &jobs.JobRejectedEvent{JobID: in.JobID, Dissented: out.Dissented})
 		return nil
 	case err != nil:
 		return failf(system.CodeInvalidSubmission, "InvalidSubmission: %v", err)
@@ -1030,9 +1027,7 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 	if err := x.step(j, job.Verified{At: x.env.Height, Submitter: from, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented}); err != nil {
 		return err
 	}
-	x.emit(types.ResultVerifierAddress, "JobVerified", map[string]any{
-		"job_id": in.JobID, "result_hash": out.ResultHash, "agreed": out.Agreed, "dissented": out.Dissented, "aggregator": from,
-	})
+	x.emit(types.ResultVerifierAddress, &jobs.JobVerifiedEvent{JobID: in.JobID, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented, Aggregator: &from})
 	return nil
 }
 
@@ -1168,7 +1163,7 @@ func (x *txExec) revealResult(from types.Address, in *types.RevealResult) error 
 		return failf(system.CodeInvalidReveal, "InvalidReveal: %s", missing)
 	}
 	x.o.Set(jobRevealKey(in.JobID, from), bytes.Clone(in.Reveal))
-	x.emit(types.ResultVerifierAddress, "JobRevealed", map[string]any{"job_id": in.JobID, "runner": from})
+	x.emit(types.ResultVerifierAddress, &jobs.JobRevealedEvent{JobID: in.JobID, Runner: from})
 	if err := x.step(j, job.Revealed{At: x.env.Height, Runner: from}); err != nil {
 		return err
 	}
@@ -1238,13 +1233,11 @@ func (x *txExec) verifyReveals(j *job.Job) error {
 	out, err := verify.Verify(verify.Input{Spec: &j.Spec, Commitments: j.Commitments, Keys: keys, Reveals: reveals})
 	if err != nil || !out.Accepted || len(out.Agreed) < j.Spec.Verification.Quorum() {
 		x.o.Set(JobResultKey(id), codec.MustMarshal(&JobResult{Reveals: reveals, Height: x.env.Height}))
-		x.emit(types.ResultVerifierAddress, "JobRejected", map[string]any{"job_id": id, "dissented": out.Dissented})
+		x.emit(types.ResultVerifierAddress, &jobs.JobRejectedEvent{JobID: id, Dissented: out.Dissented})
 		return x.step(j, job.Rejected{At: x.env.Height, Dissented: out.Dissented})
 	}
 	x.o.Set(JobResultKey(id), codec.MustMarshal(&JobResult{Accepted: true, Result: out.Result, ResultHash: out.ResultHash,
 		Representative: out.Representative, Submitter: out.Representative, Reveals: reveals, Height: x.env.Height}))
-	x.emit(types.ResultVerifierAddress, "JobVerified", map[string]any{
-		"job_id": id, "result_hash": out.ResultHash, "agreed": out.Agreed, "dissented": out.Dissented,
-	})
+	x.emit(types.ResultVerifierAddress, &jobs.JobVerifiedEvent{JobID: id, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented})
 	return x.step(j, job.Verified{At: x.env.Height, Submitter: out.Representative, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented})
 }

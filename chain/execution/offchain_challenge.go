@@ -11,6 +11,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -76,7 +78,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 		if err := x.burnFrom(types.ResultVerifierAddress, bond); err != nil {
 			return err
 		}
-		x.emit(types.ResultVerifierAddress, "ChallengeRejected", map[string]any{"job_id": in.JobID, "challenger": from, "forfeited": bond, "reason": reason})
+		x.emit(types.ResultVerifierAddress, &jobs.ChallengeRejectedEvent{JobID: in.JobID, Challenger: from, Forfeited: bond, Reason: reason})
 		return nil
 	}
 	// A runner is slashed at most once per job: a dissenting culprit leaves
@@ -99,7 +101,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 			return err
 		}
 		slashed.Add(slashed, s)
-		x.emit(types.RunnerRegistryAddress, "RunnerSlashed", map[string]any{"runner": a, "job_id": in.JobID, "amount": s})
+		x.emit(types.RunnerRegistryAddress, &runners.RunnerSlashedEvent{Runner: a, JobID: in.JobID, Amount: s})
 	}
 	reward := new(big.Int).Mul(slashed, new(big.Int).SetUint64(p.ChallengerBps))
 	reward.Quo(reward, big.NewInt(10_000))
@@ -113,8 +115,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	if err := x.moveValue(types.ResultVerifierAddress, from, bond); err != nil {
 		return err
 	}
-	x.emit(types.ResultVerifierAddress, "ChallengeUpheld", map[string]any{"job_id": in.JobID, "challenger": from, "culprits": culprits,
-		"reason": reason, "slashed": slashed, "reward": reward, "burned": burn})
+	x.emit(types.ResultVerifierAddress, &jobs.ChallengeUpheldEvent{JobID: in.JobID, Challenger: from, Culprits: culprits, Reason: reason, Slashed: slashed, Reward: reward, Burned: burn})
 	return nil
 }
 

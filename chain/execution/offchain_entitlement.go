@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -117,7 +118,7 @@ func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
 		}
 		if !ok {
 			x.o.Set(k, from[:])
-			x.emit(types.EntitlementRegistryAddress, "ScopeClaimed", map[string]any{"scope_kind": uint64(s.Kind), "id": s.ID, "owner": from})
+			x.emit(types.EntitlementRegistryAddress, &entitlements.ScopeClaimedEvent{ScopeKind: uint64(s.Kind), ID: s.ID, Owner: from})
 			return nil
 		}
 		if !bytes.Equal(owner, from[:]) {
@@ -167,7 +168,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "EntitlementGranted", map[string]any{"id": id, "granter": from, "grantee": v.Grantee})
+		x.emit(types.EntitlementRegistryAddress, &entitlements.EntitlementGrantedEvent{ID: id, Granter: from, Grantee: v.Grantee})
 		return id[:], nil
 	case *types.EntitlementRevoke:
 		if err := x.charge(entitlement.RevokeCycles, entitlement.RevokeCells); err != nil {
@@ -176,7 +177,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err := reg.Revoke(from, v.ID); err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "EntitlementRevoked", map[string]any{"id": v.ID, "by": from})
+		x.emit(types.EntitlementRegistryAddress, &entitlements.EntitlementRevokedEvent{ID: v.ID, By: from})
 		return nil, nil
 	case *types.EntitlementDelegate:
 		if err := x.charge(entitlement.DelegateCycles, entitlement.DelegateCells); err != nil {
@@ -190,7 +191,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "EntitlementDelegated", map[string]any{"id": id, "parent": v.Parent, "grantee": v.Grantee})
+		x.emit(types.EntitlementRegistryAddress, &entitlements.EntitlementDelegatedEvent{ID: id, Parent: v.Parent, Grantee: v.Grantee})
 		return id[:], nil
 	case *types.RoleCreate:
 		if err := x.charge(entitlement.CreateRoleCycles, entitlement.CreateRoleCells); err != nil {
@@ -217,7 +218,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "RoleCreated", map[string]any{"id": id, "creator": from, "name": v.Name})
+		x.emit(types.EntitlementRegistryAddress, &entitlements.RoleCreatedEvent{ID: id, Creator: from, Name: v.Name})
 		return id[:], nil
 	case *types.RoleAssign:
 		if err := x.charge(entitlement.AssignRoleCycles, entitlement.AssignRoleCells); err != nil {
@@ -226,7 +227,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err := reg.AssignRole(from, v.RoleID, v.Assignee); err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "RoleAssigned", map[string]any{"role": v.RoleID, "assignee": v.Assignee})
+		x.emit(types.EntitlementRegistryAddress, &entitlements.RoleAssignedEvent{Role: v.RoleID, Assignee: v.Assignee})
 		return nil, nil
 	case *types.RoleRevoke:
 		if err := x.charge(entitlement.AssignRoleCycles, entitlement.AssignRoleCells); err != nil {
@@ -235,7 +236,7 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err := reg.RevokeRole(from, v.RoleID, v.Assignee); err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "RoleRevoked", map[string]any{"role": v.RoleID, "assignee": v.Assignee})
+		x.emit(types.EntitlementRegistryAddress, &entitlements.RoleRevokedEvent{Role: v.RoleID, Assignee: v.Assignee})
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())

@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -154,7 +155,7 @@ func (x *txExec) queueCallback(j *job.Job) {
 	pc := PendingCallback{JobID: j.Spec.JobID, Status: arg.Status, Actor: j.Spec.Callback.Actor, Handler: j.Spec.Callback.Handler,
 		Payload: codec.MustMarshal([]any{arg}), QueuedAt: x.env.Height}
 	x.o.Set(callbackKey(x.env.Height, pc.JobID, pc.Status), codec.MustMarshal(&pc))
-	x.emit(types.ResultVerifierAddress, "JobCallbackQueued", map[string]any{"job_id": pc.JobID, "status": pc.Status, "actor": pc.Actor})
+	x.emit(types.ResultVerifierAddress, &jobs.JobCallbackQueuedEvent{JobID: pc.JobID, Status: pc.Status, Actor: pc.Actor})
 }
 
 // PendingCallbacks lists the queued callbacks in delivery order.
@@ -306,12 +307,11 @@ func bytesToU64(b []byte) uint64 {
 // runCallback delivers one callback; a failing handler reverts only itself.
 func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, error) {
 	o, env := x0.o, x0.env
-	ev := types.Event{Emitter: types.ResultVerifierAddress, Topic: "JobCallback", Data: codec.MustMarshal(map[string]any{
-		"job_id": pc.JobID, "status": pc.Status, "actor": pc.Actor, "handler": pc.Handler, "queued_at": pc.QueuedAt})}
+	ev := system.Event(types.ResultVerifierAddress, &jobs.JobCallbackEvent{JobID: pc.JobID, Status: pc.Status, Actor: pc.Actor, Handler: pc.Handler, QueuedAt: pc.QueuedAt})
 	rcpt := &types.Receipt{TxHash: JobCallbackReceiptHash(pc.JobID, pc.Status, env.Height), Status: types.ReceiptSuccess,
 		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Return: []byte{}}
 	if e.vm == nil {
-		rcpt.Status, rcpt.Error, rcpt.Events = types.ReceiptFailed, "Unsupported: this node runs without the PVM", []types.Event{ev}
+		rcpt.Status, rcpt.Code, rcpt.Error, rcpt.Events = types.ReceiptFailed, uint32(system.CodeUnsupported), "Unsupported: this node runs without the PVM", []types.Event{ev}
 		return rcpt, nil
 	}
 	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Offchain.CallbackCells}

@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -167,7 +168,7 @@ func (x *txExec) runnerDelegate(from types.Address, in *types.RunnerDelegateStak
 	d.Amount = new(big.Int).Add(d.Amount, amount)
 	x.o.Set(k, codec.MustMarshal(&d))
 	x.saveRunner(rn)
-	x.emit(types.RunnerRegistryAddress, "StakeDelegated", map[string]any{"runner": in.Runner, "delegator": from, "amount": amount, "total": d.Amount})
+	x.emit(types.RunnerRegistryAddress, &runners.StakeDelegatedEvent{Runner: in.Runner, Delegator: from, Amount: amount, Total: d.Amount})
 	return nil
 }
 
@@ -207,7 +208,7 @@ func (x *txExec) runnerUndelegate(from types.Address, in *types.RunnerUndelegate
 	}
 	rn.Delegated = new(big.Int).Sub(bigOr0(rn.Delegated), in.Amount)
 	x.saveRunner(rn)
-	x.emit(types.RunnerRegistryAddress, "StakeUndelegated", map[string]any{"runner": in.Runner, "delegator": from, "amount": in.Amount, "release": release})
+	x.emit(types.RunnerRegistryAddress, &runners.StakeUndelegatedEvent{Runner: in.Runner, Delegator: from, Amount: in.Amount, Release: release})
 	return nil
 }
 
@@ -225,7 +226,7 @@ func (x *txExec) runnerStake(from types.Address) error {
 	}
 	rn.Stake = new(big.Int).Add(bigOr0(rn.Stake), amount)
 	x.saveRunner(rn)
-	x.emit(types.RunnerRegistryAddress, "RunnerStaked", map[string]any{"runner": from, "amount": amount, "stake": rn.Stake})
+	x.emit(types.RunnerRegistryAddress, &runners.RunnerStakedEvent{Runner: from, Amount: amount, Stake: rn.Stake})
 	return nil
 }
 
@@ -251,7 +252,7 @@ func (x *txExec) runnerUnstake(from types.Address, in *types.RunnerUnstake) erro
 		return err
 	}
 	x.saveRunner(rn)
-	x.emit(types.RunnerRegistryAddress, "RunnerUnstaked", map[string]any{"runner": from, "amount": in.Amount, "release": release})
+	x.emit(types.RunnerRegistryAddress, &runners.RunnerUnstakedEvent{Runner: from, Amount: in.Amount, Release: release})
 	return nil
 }
 
@@ -265,7 +266,7 @@ func (x *txExec) runnerSetCommission(from types.Address, in *types.RunnerSetComm
 	}
 	rn.CommissionBps = uint16(in.CommissionBps)
 	x.saveRunner(rn)
-	x.emit(types.RunnerRegistryAddress, "CommissionSet", map[string]any{"runner": from, "commission_bps": in.CommissionBps})
+	x.emit(types.RunnerRegistryAddress, &runners.CommissionSetEvent{Runner: from, CommissionBps: in.CommissionBps})
 	return nil
 }
 
@@ -294,7 +295,7 @@ func (x *txExec) runnerWithdraw(from types.Address) error {
 			return err
 		}
 	}
-	x.emit(types.RunnerRegistryAddress, "StakeWithdrawn", map[string]any{"owner": from, "amount": total})
+	x.emit(types.RunnerRegistryAddress, &runners.StakeWithdrawnEvent{Owner: from, Amount: total})
 	return nil
 }
 
@@ -360,7 +361,7 @@ func (x *txExec) slashRunner(a types.Address) (*big.Int, error) {
 		if _, err := x.addTranche(a, a, rn.Stake, true); err != nil {
 			return nil, err
 		}
-		x.emit(types.RunnerRegistryAddress, "RunnerEjected", map[string]any{"runner": a, "unbonding": rn.Stake, "slashes": uint64(rn.ConsecutiveSlashes)})
+		x.emit(types.RunnerRegistryAddress, &runners.RunnerEjectedEvent{Runner: a, Unbonding: rn.Stake, Slashes: uint64(rn.ConsecutiveSlashes)})
 		rn.Stake, rn.Status = new(big.Int), RunnerExited
 	}
 	x.saveRunner(rn)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/big"
 
-	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -67,14 +66,13 @@ func (x *txExec) Transaction() *types.Tx   { return x.tx }
 
 func (x *txExec) Charge(cycles, cells uint64) error { return x.charge(cycles, cells) }
 
-func (x *txExec) Emit(emitter types.Address, topic string, data any) {
-	x.run.events = append(x.run.events, system.Event(emitter, topic, data))
-}
+func (x *txExec) Emit(emitter types.Address, ev system.EventData) { x.emit(emitter, ev) }
 
 func (x *txExec) MoveValue(from, to types.Address, v *big.Int) error { return x.moveValue(from, to, v) }
 
-func (x *txExec) emit(emitter types.Address, topic string, data map[string]any) {
-	x.run.events = append(x.run.events, types.Event{Emitter: emitter, Topic: topic, Data: codec.MustMarshal(data)})
+// emit records a typed event in the transaction's receipt.
+func (x *txExec) emit(emitter types.Address, ev system.EventData) {
+	x.run.events = append(x.run.events, system.Event(emitter, ev))
 }
 
 // failureCode is the receipt code of a transaction, timer or callback that

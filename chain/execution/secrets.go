@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -263,7 +264,7 @@ func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
 		return err
 	}
 	x.o.Set(SecretKey(from, in.Name), b)
-	x.emit(types.SecretsManagerAddress, "SecretPut", map[string]any{"owner": from, "name": in.Name, "version": s.Version, "policy_id": pol.ID()})
+	x.emit(types.SecretsManagerAddress, &secrets.SecretPutEvent{Owner: from, Name: in.Name, Version: s.Version, PolicyID: pol.ID()})
 	return nil
 }
 
@@ -332,7 +333,7 @@ func (x *txExec) secretGrant(from types.Address, in *types.SecretGrant) error {
 	}
 	x.o.Set(SecretGrantKey(from, in.Name, in.Runner), b)
 	x.o.Set(runnerGrantKey(in.Runner, from, in.Name), []byte{1})
-	x.emit(types.SecretsManagerAddress, "SecretGranted", map[string]any{"owner": from, "name": in.Name, "version": s.Version, "runner": in.Runner})
+	x.emit(types.SecretsManagerAddress, &secrets.SecretGrantedEvent{Owner: from, Name: in.Name, Version: s.Version, Runner: in.Runner})
 	return nil
 }
 
@@ -355,7 +356,7 @@ func (x *txExec) secretRevoke(from types.Address, in *types.SecretRevoke) error 
 	x.o.Delete(runnerGrantKey(in.Runner, from, in.Name))
 	s.Grants--
 	x.o.Set(SecretKey(from, in.Name), codec.MustMarshal(s))
-	x.emit(types.SecretsManagerAddress, "SecretRevoked", map[string]any{"owner": from, "name": in.Name, "runner": in.Runner})
+	x.emit(types.SecretsManagerAddress, &secrets.SecretRevokedEvent{Owner: from, Name: in.Name, Runner: in.Runner})
 	return nil
 }
 
@@ -375,6 +376,6 @@ func (x *txExec) secretDelete(from types.Address, in *types.SecretDelete) error 
 		return err
 	}
 	x.setSecretCount(from, n-min(n, 1))
-	x.emit(types.SecretsManagerAddress, "SecretDeleted", map[string]any{"owner": from, "name": in.Name})
+	x.emit(types.SecretsManagerAddress, &secrets.SecretDeletedEvent{Owner: from, Name: in.Name})
 	return nil
 }

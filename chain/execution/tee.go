@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -267,8 +268,7 @@ func (x *txExec) teeAttest(from types.Address, in *types.TEEAttest) error {
 		return err
 	}
 	x.o.Set(AttestationKey(from), b)
-	x.emit(types.TEEVerifierAddress, "AttestationVerified", map[string]any{"runner": from, "backend": c.Backend.String(),
-		"unique_id": c.UniqueID, "signer_id": c.SignerID, "security_version": c.SecurityVersion, "expires_at": a.ExpiresAt})
+	x.emit(types.TEEVerifierAddress, &tee.AttestationVerifiedEvent{Runner: from, Backend: c.Backend.String(), UniqueID: c.UniqueID, SignerID: c.SignerID, SecurityVersion: c.SecurityVersion, ExpiresAt: a.ExpiresAt})
 	return nil
 }
 
@@ -308,7 +308,7 @@ func (x *txExec) teeAttestResult(from types.Address, in *types.TEEAttestResult) 
 		return err
 	}
 	x.o.Set(ResultAttestationKey(in.JobID, from), b)
-	x.emit(types.TEEVerifierAddress, "ResultAttested", map[string]any{"job_id": in.JobID, "runner": from, "result_hash": in.ResultHash})
+	x.emit(types.TEEVerifierAddress, &tee.ResultAttestedEvent{JobID: in.JobID, Runner: from, ResultHash: in.ResultHash})
 	return nil
 }
 

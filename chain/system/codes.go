@@ -40,6 +40,7 @@ const (
 	CodeInvalidLibrary      Code = 114
 	CodeInvalidSource       Code = 115
 	CodeValueNotAccepted    Code = 116
+	CodeUnsupported         Code = 117
 )
 
 // Codes of the Relay Registry and Storage Manager (chain/system/storage).

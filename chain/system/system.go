@@ -48,9 +48,9 @@ type Tx interface {
 	// Charge meters execution beyond the intrinsic cost; it fails with
 	// OutOfCycles/OutOfCells past the transaction's limits.
 	Charge(cycles, cells uint64) error
-	// Emit records an event in the transaction's receipt. data is encoded
-	// in canonical CBOR.
-	Emit(emitter types.Address, topic string, data any)
+	// Emit records an event in the transaction's receipt, its data in
+	// canonical CBOR.
+	Emit(emitter types.Address, ev EventData)
 	// MoveValue moves native value between accounts; an overdraft is a
 	// Failure.
 	MoveValue(from, to types.Address, v *big.Int) error
@@ -115,9 +115,16 @@ func IsFailure(err error) bool {
 	return errors.As(err, &f)
 }
 
-// Event builds an event record with data in canonical CBOR.
-func Event(emitter types.Address, topic string, data any) types.Event {
-	return types.Event{Emitter: emitter, Topic: topic, Data: codec.MustMarshal(data)}
+// EventData is a typed event: a struct whose fields, encoded as a CBOR
+// map, are the event's data. Each module defines its events and their
+// topic constants (events.go).
+type EventData interface {
+	Topic() string
+}
+
+// Event builds the receipt's event record of ev.
+func Event(emitter types.Address, ev EventData) types.Event {
+	return types.Event{Emitter: emitter, Topic: ev.Topic(), Data: codec.MustMarshal(ev)}
 }
 
 // BE8 is the 8-byte big-endian encoding of v, used in state keys so that

@@ -219,7 +219,7 @@ func (x *txCtx) relayRegister(from types.Address, in *types.RelayRegister) error
 	rel.Addr, rel.PubKey, rel.Capacity = in.Addr, append(types.Bytes(nil), in.PubKey...), in.Capacity
 	rel.LastHeartbeat, rel.Status = x.Env().Height, RelayActive
 	x.State().Set(RelayKey(from), codec.MustMarshal(rel))
-	x.Emit(types.RelayRegistryAddress, "RelayRegistered", map[string]any{"relay": from, "addr": in.Addr, "stake": rel.Stake})
+	x.Emit(types.RelayRegistryAddress, &RelayRegisteredEvent{Relay: from, Addr: in.Addr, Stake: rel.Stake})
 	return nil
 }
 
@@ -258,7 +258,7 @@ func (x *txCtx) relayDeregister(from types.Address) error {
 		writeRelayStats(x.State(), from, st)
 		x.State().Set(unbondKey(at, from), []byte{1})
 	}
-	x.Emit(types.RelayRegistryAddress, "RelayDeregistered", map[string]any{"relay": from, "stake": rel.Stake, "unbond_at": at})
+	x.Emit(types.RelayRegistryAddress, &RelayDeregisteredEvent{Relay: from, Stake: rel.Stake, UnbondAt: at})
 	return nil
 }
 
@@ -282,7 +282,7 @@ func (x *txCtx) volumeCreate(from types.Address, in *types.VolumeCreate) error {
 	}
 	v := &Volume{ID: in.Volume, Owner: from, K: in.K, M: in.M, CreatedAt: x.Env().Height, UpdatedAt: x.Env().Height}
 	x.State().Set(VolumeKey(in.Volume), codec.MustMarshal(v))
-	x.Emit(types.StorageManagerAddress, "VolumeCreated", map[string]any{"volume": in.Volume, "owner": from, "k": in.K, "m": in.M})
+	x.Emit(types.StorageManagerAddress, &VolumeCreatedEvent{Volume: in.Volume, Owner: from, K: in.K, M: in.M})
 	return nil
 }
 
@@ -321,7 +321,7 @@ func (x *txCtx) commitManifest(from types.Address, in *types.CommitManifest) err
 	}
 	v.Root, v.Version, v.Size, v.UpdatedAt = in.Root, in.Version, in.Size, x.Env().Height
 	x.State().Set(VolumeKey(in.Volume), codec.MustMarshal(v))
-	x.Emit(types.StorageManagerAddress, "StorageCommitment", map[string]any{"volume": in.Volume, "root": in.Root, "version": in.Version, "size": in.Size, "relays": len(in.Placement)})
+	x.Emit(types.StorageManagerAddress, &StorageCommitmentEvent{Volume: in.Volume, Root: in.Root, Version: in.Version, Size: in.Size, Relays: len(in.Placement)})
 	return nil
 }
 
@@ -332,6 +332,6 @@ func (x *txCtx) revokeToken(from types.Address, in *types.RevokeToken) error {
 	var h [8]byte
 	binary.BigEndian.PutUint64(h[:], x.Env().Height)
 	x.State().Set(RevokedKey(in.Volume, in.TokenID), h[:])
-	x.Emit(types.StorageManagerAddress, "TokenRevoked", map[string]any{"volume": in.Volume, "token": in.TokenID})
+	x.Emit(types.StorageManagerAddress, &TokenRevokedEvent{Volume: in.Volume, Token: in.TokenID})
 	return nil
 }

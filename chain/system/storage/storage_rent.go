@@ -333,7 +333,7 @@ func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
 		// Funding an evicted volume revives it: the next commitment places
 		// it again (relays may have deleted its shards meanwhile; the
 		// owner's repair puts back what is missing).
-		x.Emit(types.StorageManagerAddress, "VolumeRevived", map[string]any{"volume": in.Volume, "evicted": acct.Evicted})
+		x.Emit(types.StorageManagerAddress, &VolumeRevivedEvent{Volume: in.Volume, Evicted: acct.Evicted})
 		acct.Evicted, acct.Arrears = 0, 0
 	}
 	if err := x.MoveValue(from, types.StorageManagerAddress, val); err != nil {
@@ -342,7 +342,7 @@ func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
 	acct.Escrow.Add(acct.Escrow, val)
 	acct.Funded.Add(acct.Funded, val)
 	x.State().Set(VolumeAccountKey(in.Volume), codec.MustMarshal(acct))
-	x.Emit(types.StorageManagerAddress, "VolumeFunded", map[string]any{"volume": in.Volume, "from": from, "value": val, "escrow": acct.Escrow})
+	x.Emit(types.StorageManagerAddress, &VolumeFundedEvent{Volume: in.Volume, From: from, Value: val, Escrow: acct.Escrow})
 	return nil
 }
 
@@ -373,7 +373,7 @@ func (x *txCtx) storageProof(from types.Address, in *types.StorageProof) error {
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
-		x.Emit(types.StorageManagerAddress, "ChallengeFailed", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch, "error": verr.Error()})
+		x.Emit(types.StorageManagerAddress, &ChallengeFailedEvent{Volume: c.Volume, Relay: from, Epoch: c.Epoch, Error: verr.Error()})
 		return x.penalise(c)
 	}
 	c.Status = ChallengeAnswered
@@ -388,7 +388,7 @@ func (x *txCtx) storageProof(from types.Address, in *types.StorageProof) error {
 	st.Consecutive = 0
 	st.Reputation = min(st.Reputation+ReputationReward, MaxReputation)
 	writeRelayStats(x.State(), from, st)
-	x.Emit(types.StorageManagerAddress, "ChallengeAnswered", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch})
+	x.Emit(types.StorageManagerAddress, &ChallengeAnsweredEvent{Volume: c.Volume, Relay: from, Epoch: c.Epoch})
 	return nil
 }
 
@@ -444,7 +444,7 @@ func (x *txCtx) claimRent(from types.Address, in *types.ClaimRent) error {
 	}
 	st.Earned.Add(st.Earned, total)
 	writeRelayStats(x.State(), from, st)
-	x.Emit(types.StorageManagerAddress, "RentPaid", map[string]any{"relay": from, "epoch": in.Epoch, "volumes": len(in.Volumes), "amount": total})
+	x.Emit(types.StorageManagerAddress, &RentPaidEvent{Relay: from, Epoch: in.Epoch, Volumes: len(in.Volumes), Amount: total})
 	return nil
 }
 
@@ -484,7 +484,7 @@ func (x *txCtx) refusePlacement(from types.Address, in *types.RefusePlacement) e
 			return err
 		}
 	}
-	x.Emit(types.StorageManagerAddress, "PlacementRefused", map[string]any{"volume": in.Volume, "version": in.Version, "relay": from})
+	x.Emit(types.StorageManagerAddress, &PlacementRefusedEvent{Volume: in.Volume, Version: in.Version, Relay: from})
 	return nil
 }
 
@@ -551,7 +551,7 @@ func (x *txCtx) penalise(c *Challenge) error {
 				rel.Stake.Sub(rel.Stake, cut)
 				x.State().Set(RelayKey(c.Relay), codec.MustMarshal(rel))
 				st.Slashed.Add(st.Slashed, cut)
-				x.Emit(types.RelayRegistryAddress, "RelaySlashed", map[string]any{"relay": c.Relay, "amount": cut, "consecutive": st.Consecutive})
+				x.Emit(types.RelayRegistryAddress, &RelaySlashedEvent{Relay: c.Relay, Amount: cut, Consecutive: st.Consecutive})
 			}
 		}
 	}

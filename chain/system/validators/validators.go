@@ -254,7 +254,7 @@ func (x *txCtx) validatorRegister(from types.Address, in *types.ValidatorRegiste
 	}
 	writeValidator(x.State(), rec)
 	x.State().Set(blsKeyIndex(in.BLSKey), from[:])
-	x.Emit(types.ValidatorRegistryAddress, "ValidatorRegistered", map[string]any{"validator": from, "stake": rec.Stake})
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorRegisteredEvent{Validator: from, Stake: rec.Stake})
 	return nil
 }
 
@@ -269,7 +269,7 @@ func (x *txCtx) validatorExit(from types.Address) error {
 	rec.Status = ValidatorExiting
 	rec.UnbondAt = x.Env().Timestamp + x.m.p.UnbondingMs
 	writeValidator(x.State(), rec)
-	x.Emit(types.ValidatorRegistryAddress, "ValidatorExiting", map[string]any{"validator": from, "unbond_at_ms": rec.UnbondAt})
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorExitingEvent{Validator: from, UnbondAtMs: rec.UnbondAt})
 	return nil
 }
 
@@ -291,7 +291,7 @@ func (x *txCtx) validatorWithdraw(from types.Address) error {
 	}
 	x.State().Delete(ValidatorKey(from))
 	x.State().Delete(blsKeyIndex(rec.BLSKey))
-	x.Emit(types.ValidatorRegistryAddress, "ValidatorWithdrawn", map[string]any{"validator": from, "stake": rec.Stake})
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorWithdrawnEvent{Validator: from, Stake: rec.Stake})
 	return nil
 }
 
@@ -308,7 +308,7 @@ func (x *txCtx) validatorUnjail(from types.Address) error {
 	}
 	rec.Jailed = false
 	writeValidator(x.State(), rec)
-	x.Emit(types.ValidatorRegistryAddress, "ValidatorUnjailed", map[string]any{"validator": from})
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorUnjailedEvent{Validator: from})
 	return nil
 }
 
@@ -361,7 +361,7 @@ func (x *txCtx) validatorEvidence(in *types.ValidatorEvidence) error {
 	}
 	x.jail(rec)
 	writeValidator(x.State(), rec)
-	x.Emit(types.ValidatorRegistryAddress, "ValidatorSlashed", map[string]any{"validator": ev.Validator, "kind": ev.Kind, "round": ev.A.Round, "slashed": slash})
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorSlashedEvent{Validator: ev.Validator, Kind: ev.Kind, Round: ev.A.Round, Slashed: slash})
 	return nil
 }
 
@@ -498,7 +498,7 @@ func (x *txCtx) countDowntime(ep *Epoch) error {
 		}
 		if rec.Missed*2 > w && !rec.Jailed {
 			x.jail(rec)
-			x.Emit(types.ValidatorRegistryAddress, "ValidatorJailed", map[string]any{"validator": m.Address, "missed": rec.Missed})
+			x.Emit(types.ValidatorRegistryAddress, &ValidatorJailedEvent{Validator: m.Address, Missed: rec.Missed})
 		}
 		rec.Missed = 0
 		writeValidator(x.State(), rec)
