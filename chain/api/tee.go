@@ -3,6 +3,8 @@ package api
 import (
 	"errors"
 	"fmt"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"net/http"
 
 	"github.com/cowboy-foundation/cowboy/attest"
@@ -49,7 +51,7 @@ func (s *Server) teeAttestation(c *gin.Context) {
 	p := s.node.Executor().TEEParams()
 	var out apitypes.Attestation
 	err := s.node.Store().View(func(v *store.View) error {
-		a, err := execution.ReadAttestation(v, addr)
+		a, err := tee.ReadAttestation(v, addr)
 		if err != nil {
 			return err
 		}
@@ -83,7 +85,7 @@ func (s *Server) teeJob(c *gin.Context) {
 	}
 	out := []apitypes.ResultAttestation{}
 	err = s.node.Store().View(func(v *store.View) error {
-		rs, err := execution.ReadResultAttestations(v, id)
+		rs, err := tee.ReadResultAttestations(v, id)
 		for _, r := range rs {
 			out = append(out, apitypes.ResultAttestation{JobID: r.JobID, Runner: r.Runner, ResultHash: r.ResultHash, UniqueID: r.UniqueID,
 				EvidenceHash: r.EvidenceHash, Height: r.Height})
@@ -97,12 +99,12 @@ func (s *Server) teeJob(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func grantJSON(g *execution.SecretGrant) apitypes.SecretGrant {
+func grantJSON(g *secrets.SecretGrant) apitypes.SecretGrant {
 	return apitypes.SecretGrant{Owner: g.Owner, Name: g.Name, Version: g.Version, Runner: g.Runner, SealKey: g.SealKey,
 		SealedKey: g.SealedKey, UniqueID: g.UniqueID, GrantedAt: g.GrantedAt}
 }
 
-func secretJSON(sec *execution.Secret, full bool) apitypes.Secret {
+func secretJSON(sec *secrets.Secret, full bool) apitypes.Secret {
 	out := apitypes.Secret{Owner: sec.Owner, Name: sec.Name, Version: sec.Version, Policy: policyJSON(&sec.Policy), PolicyID: sec.Policy.ID(),
 		Grants: sec.Grants, CreatedAt: sec.CreatedAt, UpdatedAt: sec.UpdatedAt}
 	if full {
@@ -118,7 +120,7 @@ func (s *Server) teeRunnerGrants(c *gin.Context) {
 	}
 	out := []apitypes.SecretGrant{}
 	err := s.node.Store().View(func(v *store.View) error {
-		gs, err := execution.ListRunnerGrants(v, addr)
+		gs, err := secrets.ListRunnerGrants(v, addr)
 		for _, g := range gs {
 			out = append(out, grantJSON(g))
 		}
@@ -138,7 +140,7 @@ func (s *Server) secrets(c *gin.Context) {
 	}
 	out := []apitypes.Secret{}
 	err := s.node.Store().View(func(v *store.View) error {
-		ss, err := execution.ListSecrets(v, owner)
+		ss, err := secrets.ListSecrets(v, owner)
 		for _, sec := range ss {
 			out = append(out, secretJSON(sec, false))
 		}
@@ -153,8 +155,8 @@ func (s *Server) secrets(c *gin.Context) {
 
 func secretName(c *gin.Context) (string, bool) {
 	name := c.Param("name")
-	if !execution.SecretNameRE.MatchString(name) {
-		fail(c, http.StatusBadRequest, "bad_name", fmt.Sprintf("secret name %q must match %s", name, execution.SecretNameRE))
+	if !secrets.SecretNameRE.MatchString(name) {
+		fail(c, http.StatusBadRequest, "bad_name", fmt.Sprintf("secret name %q must match %s", name, secrets.SecretNameRE))
 		return "", false
 	}
 	return name, true
@@ -171,7 +173,7 @@ func (s *Server) secret(c *gin.Context) {
 	}
 	var out apitypes.Secret
 	err := s.node.Store().View(func(v *store.View) error {
-		sec, err := execution.ReadSecret(v, owner, name)
+		sec, err := secrets.ReadSecret(v, owner, name)
 		if err != nil {
 			return err
 		}
@@ -179,7 +181,7 @@ func (s *Server) secret(c *gin.Context) {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("%s has no secret %q", owner, name))
 		}
 		out = secretJSON(sec, true)
-		gs, err := execution.ListSecretGrants(v, owner, name)
+		gs, err := secrets.ListSecretGrants(v, owner, name)
 		for _, g := range gs {
 			out.GrantList = append(out.GrantList, grantJSON(g))
 		}
@@ -207,7 +209,7 @@ func (s *Server) secretGrant(c *gin.Context) {
 	}
 	var out apitypes.SecretGrant
 	err := s.node.Store().View(func(v *store.View) error {
-		g, err := execution.ReadSecretGrant(v, owner, name, runner)
+		g, err := secrets.ReadSecretGrant(v, owner, name, runner)
 		if err != nil {
 			return err
 		}

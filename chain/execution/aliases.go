@@ -3,6 +3,7 @@ package execution
 import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -14,6 +15,10 @@ import (
 // StorageParams are the Relay Registry and Storage Manager parameters
 // (chain/system/storage).
 type StorageParams = storage.Params
+
+// TEEParams are the TEE Verifier and Secrets Manager parameters
+// (chain/system/tee).
+type TEEParams = tee.Params
 
 // Validator Registry (chain/system/validators).
 type (

@@ -16,7 +16,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -123,7 +125,6 @@ func New(cfg Config) (*Executor, error) {
 	}
 	cfg.Limits.fill()
 	cfg.Offchain.fill()
-	cfg.TEE.fill(cfg.ChainID)
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
 	}
@@ -144,13 +145,18 @@ func New(cfg Config) (*Executor, error) {
 	cfg.Storage = store.Params()
 	vals := validators.New(cfg.Validators, cfg.ChainID)
 	cfg.Validators = vals.Params()
+	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
+	cfg.TEE = verifier.Params()
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(store, vals)
+	r, err := newRouter(verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
 	if err != nil {
 		return nil, err
 	}
 	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r}, nil
 }
+
+// TEEParams returns the TEE Verifier and Secrets Manager parameters.
+func (e *Executor) TEEParams() TEEParams { return e.cfg.TEE }
 
 // StorageParams returns the Relay Registry and Storage Manager parameters.
 func (e *Executor) StorageParams() StorageParams { return e.storage }
@@ -173,12 +179,6 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	}
 	if err := e.cfg.Fees.CheckLimits(tx, in); err != nil {
 		return nil, err
-	}
-	if isTEEInstruction(in) {
-		if err := checkTEETx(tx, in); err != nil {
-			return nil, err
-		}
-		return in, nil
 	}
 	if k, ok := e.router.lookup(in); ok {
 		if k.Check != nil {
@@ -471,9 +471,6 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 	if k, ok := e.router.lookup(in); ok {
 		ret, err := k.Handle(x, from, in)
 		return nil, ret, err
-	}
-	if isTEEInstruction(in) {
-		return nil, nil, x.dispatchTEE(from, in)
 	}
 	switch v := in.(type) {
 	case nil:

@@ -19,6 +19,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -1189,7 +1190,7 @@ func (x *txExec) missingResultEvidence(j *job.Job, reveals []verify.Reveal, coun
 			return fmt.Sprintf("no reveal from %s", a), nil
 		}
 		h := types.Keccak256(reveals[i].Result)
-		ok, err := ResultAttested(x.o, j.Spec.JobID, a, h)
+		ok, err := tee.ResultAttested(x.o, j.Spec.JobID, a, h)
 		if err != nil {
 			return "", fmt.Errorf("job %s: result evidence of %s: %w", j.Spec.JobID, a, err)
 		}

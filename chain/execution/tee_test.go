@@ -7,6 +7,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"math/big"
 	"slices"
 	"strings"
@@ -172,16 +174,16 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	feeOnly(t, c, before, txs, rs)
 	// Verification is paid up front (also by refused evidence); the record's
 	// bytes are paid in cells only when stored.
-	if rs[0].CyclesUsed < execution.AttestSimCycles || rs[3].CyclesUsed != rs[0].CyclesUsed || rs[0].CellsUsed <= rs[3].CellsUsed {
+	if rs[0].CyclesUsed < tee.AttestSimCycles || rs[3].CyclesUsed != rs[0].CyclesUsed || rs[0].CellsUsed <= rs[3].CellsUsed {
 		t.Fatalf("attestation charge: %d/%d cycles, %d/%d cells", rs[0].CyclesUsed, rs[3].CyclesUsed, rs[0].CellsUsed, rs[3].CellsUsed)
 	}
 	h := c.head().Height
-	att := view(t, c, func(v *store.View) (*execution.Attestation, error) { return execution.ReadAttestation(v, a.addr) })
+	att := view(t, c, func(v *store.View) (*tee.Attestation, error) { return tee.ReadAttestation(v, a.addr) })
 	if att == nil || att.ExpiresAt != h+ttl || att.VerifiedAt != h || !bytes.Equal(att.SealKey, a.seal.PublicKey().Bytes()) ||
 		attest.Backend(att.Backend) != attest.BackendSimulation || att.SecurityVersion != 2 || !bytes.Equal(att.UniqueID, bytes.Repeat([]byte{0xe1}, 32)) {
 		t.Fatalf("attestation record %+v", att)
 	}
-	if v := view(t, c, func(v *store.View) (*execution.Attestation, error) { return execution.ReadAttestation(v, b.addr) }); v != nil {
+	if v := view(t, c, func(v *store.View) (*tee.Attestation, error) { return tee.ReadAttestation(v, b.addr) }); v != nil {
 		t.Fatalf("refused attestation recorded: %+v", v)
 	}
 	c.ok(c.tx(b.key, &tv, b.attestIn(t), 0))
@@ -228,10 +230,10 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	expectFail(t, rs[1], "AttestationRefused")
 	expectFail(t, rs[2], "NotAttested")
 	expectFail(t, rs[3], "NoSuchJob")
-	if ok := view(t, c, func(v *store.View) (bool, error) { return execution.ResultAttested(v, jobID, a.addr, result) }); !ok {
+	if ok := view(t, c, func(v *store.View) (bool, error) { return tee.ResultAttested(v, jobID, a.addr, result) }); !ok {
 		t.Fatal("a's result not attested")
 	}
-	if ok := view(t, c, func(v *store.View) (bool, error) { return execution.ResultAttested(v, jobID, b.addr, result) }); ok {
+	if ok := view(t, c, func(v *store.View) (bool, error) { return tee.ResultAttested(v, jobID, b.addr, result) }); ok {
 		t.Fatal("b's refused result attested")
 	}
 
@@ -292,9 +294,9 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	expectFail(t, rs[4], "NoSuchSecret")
 	feeOnly(t, c, map[types.Address]*big.Int{oaddr: before[oaddr], types.PubkeyToAddress(stranger.PublicKey): balanceOf(t, c, types.PubkeyToAddress(stranger.PublicKey))}, txs[:4], rs[:4])
 
-	sec := view(t, c, func(v *store.View) (*execution.Secret, error) { return execution.ReadSecret(v, oaddr, "openai") })
-	g := view(t, c, func(v *store.View) (*execution.SecretGrant, error) {
-		return execution.ReadSecretGrant(v, oaddr, "openai", a.addr)
+	sec := view(t, c, func(v *store.View) (*secrets.Secret, error) { return secrets.ReadSecret(v, oaddr, "openai") })
+	g := view(t, c, func(v *store.View) (*secrets.SecretGrant, error) {
+		return secrets.ReadSecretGrant(v, oaddr, "openai", a.addr)
 	})
 	if sec == nil || sec.Version != 1 || sec.Grants != 1 || g == nil || g.Version != 1 {
 		t.Fatalf("secret %+v grant %+v", sec, g)
@@ -311,21 +313,21 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	if _, err := attest.OpenSecret(b.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext); err == nil {
 		t.Fatal("another enclave opened a's grant")
 	}
-	if gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) { return execution.ListRunnerGrants(v, a.addr) }); len(gs) != 1 || gs[0].Name != "openai" {
+	if gs := view(t, c, func(v *store.View) ([]*secrets.SecretGrant, error) { return secrets.ListRunnerGrants(v, a.addr) }); len(gs) != 1 || gs[0].Name != "openai" {
 		t.Fatalf("runner grant index %+v", gs)
 	}
 
 	// A new version drops the grants: the old sealed key opens nothing new.
 	p1v2, dek1v2 := put("openai", pinned, "sk-live-2")
 	rs = c.ok(c.tx(owner, &sm, p1v2, 0))
-	sec = view(t, c, func(v *store.View) (*execution.Secret, error) { return execution.ReadSecret(v, oaddr, "openai") })
+	sec = view(t, c, func(v *store.View) (*secrets.Secret, error) { return secrets.ReadSecret(v, oaddr, "openai") })
 	if sec.Version != 2 || sec.Grants != 0 {
 		t.Fatalf("v2 %+v", sec)
 	}
 	if _, err := attest.OpenSecret(a.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext); err == nil {
 		t.Fatal("v1 grant opened v2")
 	}
-	if gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) { return execution.ListRunnerGrants(v, a.addr) }); len(gs) != 0 {
+	if gs := view(t, c, func(v *store.View) ([]*secrets.SecretGrant, error) { return secrets.ListRunnerGrants(v, a.addr) }); len(gs) != 0 {
 		t.Fatalf("stale runner grants %+v", gs)
 	}
 	c.ok(c.tx(owner, &sm, grant("openai", dek1v2, a, a.seal.PublicKey().Bytes()), 0), c.tx(owner, &sm, grant("openai", dek1v2, b, b.seal.PublicKey().Bytes()), 0))
@@ -334,18 +336,18 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 		t.Fatal(rs[0].Error)
 	}
 	expectFail(t, rs[1], "NoSuchGrant")
-	gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) {
-		return execution.ListSecretGrants(v, oaddr, "openai")
+	gs := view(t, c, func(v *store.View) ([]*secrets.SecretGrant, error) {
+		return secrets.ListSecretGrants(v, oaddr, "openai")
 	})
 	if len(gs) != 1 || gs[0].Runner != a.addr {
 		t.Fatalf("grants after revoke %+v", gs)
 	}
 	c.ok(c.tx(owner, &sm, &types.SecretDelete{Name: "openai"}, 0))
-	if s := view(t, c, func(v *store.View) ([]*execution.Secret, error) { return execution.ListSecrets(v, oaddr) }); len(s) != 1 || s[0].Name != "strict" {
+	if s := view(t, c, func(v *store.View) ([]*secrets.Secret, error) { return secrets.ListSecrets(v, oaddr) }); len(s) != 1 || s[0].Name != "strict" {
 		t.Fatalf("after delete: %+v", s)
 	}
-	if g := view(t, c, func(v *store.View) (*execution.SecretGrant, error) {
-		return execution.ReadSecretGrant(v, oaddr, "openai", a.addr)
+	if g := view(t, c, func(v *store.View) (*secrets.SecretGrant, error) {
+		return secrets.ReadSecretGrant(v, oaddr, "openai", a.addr)
 	}); g != nil {
 		t.Fatalf("grant survived delete: %+v", g)
 	}
@@ -443,7 +445,7 @@ func TestTEEAttestationFollowsResultKey(t *testing.T) {
 			if err != nil {
 				return false, err
 			}
-			return execution.TEEAttested(v, rn, v.Head().Height, &policy)
+			return tee.Attested(v, rn.Address, rn.ResultKey, v.Head().Height, &policy)
 		})
 	}
 	if !inForce() {
