@@ -14,6 +14,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -83,7 +84,7 @@ func (s *Server) entitlements(c *gin.Context) {
 	}
 	out := []apitypes.Entitlement{}
 	err := s.node.Store().View(func(v *store.View) error {
-		recs, err := execution.EntitlementRegistry(v).List(addr, v.Head().Height+1)
+		recs, err := entitlements.ReadOnly(v).List(addr, v.Head().Height+1)
 		for i := range recs {
 			out = append(out, EntitlementJSON(&recs[i]))
 		}
@@ -127,7 +128,7 @@ func (s *Server) entitlementCheck(c *gin.Context) {
 			out.Height = v.Head().Height + 1
 		}
 		var err error
-		out.Allowed, err = execution.EntitlementRegistry(v).Check(addr, sc, ac, out.Height)
+		out.Allowed, err = entitlements.ReadOnly(v).Check(addr, sc, ac, out.Height)
 		return err
 	})
 	if err != nil {

@@ -67,7 +67,7 @@ func (l *ActorLimits) fill() {
 
 // Reserved actor storage keys, written only by the chain.
 var (
-	KeyOwner       = []byte("__OWNER__")
+	KeyOwner       = []byte(system.ActorOwnerKey)
 	KeyInitialized = []byte("__INITIALIZED__")
 )
 

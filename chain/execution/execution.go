@@ -16,6 +16,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
@@ -148,7 +149,7 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
+	r, err := newRouter(entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -192,8 +193,7 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	switch in.(type) {
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
-		*types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
+		*types.RunnerSetCommission, *types.ChallengeResult:
 		if err := checkOffchainTx(tx, in); err != nil {
 			return nil, err
 		}
@@ -494,8 +494,7 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, nil, x.removeLibrary(from, v)
 	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
 		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
-		*types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
+		*types.RunnerSetCommission, *types.ChallengeResult:
 		ret, err := x.dispatchOffchain(from, in)
 		return nil, ret, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
@@ -655,7 +656,7 @@ func (x *txExec) submitJob(submitter types.Address, spec *job.JobSpec) (types.Ha
 			return types.Hash{}, err
 		}
 	}
-	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.ex.cfg.Offchain.HeartbeatTimeout), poolChecker{x: x, reg: x.entitlements()})
+	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.ex.cfg.Offchain.HeartbeatTimeout), poolChecker{x: x, reg: entitlements.Writable(x.o)})
 	if err != nil {
 		return types.Hash{}, fmt.Errorf("filter candidates: %w", err)
 	}
@@ -1043,8 +1044,6 @@ func checkOffchainTx(tx *types.Tx, in types.Instruction) error {
 		want = types.RunnerRegistryAddress
 	case *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
 		want = types.ResultVerifierAddress
-	case *types.EntitlementGrant, *types.EntitlementRevoke, *types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
-		want = types.EntitlementRegistryAddress
 	}
 	if !hasTo || to != want {
 		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
@@ -1100,12 +1099,6 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		return nil, x.runnerSetCommission(from, v)
 	case *types.ChallengeResult:
 		return nil, x.challengeResult(from, v)
-	case *types.EntitlementGrant, *types.EntitlementRevoke, *types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
-		ret, err := x.dispatchEntitlement(from, in)
-		if err != nil || ret == nil {
-			return nil, err
-		}
-		return codec.MustMarshal(ret), nil
 	}
 	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }

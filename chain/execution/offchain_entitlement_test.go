@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -86,7 +86,7 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 	}
 	var held []entitlement.Record
 	c.st.View(func(v *store.View) (err error) {
-		held, err = execution.EntitlementRegistry(v).List(r0.addr, v.Head().Height)
+		held, err = entitlements.ReadOnly(v).List(r0.addr, v.Head().Height)
 		return err
 	})
 	if len(held) != 1 || held[0].Granter != aliceAddr {
@@ -131,7 +131,7 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 		t.Fatalf("grant under a foreign actor: %+v", rs[0])
 	}
 	c.st.View(func(v *store.View) error {
-		ok, err := execution.EntitlementRegistry(v).Check(malloryAddr, entitlement.ActorScope(act),
+		ok, err := entitlements.ReadOnly(v).Check(malloryAddr, entitlement.ActorScope(act),
 			entitlement.Action{Kind: entitlement.ActionActorExecuteHandler, Data: []byte("try_submit")}, v.Head().Height+1)
 		if err != nil || !ok {
 			t.Fatalf("actor-scoped check: %v %v", ok, err)
@@ -181,7 +181,7 @@ func TestEntitlementRoles(t *testing.T) {
 	check := func() bool {
 		var ok bool
 		c.st.View(func(v *store.View) (err error) {
-			ok, err = execution.EntitlementRegistry(v).Check(bobAddr, ns, act, v.Head().Height+1)
+			ok, err = entitlements.ReadOnly(v).Check(bobAddr, ns, act, v.Head().Height+1)
 			return err
 		})
 		return ok

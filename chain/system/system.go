@@ -138,6 +138,11 @@ func BE8(v uint64) []byte {
 	return b
 }
 
+// ActorOwnerKey is the reserved actor storage key under which the chain
+// records an actor's owner (its deployer, CBOR bytes); actor code cannot
+// write it.
+const ActorOwnerKey = "__OWNER__"
+
 // Key is a system actor's state key: the system prefix, the actor's
 // address, then parts.
 func Key(actor types.Address, parts ...[]byte) []byte {

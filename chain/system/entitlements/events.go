@@ -1,7 +1,7 @@
-// Package entitlements is the Entitlement Registry of off-chain compute
-// (CIP-2 §5): grants, delegations, roles and scopes. Its events are the
-// contract with clients; the registry's code still lives in
-// chain/execution (offchain_entitlement.go) and moves here next.
+// Package entitlements is the Entitlement Registry system actor (0x…07;
+// spec 002 §15, CIP-2 §7): grants, delegations, roles and scope ownership
+// over chain/offchain/entitlement, with the authority rules of who may
+// grant what, its instructions 30–35 and its events.
 package entitlements
 
 import (

@@ -1,7 +1,6 @@
-// Package secrets is the Secrets Manager (0x…04): sealed secrets and their
-// grants to attested runners. Its events are the contract with clients;
-// the manager's code still lives in chain/execution (secrets.go) and moves
-// here next.
+// Package secrets is the Secrets Manager system actor (0x…04): sealed
+// secrets and their grants to runners whose TEE attestation satisfies the
+// secret's policy, its instructions and events.
 package secrets
 
 import (

@@ -1,7 +1,7 @@
-// Package tee is the TEE Verifier (0x…05): runner attestations and per-job
-// result evidence. Its events are the contract with runners and clients;
-// the verifier's code still lives in chain/execution (tee.go) and moves
-// here next.
+// Package tee is the TEE Verifier system actor (0x…05): runner
+// attestations and per-job result evidence checked against the chain's TEE
+// policy (attest/), its instructions and events, and the parameters it
+// shares with the Secrets Manager.
 package tee
 
 import (

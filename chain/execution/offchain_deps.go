@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
@@ -49,4 +50,18 @@ func (runnerRegistry) Committee(r state.Reader, id types.Hash) ([]types.Address,
 		return nil, false, err
 	}
 	return j.Runners, true, nil
+}
+
+// poolChecker is the §4 filter 7 over the live registry; each check is
+// charged entitlement.CheckCycles.
+type poolChecker struct {
+	x   *txExec
+	reg *entitlement.Registry
+}
+
+func (p poolChecker) InPool(runner types.Address, pool []byte, at uint64) (bool, error) {
+	if err := p.x.charge(entitlement.CheckCycles, entitlement.CheckCells); err != nil {
+		return false, err
+	}
+	return p.reg.InPool(runner, pool, at)
 }
