@@ -398,7 +398,7 @@ func (d *Daemon) busyReconciled(ctx context.Context) int {
 	}
 	d.mu.Unlock()
 	for _, id := range ids {
-		if cj, err := d.client.Job(ctx, id); err == nil && cj.Status != chainAssigned && cj.Status != chainCommitted && cj.Status != chainRevealed {
+		if cj, err := d.client.Job(ctx, id); err == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted && cj.Status != job.StateRevealed {
 			d.release(id)
 		}
 	}

@@ -142,7 +142,7 @@ func addrs(a []types.Address) []types.Address {
 // JobJSON renders a job record with its verification and settlement.
 func JobJSON(j *job.Job, res *execution.JobResult, pay *execution.JobPayments, height uint64) apitypes.Job {
 	sp := &j.Spec
-	out := apitypes.Job{ID: sp.JobID, Status: j.State.String(), FailReason: failReasons[j.Fail], JobType: sp.JobType.String(),
+	out := apitypes.Job{ID: sp.JobID, Status: j.State, FailReason: failReasons[j.Fail], JobType: sp.JobType.String(),
 		Mode: sp.Verification.Mode.String(), Submitter: sp.Submitter, SubmittedAt: sp.SubmittedAt, Callback: sp.Callback.Actor,
 		Handler: sp.Callback.Handler, MaxPrice: decStr(sp.MaxPrice), Tip: decStr(sp.Tip), Input: sp.Input, Seed: j.Seed,
 		CandidateRoot: j.CandidateRoot, Retry: j.Retry, Committee: addrs(j.Runners), Aggregator: j.Aggregator,

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 )
 
 // decodeJSON decodes one JSON document as the Result Verifier reads results
