@@ -29,7 +29,7 @@ func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
 }
 
 func (s *Server) offchainParams(c *gin.Context) {
-	p := s.node.Executor().OffchainParams()
+	p := s.b.OffchainParams()
 	c.JSON(http.StatusOK, apitypes.OffchainParams{MinRunnerStake: decStr(p.MinRunnerStake), HeartbeatTimeoutBlocks: p.HeartbeatTimeout,
 		AggregatorTimeoutBlocks: p.Job.AggregatorTimeoutBlocks, RevealTimeoutBlocks: p.Job.RevealTimeoutBlocks,
 		ChallengeWindowBlocks: p.Job.ChallengeWindowBlocks, MaxRetries: p.Job.MaxRetries,
@@ -71,9 +71,9 @@ func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.R
 
 func (s *Server) runners(c *gin.Context) {
 	out := []apitypes.Runner{}
-	params := s.node.Executor().OffchainParams()
+	params := s.b.OffchainParams()
 	timeout := params.HeartbeatTimeout
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		rs, err := execution.ListRunners(v)
 		if err != nil {
 			return err
@@ -104,9 +104,9 @@ func (s *Server) runner(c *gin.Context) {
 		return
 	}
 	var out apitypes.Runner
-	params := s.node.Executor().OffchainParams()
+	params := s.b.OffchainParams()
 	timeout := params.HeartbeatTimeout
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		r, err := execution.ReadRunner(v, addr)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (s *Server) job(c *gin.Context) {
 		return
 	}
 	var out apitypes.Job
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		j, err := execution.ReadJob(v, id)
 		if err != nil {
 			return err

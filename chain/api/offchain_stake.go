@@ -29,7 +29,7 @@ func (s *Server) runnerDelegations(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Delegation{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		ds, err := execution.ReadDelegations(v, addr)
 		for _, d := range ds {
 			out = append(out, apitypes.Delegation{Delegator: d.Delegator, Amount: decStr(d.Amount), Since: d.Since})
@@ -50,7 +50,7 @@ func (s *Server) unbonding(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Tranche{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		ts, err := execution.ReadTranches(v, addr)
 		h := v.Head().Height
 		for _, t := range ts {
@@ -83,7 +83,7 @@ func (s *Server) entitlements(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Entitlement{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		recs, err := entitlements.ReadOnly(v).List(addr, v.Head().Height+1)
 		for i := range recs {
 			out = append(out, EntitlementJSON(&recs[i]))
@@ -123,7 +123,7 @@ func (s *Server) entitlementCheck(c *gin.Context) {
 		}
 	}
 	out := apitypes.EntitlementCheck{Grantee: addr, Height: height}
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		if out.Height == 0 {
 			out.Height = v.Head().Height + 1
 		}
@@ -146,7 +146,7 @@ func (s *Server) jobSelection(c *gin.Context) {
 		return
 	}
 	var out apitypes.JobSelection
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		j, err := execution.ReadJob(v, id)
 		if err != nil {
 			return err
@@ -183,7 +183,7 @@ func (s *Server) callbackStats(c *gin.Context) {
 		return
 	}
 	var out apitypes.CallbackStats
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		st, err := execution.ReadCallbackStats(v, addr)
 		out = apitypes.CallbackStats{Actor: addr, Delivered: st.Delivered, Failed: st.Failed, Height: v.Head().Height}
 		return err

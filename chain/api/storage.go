@@ -2,13 +2,13 @@ package api
 
 import (
 	"encoding/binary"
-	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"net/http"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -56,9 +56,9 @@ func (s *Server) relayChallenges(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p := s.node.Executor().StorageParams()
+	p := s.b.StorageParams()
 	out := apitypes.RelayChallenges{EpochBlocks: p.EpochBlocks, Challenges: []apitypes.ChallengeInfo{}}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		out.Height = v.Head().Height
 		out.Epoch = p.Epoch(out.Height)
 		prefix := storage.RelayChallengePrefix(id)
@@ -84,7 +84,7 @@ func (s *Server) relayChallenges(c *gin.Context) {
 
 func (s *Server) relays(c *gin.Context) {
 	out := []apitypes.Relay{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		return v.Scan(storage.RelayPrefix(), func(_, val []byte) error {
 			var r storage.Relay
 			if err := codec.Unmarshal(val, &r); err != nil {
@@ -93,7 +93,7 @@ func (s *Server) relays(c *gin.Context) {
 			if c.Query("all") != "true" && r.Status != storage.RelayActive {
 				return nil
 			}
-			rj, err := relayJSON(v, &r, s.node.Executor().StorageParams())
+			rj, err := relayJSON(v, &r, s.b.StorageParams())
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func (s *Server) relay(c *gin.Context) {
 		return
 	}
 	var out apitypes.Relay
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		r, err := storage.ReadRelay(v, id)
 		if err != nil {
 			return err
@@ -122,7 +122,7 @@ func (s *Server) relay(c *gin.Context) {
 		if r == nil {
 			return store.ErrNotFound
 		}
-		out, err = relayJSON(v, r, s.node.Executor().StorageParams())
+		out, err = relayJSON(v, r, s.b.StorageParams())
 		return err
 	})
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Server) volume(c *gin.Context) {
 		return
 	}
 	var out apitypes.Volume
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		vol, err := storage.ReadVolume(v, id)
 		if err != nil {
 			return err
@@ -149,7 +149,7 @@ func (s *Server) volume(c *gin.Context) {
 		}
 		out = apitypes.Volume{ID: vol.ID, Owner: vol.Owner, K: vol.K, M: vol.M, Root: vol.Root, Version: vol.Version,
 			Size: vol.Size, CreatedAt: vol.CreatedAt, UpdatedAt: vol.UpdatedAt}
-		return volumeRent(v, s.node.Executor().StorageParams(), &out)
+		return volumeRent(v, s.b.StorageParams(), &out)
 	})
 	if err != nil {
 		failErr(c, err)
@@ -170,7 +170,7 @@ func (s *Server) revoked(c *gin.Context) {
 		return
 	}
 	out := apitypes.Revocation{Volume: vol, TokenID: tok}
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		b, ok, err := v.Get(storage.RevokedKey(vol, tok))
 		if err != nil || !ok {
 			return err

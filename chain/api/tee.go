@@ -3,14 +3,14 @@ package api
 import (
 	"errors"
 	"fmt"
-	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
-	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"net/http"
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -38,7 +38,7 @@ func nonNilBytes(b types.Bytes) types.Bytes {
 }
 
 func (s *Server) teeParams(c *gin.Context) {
-	p := s.node.Executor().TEEParams()
+	p := s.b.TEEParams()
 	c.JSON(http.StatusOK, apitypes.TEEParams{Policy: policyJSON(&p.Policy), PolicyID: p.Policy.ID(), AttestationTTL: p.AttestationTTL,
 		MaxSecretBytes: p.MaxSecretBytes, MaxGrants: p.MaxGrants, MaxSecrets: p.MaxSecrets, SGXSupported: attest.SGXSupported})
 }
@@ -48,9 +48,9 @@ func (s *Server) teeAttestation(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p := s.node.Executor().TEEParams()
+	p := s.b.TEEParams()
 	var out apitypes.Attestation
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		a, err := tee.ReadAttestation(v, addr)
 		if err != nil {
 			return err
@@ -84,7 +84,7 @@ func (s *Server) teeJob(c *gin.Context) {
 		return
 	}
 	out := []apitypes.ResultAttestation{}
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		rs, err := tee.ReadResultAttestations(v, id)
 		for _, r := range rs {
 			out = append(out, apitypes.ResultAttestation{JobID: r.JobID, Runner: r.Runner, ResultHash: r.ResultHash, UniqueID: r.UniqueID,
@@ -119,7 +119,7 @@ func (s *Server) teeRunnerGrants(c *gin.Context) {
 		return
 	}
 	out := []apitypes.SecretGrant{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		gs, err := secrets.ListRunnerGrants(v, addr)
 		for _, g := range gs {
 			out = append(out, grantJSON(g))
@@ -139,7 +139,7 @@ func (s *Server) secrets(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Secret{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		ss, err := secrets.ListSecrets(v, owner)
 		for _, sec := range ss {
 			out = append(out, secretJSON(sec, false))
@@ -172,7 +172,7 @@ func (s *Server) secret(c *gin.Context) {
 		return
 	}
 	var out apitypes.Secret
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		sec, err := secrets.ReadSecret(v, owner, name)
 		if err != nil {
 			return err
@@ -208,7 +208,7 @@ func (s *Server) secretGrant(c *gin.Context) {
 		return
 	}
 	var out apitypes.SecretGrant
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		g, err := secrets.ReadSecretGrant(v, owner, name, runner)
 		if err != nil {
 			return err

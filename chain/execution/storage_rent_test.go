@@ -2,7 +2,6 @@ package execution_test
 
 import (
 	"crypto/ecdsa"
-	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )

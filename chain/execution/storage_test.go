@@ -1,7 +1,6 @@
 package execution_test
 
 import (
-	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"math/big"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )

@@ -7,8 +7,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
-	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"math/big"
 	"slices"
 	"strings"
@@ -21,6 +19,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
