@@ -114,23 +114,20 @@ func (c *chain) block(txs ...*types.Tx) []*types.Receipt {
 	var res *execution.Result
 	var head *types.Header
 	var ordered []*types.Tx
+	var env execution.BlockEnv
 	if err := c.st.View(func(v *store.View) (err error) {
 		head = v.Head()
 		if ordered, err = execution.CanonicalOrder(txs, seedOf(head)); err != nil {
 			return err
 		}
-		res, err = c.ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: seedOf(head)}, ordered, execution.Verify)
+		env = execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: seedOf(head)}
+		res, err = c.ex.Apply(context.Background(), v, env, ordered, execution.Verify)
 		return err
 	}); err != nil {
 		c.t.Fatal(err)
 	}
-	raw := make([]types.Bytes, len(ordered))
-	for i, tx := range ordered {
-		raw[i] = tx.Encode()
-	}
 	if _, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{ChainID: c.g.ChainID, Height: head.Height + 1, ParentHash: head.Hash(), StateRoot: root,
-			TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts)}, Txs: raw}, res.Receipts, nil
+		return res.Block(c.g.ChainID, head, env, root), res.Receipts, nil
 	}); err != nil {
 		c.t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -63,5 +65,20 @@ func TestReceiptHashCoversCodeNotText(t *testing.T) {
 	msg.Messages[0].Code = uint32(system.CodeNotDelivered)
 	if msg.Hash() == h {
 		t.Fatal("the receipt hash ignores a message's code")
+	}
+}
+
+// Result.Block fills every header field execution determines.
+func TestResultBlock(t *testing.T) {
+	parent := &types.Header{ChainID: 9, Height: 4}
+	rcpt := &types.Receipt{Status: types.ReceiptSuccess}
+	res := &execution.Result{Receipts: []*types.Receipt{rcpt}, CyclesUsed: 7, CellsUsed: 8, Basefees: fees.Basefees{Cycle: 2, Cell: 3}}
+	env := execution.BlockEnv{Height: 5, Timestamp: 5000, Proposer: types.Address{1}}
+	b := res.Block(9, parent, env, types.Hash{0xaa})
+	h := b.Header
+	if h.ChainID != 9 || h.Height != 5 || h.ParentHash != parent.Hash() || h.Timestamp != 5000 || h.Proposer != env.Proposer ||
+		h.StateRoot != (types.Hash{0xaa}) || h.ReceiptsRoot != types.ReceiptsRoot(res.Receipts) || h.TxRoot != types.TxRoot(nil) ||
+		h.BasefeeCycle != 2 || h.BasefeeCell != 3 || h.CyclesUsed != 7 || h.CellsUsed != 8 || len(b.Txs) != 0 {
+		t.Fatalf("header %+v", h)
 	}
 }

@@ -65,14 +65,9 @@ func (c *chain) apply(txs []*types.Tx, mode execution.Mode) (*execution.Result, 
 // commit commits a result's writes as the next block carrying res.Included.
 func (c *chain) commit(res *execution.Result) *types.Header {
 	c.t.Helper()
-	head := c.head()
-	raw := make([]types.Bytes, len(res.Included))
-	for i, tx := range res.Included {
-		raw[i] = tx.Encode()
-	}
+	head, env := c.head(), c.env()
 	blk, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{ChainID: c.g.ChainID, Height: head.Height + 1, ParentHash: head.Hash(), StateRoot: root,
-			Timestamp: head.Height + 1, TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts)}, Txs: raw}, res.Receipts, nil
+		return res.Block(c.g.ChainID, head, env, root), res.Receipts, nil
 	})
 	if err != nil {
 		c.t.Fatal(err)

@@ -74,6 +74,7 @@ func (c *vchain) block(signers types.Bytes, txs ...*types.Tx) []*types.Receipt {
 	c.t.Helper()
 	var res *execution.Result
 	var head *types.Header
+	var env execution.BlockEnv
 	if err := c.st.View(func(v *store.View) (err error) {
 		head = v.Head()
 		ep, err := execution.ReadEpoch(v)
@@ -86,19 +87,14 @@ func (c *vchain) block(signers types.Bytes, txs ...*types.Tx) []*types.Receipt {
 				signers[i/8] |= 1 << (i % 8)
 			}
 		}
-		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: 1000 * (head.Height + 1), Proposer: types.Address{0x7a, 1}, Seed: seedOf(head), Signers: signers}
+		env = execution.BlockEnv{Height: head.Height + 1, Timestamp: 1000 * (head.Height + 1), Proposer: types.Address{0x7a, 1}, Seed: seedOf(head), Signers: signers}
 		res, err = c.ex.Apply(context.Background(), v, env, txs, execution.Ordered)
 		return err
 	}); err != nil {
 		c.t.Fatal(err)
 	}
-	raw := make([]types.Bytes, len(res.Included))
-	for i, tx := range res.Included {
-		raw[i] = tx.Encode()
-	}
 	if _, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{ChainID: c.g.ChainID, Height: head.Height + 1, ParentHash: head.Hash(), StateRoot: root,
-			Timestamp: 1000 * (head.Height + 1), TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts)}, Txs: raw}, res.Receipts, nil
+		return res.Block(c.g.ChainID, head, env, root), res.Receipts, nil
 	}); err != nil {
 		c.t.Fatal(err)
 	}
