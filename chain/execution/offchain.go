@@ -300,15 +300,7 @@ type snapEntry struct {
 
 // ReadRunner decodes a runner record (nil if absent).
 func ReadRunner(r state.Reader, a types.Address) (*Runner, error) {
-	b, ok, err := r.Get(RunnerKey(a))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var rn Runner
-	if err := codec.Unmarshal(b, &rn); err != nil {
-		return nil, fmt.Errorf("decode runner %s: %w", a, err)
-	}
-	return &rn, nil
+	return system.Get[Runner](r, RunnerKey(a), "decode runner %s", a)
 }
 
 // ListRunners returns every runner record in address order.
@@ -398,28 +390,12 @@ func ReadJob(r state.Reader, id types.Hash) (*job.Job, error) {
 
 // ReadJobResult decodes a job's verification record (nil if absent).
 func ReadJobResult(r state.Reader, id types.Hash) (*JobResult, error) {
-	b, ok, err := r.Get(JobResultKey(id))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var jr JobResult
-	if err := codec.Unmarshal(b, &jr); err != nil {
-		return nil, fmt.Errorf("decode job result %s: %w", id, err)
-	}
-	return &jr, nil
+	return system.Get[JobResult](r, JobResultKey(id), "decode job result %s", id)
 }
 
 // ReadJobPayments decodes a job's settlement record (nil if absent).
 func ReadJobPayments(r state.Reader, id types.Hash) (*JobPayments, error) {
-	b, ok, err := r.Get(JobPaymentsKey(id))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var p JobPayments
-	if err := codec.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("decode job payments %s: %w", id, err)
-	}
-	return &p, nil
+	return system.Get[JobPayments](r, JobPaymentsKey(id), "decode job payments %s", id)
 }
 
 // MinRunnerStakeFor is max(MinRunnerStake, 1.5 × maxJobValue), rounded up.

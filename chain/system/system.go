@@ -149,6 +149,21 @@ func Key(actor types.Address, parts ...[]byte) []byte {
 	return state.Key(state.PrefixSystem, append([][]byte{actor[:]}, parts...)...)
 }
 
+// Get decodes the record at key (canonical CBOR) into a new T; nil if
+// there is none. A record that does not decode is an error formatted from
+// format and args, with the decoding error appended (": %w").
+func Get[T any](r state.Reader, key []byte, format string, args ...any) (*T, error) {
+	b, ok, err := r.Get(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	v := new(T)
+	if err := codec.Unmarshal(b, v); err != nil {
+		return nil, fmt.Errorf(format+": %w", append(args, err)...)
+	}
+	return v, nil
+}
+
 // ScanKeys returns the keys under prefix, copied.
 func ScanKeys(r state.Reader, prefix []byte) ([][]byte, error) {
 	var ks [][]byte

@@ -96,15 +96,7 @@ func secretCountKey(owner types.Address) []byte { return secKey([]byte("count/")
 
 // ReadSecret decodes a secret (nil if absent).
 func ReadSecret(r state.Reader, owner types.Address, name string) (*Secret, error) {
-	b, ok, err := r.Get(SecretKey(owner, name))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var s Secret
-	if err := codec.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("decode secret %s/%s: %w", owner, name, err)
-	}
-	return &s, nil
+	return system.Get[Secret](r, SecretKey(owner, name), "decode secret %s/%s", owner, name)
 }
 
 // ListSecrets returns an owner's secrets in name-length, then name order.
@@ -123,15 +115,7 @@ func ListSecrets(r state.Reader, owner types.Address) ([]*Secret, error) {
 
 // ReadSecretGrant decodes a runner's grant (nil if absent).
 func ReadSecretGrant(r state.Reader, owner types.Address, name string, runner types.Address) (*SecretGrant, error) {
-	b, ok, err := r.Get(SecretGrantKey(owner, name, runner))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var g SecretGrant
-	if err := codec.Unmarshal(b, &g); err != nil {
-		return nil, fmt.Errorf("decode grant: %w", err)
-	}
-	return &g, nil
+	return system.Get[SecretGrant](r, SecretGrantKey(owner, name, runner), "decode grant")
 }
 
 // ListSecretGrants returns a secret's grants in runner order.

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -158,28 +157,12 @@ func RevokedKey(vol, token types.Hash) []byte {
 
 // ReadRelay decodes a relay record (nil if absent).
 func ReadRelay(r state.Reader, id types.Address) (*Relay, error) {
-	b, ok, err := r.Get(RelayKey(id))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var rel Relay
-	if err := codec.Unmarshal(b, &rel); err != nil {
-		return nil, fmt.Errorf("decode relay %s: %w", id, err)
-	}
-	return &rel, nil
+	return system.Get[Relay](r, RelayKey(id), "decode relay %s", id)
 }
 
 // ReadVolume decodes a volume record (nil if absent).
 func ReadVolume(r state.Reader, id types.Hash) (*Volume, error) {
-	b, ok, err := r.Get(VolumeKey(id))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var v Volume
-	if err := codec.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("decode volume %s: %w", id, err)
-	}
-	return &v, nil
+	return system.Get[Volume](r, VolumeKey(id), "decode volume %s", id)
 }
 
 func (x *txCtx) relayRegister(from types.Address, in *types.RelayRegister) error {

@@ -184,15 +184,7 @@ func unbondKey(height uint64, id types.Address) []byte {
 
 // ReadPlacement decodes a volume's placement (nil if none).
 func ReadPlacement(r state.Reader, vol types.Hash) (*Placement, error) {
-	b, ok, err := r.Get(PlacementKey(vol))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var p Placement
-	if err := codec.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("decode placement %s: %w", vol, err)
-	}
-	return &p, nil
+	return system.Get[Placement](r, PlacementKey(vol), "decode placement %s", vol)
 }
 
 // ReadVolumeAccount decodes a volume's escrow (zero if absent).
@@ -210,15 +202,7 @@ func ReadVolumeAccount(r state.Reader, vol types.Hash) (*VolumeAccount, error) {
 
 // ReadChallenge decodes a challenge (nil if absent).
 func ReadChallenge(r state.Reader, epoch uint64, vol types.Hash, relay types.Address) (*Challenge, error) {
-	b, ok, err := r.Get(ChallengeKey(epoch, vol, relay))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var c Challenge
-	if err := codec.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("decode challenge: %w", err)
-	}
-	return &c, nil
+	return system.Get[Challenge](r, ChallengeKey(epoch, vol, relay), "decode challenge")
 }
 
 // ReadRelayStats decodes a relay's challenge record (a fresh one if absent).

@@ -126,15 +126,7 @@ func ResultAttestationPrefix(jobID types.Hash) []byte { return teeKey([]byte("jo
 
 // ReadAttestation decodes a runner's attestation (nil if absent).
 func ReadAttestation(r state.Reader, runner types.Address) (*Attestation, error) {
-	b, ok, err := r.Get(AttestationKey(runner))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var a Attestation
-	if err := codec.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("decode attestation %s: %w", runner, err)
-	}
-	return &a, nil
+	return system.Get[Attestation](r, AttestationKey(runner), "decode attestation %s", runner)
 }
 
 // ReadResultAttestations returns a job's per-job evidence records in

@@ -128,28 +128,12 @@ func evidenceKey(a types.Address, round uint64) []byte {
 // ReadEpoch returns the current epoch, or nil on a chain without a
 // validator registry (a --dev chain).
 func ReadEpoch(r state.Reader) (*Epoch, error) {
-	b, ok, err := r.Get(epochKey)
-	if err != nil || !ok {
-		return nil, err
-	}
-	var e Epoch
-	if err := codec.Unmarshal(b, &e); err != nil {
-		return nil, fmt.Errorf("decode epoch: %w", err)
-	}
-	return &e, nil
+	return system.Get[Epoch](r, epochKey, "decode epoch")
 }
 
 // ReadValidator returns a validator record, or nil.
 func ReadValidator(r state.Reader, a types.Address) (*ValidatorRecord, error) {
-	b, ok, err := r.Get(ValidatorKey(a))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var v ValidatorRecord
-	if err := codec.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("decode validator %s: %w", a, err)
-	}
-	return &v, nil
+	return system.Get[ValidatorRecord](r, ValidatorKey(a), "decode validator %s", a)
 }
 
 func writeValidator(o *state.Overlay, v *ValidatorRecord) {
