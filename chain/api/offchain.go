@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -44,9 +45,9 @@ func decStr(v *big.Int) string {
 	return v.String()
 }
 
-func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.Runner {
+func runnerJSON(r *runners.Runner, height, heartbeatTimeout uint64) apitypes.Runner {
 	status := "active"
-	if r.Status != execution.RunnerActive {
+	if r.Status != runners.RunnerActive {
 		status = "exited"
 	}
 	out := apitypes.Runner{Address: r.Address, ResultKey: r.ResultKey, JobTypes: []string{}, Models: r.Models, Domains: r.Domains,
@@ -74,17 +75,17 @@ func (s *Server) runners(c *gin.Context) {
 	params := s.b.OffchainParams()
 	timeout := params.HeartbeatTimeout
 	err := s.b.View(func(v *store.View) error {
-		rs, err := execution.ListRunners(v)
+		rs, err := runners.ListRunners(v)
 		if err != nil {
 			return err
 		}
 		for _, r := range rs {
-			if c.Query("all") != "true" && r.Status != execution.RunnerActive {
+			if c.Query("all") != "true" && r.Status != runners.RunnerActive {
 				continue
 			}
 			rj := runnerJSON(r, v.Head().Height, timeout)
-			rj.Eligible = r.Status == execution.RunnerActive && params.StakeEligible(r)
-			if rj.Endpoint, err = execution.ReadRunnerEndpoint(v, r.Address); err != nil {
+			rj.Eligible = r.Status == runners.RunnerActive && params.StakeEligible(r)
+			if rj.Endpoint, err = runners.ReadRunnerEndpoint(v, r.Address); err != nil {
 				return err
 			}
 			out = append(out, rj)
@@ -107,7 +108,7 @@ func (s *Server) runner(c *gin.Context) {
 	params := s.b.OffchainParams()
 	timeout := params.HeartbeatTimeout
 	err := s.b.View(func(v *store.View) error {
-		r, err := execution.ReadRunner(v, addr)
+		r, err := runners.ReadRunner(v, addr)
 		if err != nil {
 			return err
 		}
@@ -115,8 +116,8 @@ func (s *Server) runner(c *gin.Context) {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no runner %s", addr))
 		}
 		out = runnerJSON(r, v.Head().Height, timeout)
-		out.Eligible = r.Status == execution.RunnerActive && params.StakeEligible(r)
-		out.Endpoint, err = execution.ReadRunnerEndpoint(v, addr)
+		out.Eligible = r.Status == runners.RunnerActive && params.StakeEligible(r)
+		out.Endpoint, err = runners.ReadRunnerEndpoint(v, addr)
 		return err
 	})
 	if err != nil {

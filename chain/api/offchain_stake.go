@@ -15,6 +15,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -30,7 +31,7 @@ func (s *Server) runnerDelegations(c *gin.Context) {
 	}
 	out := []apitypes.Delegation{}
 	err := s.b.View(func(v *store.View) error {
-		ds, err := execution.ReadDelegations(v, addr)
+		ds, err := runners.ReadDelegations(v, addr)
 		for _, d := range ds {
 			out = append(out, apitypes.Delegation{Delegator: d.Delegator, Amount: decStr(d.Amount), Since: d.Since})
 		}
@@ -51,7 +52,7 @@ func (s *Server) unbonding(c *gin.Context) {
 	}
 	out := []apitypes.Tranche{}
 	err := s.b.View(func(v *store.View) error {
-		ts, err := execution.ReadTranches(v, addr)
+		ts, err := runners.ReadTranches(v, addr)
 		h := v.Head().Height
 		for _, t := range ts {
 			out = append(out, apitypes.Tranche{Owner: t.Owner, Runner: t.Runner, Amount: decStr(t.Amount), Release: t.Release,

@@ -7,8 +7,8 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -58,7 +58,7 @@ func (s *Server) teeAttestation(c *gin.Context) {
 		if a == nil {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("runner %s has no attestation", addr))
 		}
-		rn, err := execution.ReadRunner(v, addr)
+		rn, err := runners.ReadRunner(v, addr)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (s *Server) teeAttestation(c *gin.Context) {
 			ProductID: a.ProductID, SecurityVersion: a.SecurityVersion, Debug: a.Debug, TCB: attest.TCBStatus(a.TCB).String(),
 			ResultKey: a.ResultKey, SealKey: a.SealKey, EvidenceHash: a.EvidenceHash, PolicyID: a.PolicyID, VerifiedAt: a.VerifiedAt,
 			ExpiresAt: a.ExpiresAt, Height: h}
-		out.Valid = rn != nil && rn.Status == execution.RunnerActive && a.Current(h, rn.ResultKey, p.Policy.ID())
+		out.Valid = rn != nil && rn.Status == runners.RunnerActive && a.Current(h, rn.ResultKey, p.Policy.ID())
 		return nil
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
@@ -15,6 +16,10 @@ import (
 // StorageParams are the Relay Registry and Storage Manager parameters
 // (chain/system/storage).
 type StorageParams = storage.Params
+
+// OffchainParams are the Runner Registry, Job Dispatcher and Result
+// Verifier parameters (chain/system/runners).
+type OffchainParams = runners.Params
 
 // TEEParams are the TEE Verifier and Secrets Manager parameters
 // (chain/system/tee).

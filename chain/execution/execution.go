@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
@@ -39,7 +40,7 @@ type Config struct {
 	Timers timers.Params
 	// Offchain are the off-chain compute parameters (Runner Registry, Job
 	// Dispatcher, Result Verifier).
-	Offchain OffchainParams
+	Offchain runners.Params
 	// Validators are the Validator Registry parameters (epochs, unbonding,
 	// jailing, slashing); used only on chains with a registry.
 	Validators ValidatorParams
@@ -117,6 +118,7 @@ type Executor struct {
 	storage StorageParams
 	timers  *timers.Queue
 	router  *router
+	runners *runners.Module
 }
 
 // New returns an Executor for cfg.
@@ -125,7 +127,8 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	cfg.Limits.fill()
-	cfg.Offchain.fill()
+	registry := runners.New(cfg.Offchain)
+	cfg.Offchain = registry.Params()
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
 	}
@@ -149,11 +152,11 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
+	r, err := newRouter(registry, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r}, nil
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry}, nil
 }
 
 // TEEParams returns the TEE Verifier and Secrets Manager parameters.
@@ -191,9 +194,7 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	}
 	to, hasTo := tx.To()
 	switch in.(type) {
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
-		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult:
+	case *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
 		if err := checkOffchainTx(tx, in); err != nil {
 			return nil, err
 		}
@@ -492,9 +493,7 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
-		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult:
+	case *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
 		ret, err := x.dispatchOffchain(from, in)
 		return nil, ret, err
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strings"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
@@ -24,105 +23,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
-// OffchainParams are the parameters of the off-chain compute system actors
-// (Runner Registry 0x…01, Job Dispatcher 0x…02, Result Verifier 0x…03).
-// Zero fields take the defaults.
-type OffchainParams struct {
-	// MinRunnerStake is the minimum self-bond: 10,000 CBY (CIP-2). A
-	// runner's stake must also be ≥ 1.5 × its declared max job value.
-	MinRunnerStake *big.Int
-	// HeartbeatTimeout is heartbeat_timeout_blocks of the health filter: 60.
-	HeartbeatTimeout uint64
-	// InitialReputation of a new runner: 100.
-	InitialReputation uint64
-	// Job are the lifecycle constants (job.DefaultParams).
-	Job job.Params
-	// Payment are the settlement constants (payment.DefaultParams).
-	Payment payment.Params
-	// CallbackCycles and CallbackCells bound each job callback (delivered
-	// in a later block than the one that decided the job,
-	// offchain_lane.go): 100,000 and 10,000. submit_job charges both to the
-	// submitting transaction: the callback is prepaid, so it cannot be used
-	// to run work for free in the runner lane.
-	CallbackCycles, CallbackCells uint64
-	// CallbackBlockCycles is the job lane's callback budget per block;
-	// zero takes half the runner lane's reserved cycles of the lane
-	// schedule (Config.Lanes: 25% of the 10,000,000-cycle target, spec 002
-	// §6.3), so runner transactions always keep the other half.
-	CallbackBlockCycles uint64
-	// UnbondingBlocks is how long undelegated or unstaked stake (and the
-	// self-bond of a deregistered runner) stays slashable before it can be
-	// withdrawn: 7,200 (~24 h).
-	UnbondingBlocks uint64
-	// MinSelfBondBps is the minimum self-bond as a share of the effective
-	// stake: 1,000 (10%).
-	MinSelfBondBps uint64
-	// MaxDelegators per runner: 200.
-	MaxDelegators uint32
-	// MaxTranches is the number of unbonding tranches an address may have
-	// at once: 8.
-	MaxTranches int
-	// ChallengeBond is the bond a challenger posts: 100 CBY.
-	ChallengeBond *big.Int
-	// SlashBps is the share of a culprit's stake slashed for a proven
-	// fault: 3,000 (30%); ChallengerBps of it goes to the challenger:
-	// 7,000 (70%), the rest is burned.
-	SlashBps, ChallengerBps uint64
-	// MaxConsecutiveSlashes ejects a runner slashed this many times without
-	// a paid job in between: 3.
-	MaxConsecutiveSlashes uint32
-}
-
-func (p *OffchainParams) fill() {
-	if p.MinRunnerStake == nil {
-		p.MinRunnerStake = new(big.Int).Set(selection.MinStake())
-	}
-	if p.HeartbeatTimeout == 0 {
-		p.HeartbeatTimeout = 60
-	}
-	if p.InitialReputation == 0 {
-		p.InitialReputation = 100
-	}
-	if p.Job == (job.Params{}) {
-		p.Job = job.DefaultParams()
-	}
-	if p.Payment == (payment.Params{}) {
-		p.Payment = payment.DefaultParams()
-	}
-	if p.CallbackCycles == 0 {
-		p.CallbackCycles = 100_000
-	}
-	if p.CallbackCells == 0 {
-		p.CallbackCells = 10_000
-	}
-	if p.UnbondingBlocks == 0 {
-		p.UnbondingBlocks = 7_200
-	}
-	if p.MinSelfBondBps == 0 {
-		p.MinSelfBondBps = 1_000
-	}
-	if p.MaxDelegators == 0 {
-		p.MaxDelegators = 200
-	}
-	if p.MaxTranches == 0 {
-		p.MaxTranches = 8
-	}
-	if p.ChallengeBond == nil {
-		p.ChallengeBond = new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18))
-	}
-	if p.SlashBps == 0 {
-		p.SlashBps = 3_000
-	}
-	if p.ChallengerBps == 0 {
-		p.ChallengerBps = 7_000
-	}
-	if p.MaxConsecutiveSlashes == 0 {
-		p.MaxConsecutiveSlashes = 3
-	}
-}
-
 // OffchainParams returns the off-chain compute parameters.
-func (e *Executor) OffchainParams() OffchainParams { return e.cfg.Offchain }
+func (e *Executor) OffchainParams() runners.Params { return e.cfg.Offchain }
 
 // Execution costs of the off-chain instructions beyond their intrinsic
 // cost (submit_job also charges SubmitJobCycles, see offchain_host.go).
@@ -131,93 +33,9 @@ const (
 	VerifyRevealCycles = 20_000 // per reveal: commitment hash, Ed25519 verification, content rules
 )
 
-// Runner statuses.
-const (
-	RunnerActive uint8 = 1
-	RunnerExited uint8 = 2
-)
-
-// Runner is a Runner Registry (0x…01) record.
-type Runner struct {
-	_                 struct{}      `cbor:",toarray"`
-	Address           types.Address `json:"address"`
-	ResultKey         types.Bytes   `json:"result_key"` // Ed25519 public key
-	JobTypes          []job.JobType `json:"job_types"`
-	Models            []string      `json:"models"`
-	Domains           []string      `json:"domains"`
-	TEE               bool          `json:"tee"`
-	Rates             job.RateCard  `json:"rates"`
-	MaxConcurrentJobs uint32        `json:"max_concurrent_jobs"`
-	ActiveJobs        uint32        `json:"active_jobs"`
-	MaxJobValue       *big.Int      `json:"max_job_value"`
-	Stake             *big.Int      `json:"stake"` // self-bond, held by the registry account
-	Reputation        uint64        `json:"reputation"`
-	RegisteredAt      uint64        `json:"registered_at"`
-	LastHeartbeat     uint64        `json:"last_heartbeat"`
-	Status            uint8         `json:"status"`
-	// Delegated is the sum of the active delegations (CIP-13), held by the
-	// registry account; Delegators counts them.
-	Delegated     *big.Int `json:"delegated"`
-	Delegators    uint32   `json:"delegators"`
-	CommissionBps uint16   `json:"commission_bps"`
-	// ConsecutiveSlashes counts upheld challenges since the runner was last
-	// paid for a job; MaxConsecutiveSlashes of them eject it.
-	ConsecutiveSlashes uint32 `json:"consecutive_slashes"`
-}
-
-// EffectiveStake is self-bond + delegated stake: what selection weighs and
-// what the stake floor and max job value are judged against.
-func (r *Runner) EffectiveStake() *big.Int {
-	return new(big.Int).Add(bigOr0(r.Stake), bigOr0(r.Delegated))
-}
-
-func bigOr0(v *big.Int) *big.Int {
-	if v == nil {
-		return new(big.Int)
-	}
-	return v
-}
-
-// Healthy reports whether the runner is active and heard from recently.
-func (r *Runner) Healthy(height, timeout uint64) bool {
-	return r.Status == RunnerActive && r.LastHeartbeat <= height && height-r.LastHeartbeat <= timeout
-}
-
-// Candidate is the runner as the Job Dispatcher's selection sees it.
-func (r *Runner) Candidate() selection.Candidate {
-	return selection.Candidate{
-		Address: r.Address, Stake: r.EffectiveStake(), Capabilities: slices.Clone(r.JobTypes),
-		LastHeartbeat: r.LastHeartbeat, Reputation: r.Reputation, TEE: r.TEE, Domains: slices.Clone(r.Domains),
-		Rates: r.Rates, ActiveJobs: r.ActiveJobs, MaxConcurrentJobs: r.MaxConcurrentJobs,
-	}
-}
-
 func offKey(addr types.Address, parts ...[]byte) []byte {
 	return state.Key(state.PrefixSystem, append([][]byte{addr[:]}, parts...)...)
 }
-
-// RunnerKey is the state key of a runner record.
-func RunnerKey(a types.Address) []byte {
-	return offKey(types.RunnerRegistryAddress, []byte("runner/"), a[:])
-}
-
-// RunnerEndpointKey holds a runner's optional aggregator URL (kept apart
-// from the record so the record's encoding is unchanged).
-func RunnerEndpointKey(a types.Address) []byte {
-	return offKey(types.RunnerRegistryAddress, []byte("endpoint/"), a[:])
-}
-
-// ReadRunnerEndpoint returns a runner's registered aggregator URL ("" if none).
-func ReadRunnerEndpoint(r state.Reader, a types.Address) (string, error) {
-	b, ok, err := r.Get(RunnerEndpointKey(a))
-	if err != nil || !ok {
-		return "", err
-	}
-	return string(b), nil
-}
-
-// RunnerPrefix prefixes every runner record.
-func RunnerPrefix() []byte { return offKey(types.RunnerRegistryAddress, []byte("runner/")) }
 
 // JobKey is the state key of a job record (job.Job, canonical CBOR).
 func JobKey(id types.Hash) []byte { return offKey(types.JobDispatcherAddress, []byte("job/"), id[:]) }
@@ -298,81 +116,16 @@ type snapEntry struct {
 	Reputation uint64
 }
 
-// ReadRunner decodes a runner record (nil if absent).
-func ReadRunner(r state.Reader, a types.Address) (*Runner, error) {
-	return system.Get[Runner](r, RunnerKey(a), "decode runner %s", a)
-}
-
-// ListRunners returns every runner record in address order.
-func ListRunners(r state.Reader) ([]*Runner, error) {
-	var out []*Runner
-	err := r.Scan(RunnerPrefix(), func(_, v []byte) error {
-		var rn Runner
-		if err := codec.Unmarshal(v, &rn); err != nil {
-			return fmt.Errorf("decode runner: %w", err)
-		}
-		out = append(out, &rn)
-		return nil
-	})
-	return out, err
-}
-
-// Candidates returns the active runners as selection candidates, sorted
-// ascending by address (health is judged by the selection filter from the
-// heartbeat age).
-func Candidates(r state.Reader) ([]selection.Candidate, error) {
-	rs, err := ListRunners(r)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]selection.Candidate, 0, len(rs))
-	for _, rn := range rs {
-		if rn.Status == RunnerActive {
-			out = append(out, rn.Candidate())
-		}
-	}
-	return out, nil
-}
-
-// MaxJobValueOrStake is the largest escrow (max_price + tip) a runner takes: its
-// declared max job value, or, if it declared none, floor(2 × stake / 3) (the
-// value its stake covers at the 1.5× bond ratio).
-func (r *Runner) MaxJobValueOrStake() *big.Int {
-	if r.MaxJobValue != nil && r.MaxJobValue.Sign() > 0 {
-		return r.MaxJobValue
-	}
-	v := new(big.Int).Mul(r.EffectiveStake(), big.NewInt(2))
-	return v.Div(v, big.NewInt(3))
-}
-
-// StakeEligible reports whether a runner's stake still meets the
-// registration rules — effective stake ≥ max(MinRunnerStake, 1.5 × max job
-// value) and self-bond ≥ MinSelfBondBps of the effective stake — which
-// undelegation and slashing can break after registration.
-func (p *OffchainParams) StakeEligible(r *Runner) bool {
-	eff := r.EffectiveStake()
-	if eff.Cmp(p.MinRunnerStakeFor(r.MaxJobValue)) < 0 {
-		return false
-	}
-	return selfBondOK(bigOr0(r.Stake), eff, p.MinSelfBondBps)
-}
-
-// selfBondOK is self·10^4 ≥ minBps·effective.
-func selfBondOK(self, effective *big.Int, minBps uint64) bool {
-	l := new(big.Int).Mul(self, big.NewInt(10_000))
-	return l.Cmp(new(big.Int).Mul(effective, new(big.Int).SetUint64(minBps))) >= 0
-}
-
 // jobCandidates are the active, stake-eligible runners whose max job value
 // covers escrow, as selection candidates in address order.
-func jobCandidates(r state.Reader, p *OffchainParams, escrow *big.Int) ([]selection.Candidate, error) {
-	rs, err := ListRunners(r)
+func jobCandidates(r state.Reader, p *runners.Params, escrow *big.Int) ([]selection.Candidate, error) {
+	rs, err := runners.ListRunners(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []selection.Candidate
 	for _, rn := range rs {
-		if rn.Status == RunnerActive && p.StakeEligible(rn) && rn.MaxJobValueOrStake().Cmp(escrow) >= 0 {
+		if rn.Status == runners.RunnerActive && p.StakeEligible(rn) && rn.MaxJobValueOrStake().Cmp(escrow) >= 0 {
 			out = append(out, rn.Candidate())
 		}
 	}
@@ -396,196 +149,6 @@ func ReadJobResult(r state.Reader, id types.Hash) (*JobResult, error) {
 // ReadJobPayments decodes a job's settlement record (nil if absent).
 func ReadJobPayments(r state.Reader, id types.Hash) (*JobPayments, error) {
 	return system.Get[JobPayments](r, JobPaymentsKey(id), "decode job payments %s", id)
-}
-
-// MinRunnerStakeFor is max(MinRunnerStake, 1.5 × maxJobValue), rounded up.
-func (p *OffchainParams) MinRunnerStakeFor(maxJobValue *big.Int) *big.Int {
-	need := new(big.Int).Set(p.MinRunnerStake)
-	if maxJobValue != nil {
-		v := new(big.Int).Mul(maxJobValue, big.NewInt(3))
-		v.Add(v, big.NewInt(1))
-		v.Rsh(v, 1) // ceil(3v/2)
-		if v.Cmp(need) > 0 {
-			need = v
-		}
-	}
-	return need
-}
-
-func (x *txExec) runnerRegister(from types.Address, in *types.RunnerRegister) error {
-	p := &x.ex.cfg.Offchain
-	if len(in.ResultKey) != ed25519.PublicKeySize {
-		return failf(system.CodeInvalidResultKey, "InvalidResultKey: an Ed25519 public key is %d bytes", ed25519.PublicKeySize)
-	}
-	if len(in.JobTypes) == 0 || len(in.JobTypes) > 4 {
-		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: declare 1..4 job types")
-	}
-	jobTypes := make([]job.JobType, 0, len(in.JobTypes))
-	for _, t := range in.JobTypes {
-		jt := job.JobType(t)
-		if t > 255 || !jt.Valid() {
-			return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: job type %d", t)
-		}
-		if !slices.Contains(jobTypes, jt) {
-			jobTypes = append(jobTypes, jt)
-		}
-	}
-	slices.Sort(jobTypes)
-	if len(in.Models) > 64 || len(in.Domains) > 64 {
-		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: at most 64 models and 64 domains")
-	}
-	for _, s := range append(slices.Clone(in.Models), in.Domains...) {
-		if s == "" || len(s) > 256 {
-			return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: model and domain names are 1..256 bytes")
-		}
-	}
-	rates := job.RateCard{Base: in.RateBase, PerToken: in.RatePerToken, PerWallMs: in.RatePerWallMs, PerMemoryMiB: in.RatePerMemoryMiB}
-	for _, r := range []struct {
-		name string
-		v    *big.Int
-	}{{"base", in.RateBase}, {"per_token", in.RatePerToken}, {"per_wall_ms", in.RatePerWallMs}, {"per_memory_mib", in.RatePerMemoryMiB}} {
-		if r.v != nil && (r.v.Sign() < 0 || r.v.BitLen() > 256) {
-			return failf(system.CodeInvalidRateCard, "InvalidRateCard: %s out of range", r.name) // checked in order: RateCard.Validate ranges over a map
-		}
-	}
-	if in.MaxConcurrentJobs == 0 || in.MaxConcurrentJobs > 1<<16 {
-		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: max concurrent jobs must be 1..65536")
-	}
-	if in.MaxJobValue != nil && in.MaxJobValue.Sign() < 0 {
-		return failf(system.CodeInvalidCapabilities, "InvalidCapabilities: negative max job value")
-	}
-	if ep := in.Endpoint; ep != "" && (len(ep) > 256 || !(strings.HasPrefix(ep, "http://") || strings.HasPrefix(ep, "https://"))) {
-		return failf(system.CodeInvalidEndpoint, "InvalidEndpoint: an http:// or https:// URL of at most 256 bytes")
-	}
-	rn, err := ReadRunner(x.o, from)
-	if err != nil {
-		return err
-	}
-	stake := x.tx.Value()
-	if rn == nil || rn.Status != RunnerActive {
-		rep := p.InitialReputation
-		if rn != nil {
-			rep = rn.Reputation // reputation survives re-registration
-		}
-		nr := &Runner{Address: from, Stake: new(big.Int), Reputation: rep, RegisteredAt: x.env.Height, Delegated: new(big.Int)}
-		if rn != nil {
-			// Delegations left on an exited runner count again once it
-			// re-registers (they stayed bonded unless undelegated); its
-			// self-bond went to unbonding when it left.
-			nr.Delegated, nr.Delegators, nr.CommissionBps = bigOr0(rn.Delegated), rn.Delegators, rn.CommissionBps
-			nr.ConsecutiveSlashes = rn.ConsecutiveSlashes
-		}
-		rn = nr
-	}
-	rn.Stake = new(big.Int).Add(bigOr0(rn.Stake), stake)
-	maxVal := new(big.Int)
-	if in.MaxJobValue != nil {
-		maxVal.Set(in.MaxJobValue)
-	}
-	if need := p.MinRunnerStakeFor(maxVal); rn.EffectiveStake().Cmp(need) < 0 {
-		return failf(system.CodeInsufficientStake, "InsufficientStake: effective stake %s (self %s + delegated %s) below the minimum %s (max(min stake, 1.5 × max job value))",
-			rn.EffectiveStake(), rn.Stake, bigOr0(rn.Delegated), need)
-	}
-	if !selfBondOK(rn.Stake, rn.EffectiveStake(), p.MinSelfBondBps) {
-		return failf(system.CodeInsufficientSelfBond, "InsufficientSelfBond: self-bond %s below %d bps of the effective stake %s", rn.Stake, p.MinSelfBondBps, rn.EffectiveStake())
-	}
-	if stake.Sign() > 0 {
-		if err := x.moveValue(from, types.RunnerRegistryAddress, stake); err != nil {
-			return err
-		}
-	}
-	if !bytes.Equal(rn.ResultKey, in.ResultKey) {
-		// Keep the key history: challenges check signatures with the key
-		// in force when the runner committed, so rotating the key cannot
-		// disown an equivocation.
-		x.o.Set(resultKeyHistKey(from, x.env.Height), bytes.Clone(in.ResultKey))
-	}
-	rn.ResultKey = append(types.Bytes(nil), in.ResultKey...)
-	rn.JobTypes, rn.Models, rn.Domains, rn.TEE = jobTypes, sortedUnique(in.Models), sortedUnique(in.Domains), in.TEE
-	rn.Rates, rn.MaxConcurrentJobs, rn.MaxJobValue = rates, uint32(in.MaxConcurrentJobs), maxVal
-	rn.LastHeartbeat, rn.Status = x.env.Height, RunnerActive
-	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
-	if in.Endpoint != "" {
-		x.o.Set(RunnerEndpointKey(from), []byte(in.Endpoint))
-	} else {
-		x.o.Delete(RunnerEndpointKey(from))
-	}
-	x.emit(types.RunnerRegistryAddress, &runners.RunnerRegisteredEvent{Runner: from, Stake: rn.Stake})
-	return nil
-}
-
-func sortedUnique(s []string) []string {
-	if len(s) == 0 {
-		return nil
-	}
-	out := slices.Clone(s)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func (x *txExec) activeRunner(from types.Address) (*Runner, error) {
-	rn, err := ReadRunner(x.o, from)
-	if err != nil {
-		return nil, err
-	}
-	if rn == nil || rn.Status != RunnerActive {
-		return nil, failf(system.CodeNotARunner, "NotARunner: %s is not an active runner", from)
-	}
-	return rn, nil
-}
-
-func (x *txExec) runnerHeartbeat(from types.Address) error {
-	rn, err := x.activeRunner(from)
-	if err != nil {
-		return err
-	}
-	rn.LastHeartbeat = x.env.Height
-	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
-	return nil
-}
-
-func (x *txExec) runnerDeregister(from types.Address) error {
-	rn, err := x.activeRunner(from)
-	if err != nil {
-		return err
-	}
-	if rn.ActiveJobs > 0 {
-		return failf(system.CodeRunnerBusy, "RunnerBusy: %s still has %d active jobs", from, rn.ActiveJobs)
-	}
-	// The self-bond stays slashable through the unbonding period (a fault
-	// may still be proven within a job's challenge window).
-	release, err := x.addTranche(from, from, rn.Stake, false)
-	if err != nil {
-		return err
-	}
-	unbonding := rn.Stake
-	rn.Stake, rn.Status = new(big.Int), RunnerExited
-	x.o.Set(RunnerKey(from), codec.MustMarshal(rn))
-	x.emit(types.RunnerRegistryAddress, &runners.RunnerDeregisteredEvent{Runner: from, Unbonding: unbonding, Release: release})
-	return nil
-}
-
-// adjustRunners adds delta to the active job count of each runner and, if
-// penalty > 0, lowers its reputation (floored at 0).
-func (x *txExec) adjustRunners(rs []types.Address, delta int, penalty uint64) error {
-	for _, a := range rs {
-		rn, err := ReadRunner(x.o, a)
-		if err != nil {
-			return err
-		}
-		if rn == nil {
-			continue
-		}
-		switch {
-		case delta > 0:
-			rn.ActiveJobs += uint32(delta)
-		case delta < 0 && rn.ActiveJobs > 0:
-			rn.ActiveJobs--
-		}
-		rn.Reputation -= min(rn.Reputation, penalty)
-		x.o.Set(RunnerKey(a), codec.MustMarshal(rn))
-	}
-	return nil
 }
 
 // submitJob is the Job Dispatcher's submit_job for submitter (a
@@ -698,7 +261,7 @@ func (x *txExec) selectRunners(j *job.Job) error {
 	if err := x.step(j, job.Assigned{At: x.env.Height, Runners: a.Runners, Aggregator: a.Aggregator}); err != nil {
 		return err
 	}
-	if err := x.adjustRunners(a.Runners, 1, 0); err != nil {
+	if err := x.reg().AdjustRunners(a.Runners, 1, 0); err != nil {
 		return err
 	}
 	x.emit(types.JobDispatcherAddress, &jobs.JobAssignedEvent{JobID: j.Spec.JobID, Runners: a.Runners, Aggregator: a.Aggregator, Retry: uint64(j.Retry), Deadline: j.Deadline})
@@ -729,7 +292,7 @@ func (x *txExec) step(j *job.Job, ev job.Event) error {
 				freed = append(freed, a)
 			}
 		}
-		if err := x.adjustRunners(freed, -1, 0); err != nil {
+		if err := x.reg().AdjustRunners(freed, -1, 0); err != nil {
 			return err
 		}
 	}
@@ -771,7 +334,7 @@ func (x *txExec) effect(j *job.Job, f job.Effect) error {
 	case job.EffectSelect:
 		return x.selectRunners(j)
 	case job.EffectPenalize:
-		return x.adjustRunners(f.Runners, 0, f.Amount)
+		return x.reg().AdjustRunners(f.Runners, 0, f.Amount)
 	case job.EffectCallback:
 		x.queueCallback(j)
 	case job.EffectSettle:
@@ -804,7 +367,7 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 	switch outcome {
 	case payment.Success:
 		for _, a := range j.Agreed {
-			py, err := x.payee(a)
+			py, err := x.reg().Payee(a)
 			if err != nil {
 				return err
 			}
@@ -861,11 +424,11 @@ func (x *txExec) settle(j *job.Job, outcome payment.Outcome) error {
 	if outcome == payment.Success {
 		// A paid job ends a runner's run of consecutive slashes.
 		for _, a := range j.Agreed {
-			if rn, err := ReadRunner(x.o, a); err != nil {
+			if rn, err := runners.ReadRunner(x.o, a); err != nil {
 				return err
 			} else if rn != nil && rn.ConsecutiveSlashes > 0 {
 				rn.ConsecutiveSlashes = 0
-				x.saveRunner(rn)
+				x.reg().SaveRunner(rn)
 			}
 		}
 	}
@@ -912,23 +475,23 @@ func (x *txExec) faultRow(j *job.Job, reports map[types.Address]*verify.Report, 
 	if best == 0 || n < j.Spec.Verification.Quorum() {
 		return nil
 	}
-	var runners []types.Address
+	var committee []types.Address
 	for a, r := range reports {
 		if r.Fault == best {
-			runners = append(runners, a)
+			committee = append(committee, a)
 		}
 	}
-	slices.SortFunc(runners, func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(committee, func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
 	progress := uint16(10_000)
 	minFee := new(big.Int)
-	for _, a := range runners {
-		py, err := x.payee(a)
+	for _, a := range committee {
+		py, err := x.reg().Payee(a)
 		if err != nil {
 			return err
 		}
 		py.Usage = reports[a].Usage
 		progress = min(progress, reports[a].ProgressBps)
-		minFee.Add(minFee, bigOr0(py.Rates.Base))
+		minFee.Add(minFee, runners.OrZero(py.Rates.Base))
 		in.Payees = append(in.Payees, py)
 	}
 	in.Outcome = map[uint8]payment.Outcome{verify.FaultImpossibleJob: payment.ImpossibleJob,
@@ -1011,37 +574,10 @@ func (x *txExec) submitResult(from types.Address, in *types.SubmitResult) error 
 
 // checkOffchainTx is CheckTx for the off-chain compute instructions: each
 // goes to its system actor, and only runner_register carries value.
-func checkOffchainTx(tx *types.Tx, in types.Instruction) error {
-	to, hasTo := tx.To()
-	want := types.JobDispatcherAddress
-	switch in.(type) {
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.RunnerDelegateStake,
-		*types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake, *types.RunnerSetCommission:
-		want = types.RunnerRegistryAddress
-	case *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
-		want = types.ResultVerifierAddress
-	}
-	if !hasTo || to != want {
-		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
-	}
-	switch in.(type) {
-	case *types.RunnerRegister, *types.RunnerDelegateStake, *types.RunnerStake, *types.ChallengeResult:
-	default:
-		if tx.Value().Sign() != 0 {
-			return fmt.Errorf("%w: %s carries no value (only runner_register, runner_stake, runner_delegate_stake and challenge_result do; submit_job escrows from the balance)", types.ErrMalformedTx, in.InstructionKind())
-		}
-	}
-	return nil
-}
+func checkOffchainTx(tx *types.Tx, in types.Instruction) error { return runners.Check(tx, in) }
 
 func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]byte, error) {
 	switch v := in.(type) {
-	case *types.RunnerRegister:
-		return nil, x.runnerRegister(from, v)
-	case *types.RunnerHeartbeat:
-		return nil, x.runnerHeartbeat(from)
-	case *types.RunnerDeregister:
-		return nil, x.runnerDeregister(from)
 	case *types.SubmitJob:
 		spec, err := job.DecodeJobSpec(v.Spec)
 		if err != nil {
@@ -1061,18 +597,6 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 		return nil, x.submitResult(from, v)
 	case *types.RevealResult:
 		return nil, x.revealResult(from, v)
-	case *types.RunnerDelegateStake:
-		return nil, x.runnerDelegate(from, v)
-	case *types.RunnerUndelegateStake:
-		return nil, x.runnerUndelegate(from, v)
-	case *types.RunnerWithdraw:
-		return nil, x.runnerWithdraw(from)
-	case *types.RunnerStake:
-		return nil, x.runnerStake(from)
-	case *types.RunnerUnstake:
-		return nil, x.runnerUnstake(from, v)
-	case *types.RunnerSetCommission:
-		return nil, x.runnerSetCommission(from, v)
 	case *types.ChallengeResult:
 		return nil, x.challengeResult(from, v)
 	}
@@ -1085,7 +609,7 @@ func (x *txExec) dispatchOffchain(from types.Address, in types.Instruction) ([]b
 func (x *txExec) resultKeys(j *job.Job) (map[types.Address]ed25519.PublicKey, error) {
 	keys := map[types.Address]ed25519.PublicKey{}
 	for _, c := range j.Commitments {
-		k, err := resultKeyAt(x.o, c.Runner, c.Block)
+		k, err := runners.ResultKeyAt(x.o, c.Runner, c.Block)
 		if err != nil {
 			return nil, err
 		}
@@ -1211,3 +735,6 @@ func (x *txExec) verifyReveals(j *job.Job) error {
 	x.emit(types.ResultVerifierAddress, &jobs.JobVerifiedEvent{JobID: id, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented})
 	return x.step(j, job.Verified{At: x.env.Height, Submitter: out.Representative, ResultHash: out.ResultHash, Agreed: out.Agreed, Dissented: out.Dissented})
 }
+
+// reg is x working on the Runner Registry.
+func (x *txExec) reg() *runners.Tx { return x.ex.runners.With(x) }

@@ -1,9 +1,7 @@
 package execution
 
 import (
-	"bytes"
 	"crypto/ed25519"
-	"errors"
 	"math/big"
 	"slices"
 
@@ -96,7 +94,7 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	}
 	slashed := new(big.Int)
 	for _, a := range culprits {
-		s, err := x.slashRunner(a)
+		s, err := x.reg().SlashRunner(a)
 		if err != nil {
 			return err
 		}
@@ -117,37 +115,6 @@ func (x *txExec) challengeResult(from types.Address, in *types.ChallengeResult) 
 	}
 	x.emit(types.ResultVerifierAddress, &jobs.ChallengeUpheldEvent{JobID: in.JobID, Challenger: from, Culprits: culprits, Reason: reason, Slashed: slashed, Reward: reward, Burned: burn})
 	return nil
-}
-
-func resultKeyHistKey(runner types.Address, height uint64) []byte {
-	return offKey(types.RunnerRegistryAddress, []byte("rkey/"), runner[:], system.BE8(height))
-}
-
-// resultKeyAt is the result key runner had registered at height (the last
-// key set at or before it).
-func resultKeyAt(r state.Reader, runner types.Address, height uint64) (ed25519.PublicKey, error) {
-	var key ed25519.PublicKey
-	pre := offKey(types.RunnerRegistryAddress, []byte("rkey/"), runner[:])
-	err := r.Scan(pre, func(k, v []byte) error {
-		if bytesToU64(k[len(pre):]) > height {
-			return errStopScan
-		}
-		key = ed25519.PublicKey(bytes.Clone(v))
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStopScan) {
-		return nil, err
-	}
-	if key == nil {
-		// No history (a record written before the history existed): the
-		// current key.
-		rn, err := ReadRunner(r, runner)
-		if err != nil || rn == nil {
-			return nil, err
-		}
-		key = ed25519.PublicKey(bytes.Clone(rn.ResultKey))
-	}
-	return key, nil
 }
 
 // slashedKey marks runner as slashed for job id.
@@ -176,7 +143,7 @@ func (x *txExec) equivocation(j *job.Job, evidence []byte) ([]types.Address, str
 	if i < 0 {
 		return nil, "", failf(system.CodeInvalidEvidence, "InvalidEvidence: %s has no commitment for job %s", r.Runner, j.Spec.JobID)
 	}
-	key, err := resultKeyAt(x.o, r.Runner, j.Commitments[i].Block)
+	key, err := runners.ResultKeyAt(x.o, r.Runner, j.Commitments[i].Block)
 	if err != nil {
 		return nil, "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -17,7 +18,7 @@ func (x *txExec) teeFilter(cands []selection.Candidate) ([]selection.Candidate, 
 		if !cands[i].TEE {
 			continue
 		}
-		rn, err := ReadRunner(x.o, cands[i].Address)
+		rn, err := runners.ReadRunner(x.o, cands[i].Address)
 		if err != nil {
 			return nil, err
 		}
@@ -37,11 +38,11 @@ func (x *txExec) teeFilter(cands []selection.Candidate) ([]selection.Candidate, 
 type runnerRegistry struct{}
 
 func (runnerRegistry) Runner(r state.Reader, a types.Address) (*tee.Runner, error) {
-	rn, err := ReadRunner(r, a)
+	rn, err := runners.ReadRunner(r, a)
 	if err != nil || rn == nil {
 		return nil, err
 	}
-	return &tee.Runner{Address: rn.Address, Active: rn.Status == RunnerActive, TEE: rn.TEE, ResultKey: rn.ResultKey}, nil
+	return &tee.Runner{Address: rn.Address, Active: rn.Status == runners.RunnerActive, TEE: rn.TEE, ResultKey: rn.ResultKey}, nil
 }
 
 func (runnerRegistry) Committee(r state.Reader, id types.Hash) ([]types.Address, bool, error) {

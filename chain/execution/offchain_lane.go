@@ -174,8 +174,6 @@ func PendingCallbacks(r interface {
 	return out, err
 }
 
-var errStopScan = errors.New("stop scan")
-
 // callbackPlan is the job lane's claim on a block, fixed before its
 // transactions like the timer lane's (planTimers): the callbacks the block
 // delivers and the cycles they may use.
@@ -201,8 +199,8 @@ func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan
 	n := e.CallbackBudget() / per
 	pre := callbackPrefix()
 	if err := o.Scan(pre, func(k, v []byte) error {
-		if uint64(len(plan.due)) >= n || len(k) < len(pre)+8 || bytesToU64(k[len(pre):len(pre)+8]) >= height {
-			return errStopScan
+		if uint64(len(plan.due)) >= n || len(k) < len(pre)+8 || system.FromBE8(k[len(pre):len(pre)+8]) >= height {
+			return system.ErrStopScan
 		}
 		var pc PendingCallback
 		if err := codec.Unmarshal(v, &pc); err != nil {
@@ -210,7 +208,7 @@ func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan
 		}
 		plan.due = append(plan.due, pc)
 		return nil
-	}); err != nil && !errors.Is(err, errStopScan) {
+	}); err != nil && !errors.Is(err, system.ErrStopScan) {
 		return nil, fmt.Errorf("job callbacks: %w", err)
 	}
 	plan.claim = uint64(len(plan.due)) * per
@@ -294,14 +292,6 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []PendingCall
 		lane.CallbackCells += r.CellsUsed
 	}
 	return nil
-}
-
-func bytesToU64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v
 }
 
 // runCallback delivers one callback; a failing handler reverts only itself.

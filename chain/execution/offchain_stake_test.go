@@ -14,6 +14,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -279,8 +280,8 @@ func TestChallengeEquivocationSlashes(t *testing.T) {
 	if rec.Stake.Cmp(genesis.CBY(70)) != 0 || rec.Delegated.Cmp(genesis.CBY(35)) != 0 || rec.ConsecutiveSlashes != 1 || rec.Reputation != 80 {
 		t.Fatalf("slashed runner %+v", rec)
 	}
-	var ds []execution.Delegation
-	c.st.View(func(v *store.View) (err error) { ds, err = execution.ReadDelegations(v, culprit.addr); return err })
+	var ds []registry.Delegation
+	c.st.View(func(v *store.View) (err error) { ds, err = registry.ReadDelegations(v, culprit.addr); return err })
 	if len(ds) != 1 || ds[0].Amount.Cmp(genesis.CBY(35)) != 0 {
 		t.Fatalf("delegations %+v", ds)
 	}
@@ -340,11 +341,11 @@ func TestDelegatorLimitAndEjection(t *testing.T) {
 	}
 	rec := readRunner(t, c, r.addr)
 	// 100 → 70 → 49 CBY self-bond; ejected with 49 CBY unbonding.
-	if rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 || rec.ConsecutiveSlashes != 2 {
+	if rec.Status != registry.RunnerExited || rec.Stake.Sign() != 0 || rec.ConsecutiveSlashes != 2 {
 		t.Fatalf("ejected runner %+v", rec)
 	}
-	var tr []execution.Tranche
-	c.st.View(func(v *store.View) (err error) { tr, err = execution.ReadTranches(v, r.addr); return err })
+	var tr []registry.Tranche
+	c.st.View(func(v *store.View) (err error) { tr, err = registry.ReadTranches(v, r.addr); return err })
 	if len(tr) != 1 || tr[0].Amount.Cmp(genesis.CBY(49)) != 0 {
 		t.Fatalf("tranches %+v", tr)
 	}

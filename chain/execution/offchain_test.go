@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -123,10 +124,10 @@ func readJob(t *testing.T, c *chain, id types.Hash) *job.Job {
 	return j
 }
 
-func readRunner(t *testing.T, c *chain, a types.Address) *execution.Runner {
+func readRunner(t *testing.T, c *chain, a types.Address) *registry.Runner {
 	t.Helper()
-	var r *execution.Runner
-	if err := c.st.View(func(v *store.View) (err error) { r, err = execution.ReadRunner(v, a); return err }); err != nil || r == nil {
+	var r *registry.Runner
+	if err := c.st.View(func(v *store.View) (err error) { r, err = registry.ReadRunner(v, a); return err }); err != nil || r == nil {
 		t.Fatalf("read runner %s: %v %v", a, r, err)
 	}
 	return r
@@ -579,7 +580,7 @@ func TestRunnerRegistryRules(t *testing.T) {
 	reg := types.RunnerRegistryAddress
 	edPub := types.Bytes(r.ed.Public().(ed25519.PublicKey))
 	rec := readRunner(t, c, r.addr)
-	if rec.Reputation != 100 || rec.Stake.Cmp(genesis.CBY(100)) != 0 || rec.Status != execution.RunnerActive {
+	if rec.Reputation != 100 || rec.Stake.Cmp(genesis.CBY(100)) != 0 || rec.Status != registry.RunnerActive {
 		t.Fatalf("record %+v", rec)
 	}
 	if got := balanceOf(t, c, reg); got.Cmp(genesis.CBY(100)) != 0 {
@@ -645,11 +646,11 @@ func TestRunnerRegistryRules(t *testing.T) {
 	if got := balanceOf(t, c, aliceAddr); got.Cmp(want) != 0 {
 		t.Fatalf("after deregister %s, want %s", got, want)
 	}
-	if rec := readRunner(t, c, aliceAddr); rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 {
+	if rec := readRunner(t, c, aliceAddr); rec.Status != registry.RunnerExited || rec.Stake.Sign() != 0 {
 		t.Fatalf("exited record %+v", rec)
 	}
-	var tr []execution.Tranche
-	c.st.View(func(v *store.View) (err error) { tr, err = execution.ReadTranches(v, aliceAddr); return err })
+	var tr []registry.Tranche
+	c.st.View(func(v *store.View) (err error) { tr, err = registry.ReadTranches(v, aliceAddr); return err })
 	if len(tr) != 1 || tr[0].Amount.Cmp(genesis.CBY(30)) != 0 || tr[0].Release != leftAt+unbondingBlocks {
 		t.Fatalf("tranches %+v", tr)
 	}

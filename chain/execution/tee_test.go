@@ -19,6 +19,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -441,7 +442,7 @@ func TestTEEAttestationFollowsResultKey(t *testing.T) {
 	policy := c.ex.TEEParams().Policy
 	inForce := func() bool {
 		return view(t, c, func(v *store.View) (bool, error) {
-			rn, err := execution.ReadRunner(v, a.addr)
+			rn, err := registry.ReadRunner(v, a.addr)
 			if err != nil {
 				return false, err
 			}

@@ -143,6 +143,20 @@ func BE8(v uint64) []byte {
 // write it.
 const ActorOwnerKey = "__OWNER__"
 
+// FromBE8 is the number of a big-endian key part (BE8's inverse; shorter
+// input reads as its value, longer as its last 8 bytes' overflowed value).
+func FromBE8(b []byte) uint64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+// ErrStopScan ends a state.Reader Scan early without an error: return it
+// from the callback and treat it as success.
+var ErrStopScan = errors.New("stop scan")
+
 // Key is a system actor's state key: the system prefix, the actor's
 // address, then parts.
 func Key(actor types.Address, parts ...[]byte) []byte {

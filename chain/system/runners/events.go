@@ -5,8 +5,9 @@
 package runners
 
 import (
-	"github.com/cowboy-foundation/cowboy/chain/types"
 	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // Event topics.
