@@ -135,3 +135,7 @@ func (x *txCtx) MoveValue(from, to types.Address, v *big.Int) error {
 	}
 	return x.c.State.AddBalance(to, v)
 }
+
+// Ctx is a context on c outside any transaction (no budget), for calling a
+// module's exported operations the way another module's step would.
+func Ctx(c *Chain) system.Tx { return &txCtx{c: c} }
