@@ -1,7 +1,8 @@
-// Package runners is the Runner Registry (0x…01) of off-chain compute
-// (CIP-2): runner records, self-bond and delegated stake. Its events are the
-// contract with runners and clients; the registry's code still lives in
-// chain/execution (offchain.go, offchain_stake.go) and moves here next.
+// Package runners is the Runner Registry system actor (0x…01; CIP-2 §3,
+// CIP-13): runner records and capabilities, self-bond and delegated stake,
+// unbonding tranches, the result-key history, the off-chain parameters,
+// and the operations the Job Dispatcher and Result Verifier perform on
+// runners (runners.Tx).
 package runners
 
 import (
