@@ -137,16 +137,8 @@ func decodeTimerArgs(raw any) (timerArgs, error) {
 	return a, err
 }
 
-// HostCall serves the timer ops (pvm.ExtendedHost). Errors are shown to
-// the actor as a catchable HostError; they leave no state change behind.
-func (h *actorHost) HostCall(req *pvm.HostRequest) (*pvm.HostResponse, error) {
-	switch req.Op {
-	case OpSetTimer, OpSetInterval, OpCancelTimer:
-	case OpSubmitJob:
-		return h.submitJobOp(req)
-	default:
-		return nil, fmt.Errorf("unsupported host call: %s", req.Op)
-	}
+// timerOp serves set_timer, set_interval and cancel_timer.
+func (h *actorHost) timerOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
 	if req.ReadOnly || h.x.readOnly {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
