@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
@@ -141,7 +142,7 @@ func addrs(a []types.Address) []types.Address {
 }
 
 // JobJSON renders a job record with its verification and settlement.
-func JobJSON(j *job.Job, res *execution.JobResult, pay *execution.JobPayments, height uint64) apitypes.Job {
+func JobJSON(j *job.Job, res *jobs.JobResult, pay *jobs.JobPayments, height uint64) apitypes.Job {
 	sp := &j.Spec
 	out := apitypes.Job{ID: sp.JobID, Status: j.State, FailReason: failReasons[j.Fail], JobType: sp.JobType.String(),
 		Mode: sp.Verification.Mode.String(), Submitter: sp.Submitter, SubmittedAt: sp.SubmittedAt, Callback: sp.Callback.Actor,
@@ -190,18 +191,18 @@ func (s *Server) job(c *gin.Context) {
 	}
 	var out apitypes.Job
 	err = s.b.View(func(v *store.View) error {
-		j, err := execution.ReadJob(v, id)
+		j, err := jobs.ReadJob(v, id)
 		if err != nil {
 			return err
 		}
 		if j == nil {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no job %s", id))
 		}
-		res, err := execution.ReadJobResult(v, id)
+		res, err := jobs.ReadJobResult(v, id)
 		if err != nil {
 			return err
 		}
-		pay, err := execution.ReadJobPayments(v, id)
+		pay, err := jobs.ReadJobPayments(v, id)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
@@ -148,14 +149,14 @@ func (s *Server) jobSelection(c *gin.Context) {
 	}
 	var out apitypes.JobSelection
 	err = s.b.View(func(v *store.View) error {
-		j, err := execution.ReadJob(v, id)
+		j, err := jobs.ReadJob(v, id)
 		if err != nil {
 			return err
 		}
 		if j == nil {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no job %s", id))
 		}
-		snap, err := execution.ReadJobSnapshot(v, id)
+		snap, err := jobs.ReadJobSnapshot(v, id)
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
@@ -119,6 +120,7 @@ type Executor struct {
 	timers  *timers.Queue
 	router  *router
 	runners *runners.Module
+	jobs    *jobs.Module
 }
 
 // New returns an Executor for cfg.
@@ -151,12 +153,13 @@ func New(cfg Config) (*Executor, error) {
 	cfg.Validators = vals.Params()
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
+	dispatcher := jobs.New(registry, cfg.TEE.Policy)
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(registry, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
+	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry}, nil
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry, jobs: dispatcher}, nil
 }
 
 // TEEParams returns the TEE Verifier and Secrets Manager parameters.
@@ -194,11 +197,6 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	}
 	to, hasTo := tx.To()
 	switch in.(type) {
-	case *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
-		if err := checkOffchainTx(tx, in); err != nil {
-			return nil, err
-		}
-		return in, nil
 	}
 	if in != nil && e.vm == nil {
 		return nil, fmt.Errorf("%w: %s (this node runs without the PVM)", types.ErrUnsupported, in.InstructionKind())
@@ -493,9 +491,6 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
-	case *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult, *types.ChallengeResult:
-		ret, err := x.dispatchOffchain(from, in)
-		return nil, ret, err
 	}
 	return nil, nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -17,7 +18,7 @@ func FuzzOffchainRecords(f *testing.F) {
 	seeds := []any{
 		&registry.Delegation{Delegator: types.Address{1}, Amount: big.NewInt(5), Since: 7},
 		&registry.Tranche{Owner: types.Address{1}, Runner: types.Address{2}, Amount: new(big.Int).Lsh(big.NewInt(1), 100), Release: 9},
-		&execution.PendingCallback{JobID: types.Hash{3}, Status: "verified", Actor: types.Address{4}, Handler: "cb", Payload: types.Bytes{0x80}, QueuedAt: 2},
+		&jobs.PendingCallback{JobID: types.Hash{3}, Status: "verified", Actor: types.Address{4}, Handler: "cb", Payload: types.Bytes{0x80}, QueuedAt: 2},
 		&[]execution.CallbackDelivery{{Status: "failed", Height: 3, OK: false, Error: "x", Hash: types.Hash{5}}},
 		&execution.CallbackStats{Delivered: 3, Failed: 1},
 		&registry.Runner{Address: types.Address{6}, Stake: big.NewInt(1), Delegated: big.NewInt(2), CommissionBps: 500, Status: 1},
@@ -33,7 +34,7 @@ func FuzzOffchainRecords(f *testing.F) {
 		case 1:
 			v = &registry.Tranche{}
 		case 2:
-			v = &execution.PendingCallback{}
+			v = &jobs.PendingCallback{}
 		case 3:
 			v = &[]execution.CallbackDelivery{}
 		case 4:

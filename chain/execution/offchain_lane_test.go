@@ -15,6 +15,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -119,8 +120,8 @@ func TestCallbackBudgetSpills(t *testing.T) {
 		txs = append(txs, c.tx(alice, &oracles[i], &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
 	}
 	c.ok(txs...)
-	var pending []execution.PendingCallback
-	c.st.View(func(v *store.View) (err error) { pending, err = execution.PendingCallbacks(v); return err })
+	var pending []jobs.PendingCallback
+	c.st.View(func(v *store.View) (err error) { pending, err = jobs.PendingCallbacks(v); return err })
 	if len(pending) != 2 {
 		t.Fatalf("queued %d callbacks", len(pending))
 	}
@@ -261,8 +262,8 @@ func queueFailedCallbacks(t *testing.T, c *chain, alice *ecdsa.PrivateKey, n int
 		txs = append(txs, c.tx(alice, &oracles[i], &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
 	}
 	c.ok(txs...)
-	var pending []execution.PendingCallback
-	c.st.View(func(v *store.View) (err error) { pending, err = execution.PendingCallbacks(v); return err })
+	var pending []jobs.PendingCallback
+	c.st.View(func(v *store.View) (err error) { pending, err = jobs.PendingCallbacks(v); return err })
 	if len(pending) != n {
 		t.Fatalf("queued %d callbacks, want %d", len(pending), n)
 	}

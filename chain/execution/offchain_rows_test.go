@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -151,8 +151,8 @@ func TestJobFaultRows(t *testing.T) {
 			if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailVerification {
 				t.Fatalf("job %s %d", j.State, j.Fail)
 			}
-			var pays *execution.JobPayments
-			c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+			var pays *jobs.JobPayments
+			c.st.View(func(v *store.View) (err error) { pays, err = jobs.ReadJobPayments(v, id); return err })
 			// X split 10/1/89, the 89% equally (equal costs) with the
 			// remainder to the aggregator; the tip and the rest refunded.
 			burn, treas := mulDiv(tc.x, 1_000, 10_000), mulDiv(tc.x, 100, 10_000)

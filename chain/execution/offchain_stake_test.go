@@ -14,6 +14,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -165,8 +166,8 @@ func TestDelegationPayoutsAndUnbonding(t *testing.T) {
 	if got := sub(burned(t, c), burnBefore); got.Cmp(burn) != 0 {
 		t.Fatalf("burned %s, want %s", got, burn)
 	}
-	var pays *execution.JobPayments
-	c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+	var pays *jobs.JobPayments
+	c.st.View(func(v *store.View) (err error) { pays, err = jobs.ReadJobPayments(v, id); return err })
 	kinds := []string{}
 	for _, tr := range pays.Transfers {
 		kinds = append(kinds, tr.Kind)

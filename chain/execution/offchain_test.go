@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -118,7 +119,7 @@ func newJobChainWith(t *testing.T, n int, tune func(*execution.OffchainParams), 
 func readJob(t *testing.T, c *chain, id types.Hash) *job.Job {
 	t.Helper()
 	var j *job.Job
-	if err := c.st.View(func(v *store.View) (err error) { j, err = execution.ReadJob(v, id); return err }); err != nil || j == nil {
+	if err := c.st.View(func(v *store.View) (err error) { j, err = jobs.ReadJob(v, id); return err }); err != nil || j == nil {
 		t.Fatalf("read job %s: %v %v", id, j, err)
 	}
 	return j
@@ -335,8 +336,8 @@ func TestJobLifecycleMajorityVote(t *testing.T) {
 	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
 		t.Errorf("dispatcher keeps %s after settlement", b)
 	}
-	var pays *execution.JobPayments
-	c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+	var pays *jobs.JobPayments
+	c.st.View(func(v *store.View) (err error) { pays, err = jobs.ReadJobPayments(v, id); return err })
 	if pays == nil || pays.Payment.Cmp(x) != 0 || pays.Refund.Cmp(refund) != 0 {
 		t.Fatalf("payments record %+v", pays)
 	}

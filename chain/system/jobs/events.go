@@ -1,12 +1,16 @@
-// Package jobs is the Job Dispatcher (0x…02), the Result Verifier (0x…03) and
-// the job callback lane of off-chain compute (CIP-2). Its events are the
-// contract with runners and clients; the dispatcher's code still lives in
-// chain/execution (offchain*.go) and moves here next.
+// Package jobs is the Job Dispatcher (0x…02) and the Result Verifier
+// (0x…03) system actors of off-chain compute (CIP-2 §4–8): job records,
+// submission and committee selection (over the Runner Registry, the TEE
+// Verifier and the Entitlement Registry), the job state machine's effects,
+// settlement, commitments, reveals, verification, challenges, the callback
+// queue, and their events. The executor's job lane ticks due jobs (Tx.Tick)
+// and delivers the queued callbacks to actors.
 package jobs
 
 import (
-	"github.com/cowboy-foundation/cowboy/chain/types"
 	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // Event topics.
