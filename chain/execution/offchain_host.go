@@ -62,20 +62,9 @@ func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error)
 // tee_required, toolchain_digest, required_runner_pool, similarity_ppm,
 // embedding_dim. Submitter, submitted_at and job_id are set by the chain.
 func specFromArgs(raw any) (*job.JobSpec, error) {
-	m := map[string]any{}
-	switch v := raw.(type) {
-	case map[string]any:
-		m = v
-	case map[any]any:
-		for k, x := range v {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, errors.New("bad arguments: non-string key")
-			}
-			m[ks] = x
-		}
-	default:
-		return nil, errors.New("bad arguments: not a map")
+	m, err := hostArgs(raw)
+	if err != nil {
+		return nil, err
 	}
 	if b, ok := m["spec"]; ok {
 		bs, isB := b.([]byte)
@@ -98,7 +87,6 @@ func specFromArgs(raw any) (*job.JobSpec, error) {
 			return nil, fmt.Errorf("unknown field %q", k)
 		}
 	}
-	var err error
 	u := func(k string, def, maxV uint64) uint64 {
 		x, ok := m[k]
 		if !ok || x == nil || err != nil {

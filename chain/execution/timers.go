@@ -87,22 +87,10 @@ type timerArgs struct {
 
 func decodeTimerArgs(raw any) (timerArgs, error) {
 	var a timerArgs
-	m := map[string]any{}
-	switch v := raw.(type) {
-	case map[string]any:
-		m = v
-	case map[any]any:
-		for k, x := range v {
-			ks, ok := k.(string)
-			if !ok {
-				return a, errors.New("bad arguments: non-string key")
-			}
-			m[ks] = x
-		}
-	default:
-		return a, errors.New("bad arguments: not a map")
+	m, err := hostArgs(raw)
+	if err != nil {
+		return a, err
 	}
-	var err error
 	u64 := func(k string) uint64 {
 		x, ok := m[k]
 		if !ok || err != nil {
