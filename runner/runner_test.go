@@ -220,7 +220,9 @@ func waitState(t *testing.T, r *testRunner, id types.Hash, timeout time.Duration
 	return nil
 }
 
-func finished(j *apitypes.Job) bool { return j.Status == job.StateFinalized || j.Status == job.StateFailed }
+func finished(j *apitypes.Job) bool {
+	return j.Status == job.StateFinalized || j.Status == job.StateFailed
+}
 
 // TestCommitteeOfThree: three daemons take an HTTP job through commit,
 // aggregation and settlement; the odd one out is outvoted and unpaid.
