@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 )
 
 // TestRunnerPrivateTargetActorFault (issue 19, defect 1) runs a devnet and
@@ -45,7 +47,7 @@ func TestRunnerPrivateTargetActorFault(t *testing.T) {
 	start := time.Now()
 	id, _, _, _ := submitJob(t, node, spec)
 	j := waitChainJob(t, node, id, 60*time.Second, settled)
-	if j.Status != "failed" || j.Payments == nil || j.Payments.Outcome != "actor_fault" || len(j.Reveals) != 3 {
+	if j.Status != job.StateFailed || j.Payments == nil || j.Payments.Outcome != "actor_fault" || len(j.Reveals) != 3 {
 		t.Fatalf("job after %v: %+v payments %+v", time.Since(start), j, j.Payments)
 	}
 	for _, rv := range j.Reveals {

@@ -311,7 +311,9 @@ func waitChainJob(t testing.TB, node *daemon, id types.Hash, timeout time.Durati
 	return nil
 }
 
-func settled(j *apitypes.Job) bool { return j.Status == "finalized" || j.Status == "failed" }
+func settled(j *apitypes.Job) bool {
+	return j.Status == job.StateFinalized || j.Status == job.StateFailed
+}
 
 func amount(t testing.TB, s string) *big.Int {
 	t.Helper()
@@ -384,7 +386,7 @@ url = %q
 		spec := priceJob(prices.URL+"/btc", 3000)
 		id, from, before, fee := submitJob(t, node, spec)
 		j := waitChainJob(t, node, id, 60*time.Second, settled)
-		if j.Status != "finalized" || string(j.Result) != `{"price":97000.5}` || len(j.Agreed) != 3 {
+		if j.Status != job.StateFinalized || string(j.Result) != `{"price":97000.5}` || len(j.Agreed) != 3 {
 			t.Fatalf("job: %+v result %q", j, j.Result)
 		}
 		// Three runners at 0.001 CBY each: X = 0.003 CBY, burn 10%,
@@ -482,7 +484,7 @@ url = %q
 		want["mcp-http"] = want["mcp-stdio"]
 		for k, id := range ids {
 			j := waitChainJob(t, node, id, 60*time.Second, settled)
-			if j.Status != "finalized" || len(j.Agreed) != 3 || string(j.Result) != want[k] || j.Payments.Outcome != "success" {
+			if j.Status != job.StateFinalized || len(j.Agreed) != 3 || string(j.Result) != want[k] || j.Payments.Outcome != "success" {
 				t.Fatalf("%s job: %+v result %s", k, j, j.Result)
 			}
 		}
@@ -510,7 +512,7 @@ url = %q
 			t.Fatalf("hanging endpoint held the runners for %v", d)
 		}
 		j := waitChainJob(t, node, badID, 60*time.Second, settled)
-		if j.Status != "failed" || len(j.Commitments) != 0 || j.Payments == nil || j.Payments.Outcome != "runner_fault" {
+		if j.Status != job.StateFailed || len(j.Commitments) != 0 || j.Payments == nil || j.Payments.Outcome != "runner_fault" {
 			t.Fatalf("schema-violating job: %+v", j)
 		}
 		after, _ := c.Balance(ctx, from)
@@ -520,7 +522,7 @@ url = %q
 		// The committee agreed on the fault: the ImpossibleJob row, paid
 		// by progress (none), no timeout and no reputation lost.
 		hj := waitChainJob(t, node, hangID, 60*time.Second, settled)
-		if hj.Status != "failed" || hj.FailReason != "verification" || len(hj.Commitments) != 3 || hj.Payments.Outcome != "impossible_job" {
+		if hj.Status != job.StateFailed || hj.FailReason != "verification" || len(hj.Commitments) != 3 || hj.Payments.Outcome != "impossible_job" {
 			t.Fatalf("hanging job: %+v payments %+v", hj, hj.Payments)
 		}
 	})
@@ -536,7 +538,7 @@ url = %q
 		victim.kill()
 		victim.start()
 		j = waitChainJob(t, node, id, 60*time.Second, settled)
-		if j.Status != "finalized" || len(j.Agreed) != 3 {
+		if j.Status != job.StateFinalized || len(j.Agreed) != 3 {
 			t.Fatalf("job: %+v", j)
 		}
 		victim.waitJob(id, 10*time.Second, "done")
@@ -555,7 +557,7 @@ url = %q
 		agg.kill()
 		close(gate)
 		j = waitChainJob(t, node, id, 60*time.Second, settled)
-		if j.Status != "finalized" || len(j.Agreed) != 2 || slices.Contains(j.Agreed, agg.addr) {
+		if j.Status != job.StateFinalized || len(j.Agreed) != 2 || slices.Contains(j.Agreed, agg.addr) {
 			t.Fatalf("job: %+v", j)
 		}
 		agg.start()
@@ -579,7 +581,7 @@ url = %q
 		waitRunners(t, node, rs)
 		id, _, _, _ := submitJob(t, node, priceJob(prices.URL+"/btc", 3000))
 		j := waitChainJob(t, node, id, 60*time.Second, settled)
-		if j.Status != "finalized" || !slices.Equal(j.Dissented, []types.Address{liar.addr}) || len(j.Agreed) != 2 {
+		if j.Status != job.StateFinalized || !slices.Equal(j.Dissented, []types.Address{liar.addr}) || len(j.Agreed) != 2 {
 			t.Fatalf("job: %+v", j)
 		}
 		for _, tr := range j.Payments.Transfers {
@@ -666,7 +668,7 @@ func TestRunnerSoak(t *testing.T) {
 	verified := 0
 	for _, id := range ids {
 		j := waitChainJob(t, node, id, 3*time.Minute, settled)
-		if j.Status == "finalized" {
+		if j.Status == job.StateFinalized {
 			verified++
 		}
 	}

@@ -179,9 +179,9 @@ func (d *Daemon) handlePush(c *gin.Context) {
 		d.m.pushes.WithLabelValues("rejected").Inc()
 		fail(c, http.StatusForbidden, "not_in_committee", rev.Runner.String()+" is not in the job's committee")
 		return
-	case cj.Status != chainAssigned && cj.Status != chainCommitted:
+	case cj.Status != job.StateAssigned && cj.Status != job.StateCommitted:
 		d.m.pushes.WithLabelValues("rejected").Inc()
-		fail(c, http.StatusGone, "aggregation_over", "the job is "+cj.Status)
+		fail(c, http.StatusGone, "aggregation_over", "the job is "+cj.Status.String())
 		return
 	}
 	commitment, ok := commitmentOf(cj, rev.Runner)
@@ -285,13 +285,13 @@ func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 		if err != nil {
 			return err
 		}
-		if !ours || (cj.Status != chainAssigned && cj.Status != chainCommitted) {
+		if !ours || (cj.Status != job.StateAssigned && cj.Status != job.StateCommitted) {
 			// Timed out as aggregator (or the job ended): the member path
 			// reveals individually if the chain asks for reveals.
 			rec.State = StatePushed
 			return d.put(rec)
 		}
-		if cj.Status == chainCommitted {
+		if cj.Status == job.StateCommitted {
 			pushes, err := d.store.Pushes(rec.ID)
 			if err != nil {
 				return err

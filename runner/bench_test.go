@@ -175,10 +175,10 @@ func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *jo
 	}
 	for {
 		j, err := c.Job(wctx, id)
-		if err == nil && (j.Status == "verified" || j.Status == "finalized") {
+		if err == nil && (j.Status == job.StateVerified || j.Status == job.StateFinalized) {
 			return id, nil
 		}
-		if err == nil && j.Status == "failed" {
+		if err == nil && j.Status == job.StateFailed {
 			return id, fmt.Errorf("job %s failed: %s", id, j.FailReason)
 		}
 		if wctx.Err() != nil {
@@ -230,7 +230,7 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 		// Verified sets the deadline to the verification height plus
 		// the challenge window.
 		verifiedAt := j.Deadline - p.ChallengeWindowBlocks
-		if j.Status == "finalized" {
+		if j.Status == job.StateFinalized {
 			b.Fatalf("job finalized before observed verified; raise the challenge window")
 		}
 		blocks += verifiedAt - j.SubmittedAt

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor/httpx"
@@ -59,7 +60,7 @@ func TestPrivateTargetIsActorFault(t *testing.T) {
 	start := time.Now()
 	id := n.submit(t, spec)
 	j := n.waitJob(t, id, 60*time.Second, finished)
-	if j.Status != "failed" || j.Payments == nil || j.Payments.Outcome != "actor_fault" {
+	if j.Status != job.StateFailed || j.Payments == nil || j.Payments.Outcome != "actor_fault" {
 		t.Fatalf("job %s after %v: %+v payments %+v", j.Status, time.Since(start), j, j.Payments)
 	}
 	if len(j.Reveals) != 3 {

@@ -16,16 +16,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
-// Chain job statuses (apitypes.Job.Status).
-const (
-	chainAssigned  = "assigned"
-	chainCommitted = "committed"
-	chainRevealed  = "revealed"
-	chainVerified  = "verified"
-	chainFinalized = "finalized"
-	chainFailed    = "failed"
-)
-
 // runJob drives one job through its states until it is terminal, the
 // daemon stops, or ctx ends. Each step reads the persisted record, so the
 // same code resumes a job after a restart.
@@ -103,8 +93,8 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 		if err != nil {
 			return err
 		}
-		if !ours || cj.Status != chainAssigned || cj.Height > rec.Deadline {
-			return d.finish(rec, StateDone, "missed", "assignment ended while the runner was down (job "+cj.Status+")")
+		if !ours || cj.Status != job.StateAssigned || cj.Height > rec.Deadline {
+			return d.finish(rec, StateDone, "missed", "assignment ended while the runner was down (job "+cj.Status.String()+")")
 		}
 	}
 	if h := d.Height(); h > rec.Deadline {
@@ -216,8 +206,8 @@ func (d *Daemon) commit(ctx context.Context, rec *JobRecord) error {
 	if h, ok := commitmentOf(cj, d.self); ok && ours {
 		return d.committed(ctx, rec, h)
 	}
-	if !ours || cj.Status != chainAssigned {
-		return d.finish(rec, StateDone, "dropped", "assignment ended before commit (job "+cj.Status+")")
+	if !ours || cj.Status != job.StateAssigned {
+		return d.finish(rec, StateDone, "dropped", "assignment ended before commit (job "+cj.Status.String()+")")
 	}
 	if cj.Height+d.o.CommitMarginBlocks > rec.Deadline {
 		return d.finish(rec, StateDone, "missed", fmt.Sprintf("result ready at height %d, too close to the commit deadline %d", cj.Height, rec.Deadline))
@@ -254,8 +244,8 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 		if h, ok := commitmentOf(cj, d.self); ok && ours {
 			return d.committed(ctx, rec, h)
 		}
-		if !ours || cj.Status != chainAssigned || cj.Height > rec.Deadline {
-			return d.finish(rec, StateDone, "missed", "commitment did not land before the deadline (job "+cj.Status+")")
+		if !ours || cj.Status != job.StateAssigned || cj.Height > rec.Deadline {
+			return d.finish(rec, StateDone, "missed", "commitment did not land before the deadline (job "+cj.Status.String()+")")
 		}
 		st, why, err := d.persistedTx(ctx, rec, "commit")
 		if err != nil {
@@ -300,7 +290,7 @@ func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
 			break
 		}
 		cj, _, jerr := d.chainJob(ctx, rec)
-		if jerr == nil && cj.Status != chainAssigned && cj.Status != chainCommitted {
+		if jerr == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted {
 			break // the aggregator phase is over
 		}
 		if attempt%5 == 0 {
@@ -323,13 +313,13 @@ func (d *Daemon) watch(ctx context.Context, rec *JobRecord) error {
 			return err
 		}
 		switch {
-		case cj.Status == chainFinalized || cj.Status == chainFailed:
+		case cj.Status == job.StateFinalized || cj.Status == job.StateFailed:
 			return d.settled(rec, cj)
 		case !ours:
 			return d.finish(rec, StateDone, "dropped", "no longer in the committee")
-		case cj.Status == chainVerified:
+		case cj.Status == job.StateVerified:
 			d.release(rec.ID)
-		case cj.Status == chainRevealed && !rec.SelfRevealed:
+		case cj.Status == job.StateRevealed && !rec.SelfRevealed:
 			d.log.Info("aggregator timed out; revealing individually", "job", rec.ID)
 			rev := rec.Reveal(d.self)
 			b, err := rev.Encode()
@@ -379,9 +369,9 @@ func (d *Daemon) awaitReveal(ctx context.Context, rec *JobRecord) error {
 
 // settled records the final outcome and what this runner earned.
 func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
-	outcome := cj.Status
+	outcome := cj.Status.String()
 	switch {
-	case cj.Status != chainFinalized || slices.Contains(cj.Agreed, d.self):
+	case cj.Status != job.StateFinalized || slices.Contains(cj.Agreed, d.self):
 	case slices.Contains(cj.Dissented, d.self):
 		outcome = "outvoted"
 	default:

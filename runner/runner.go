@@ -28,6 +28,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"github.com/cowboy-foundation/cowboy/sdk"
@@ -282,10 +283,10 @@ func (d *Daemon) onBlock(ctx, work context.Context, b apitypes.Block) error {
 	h := b.Header.Height
 	for _, rc := range b.Receipts {
 		for _, ev := range rc.Events {
-			if ev.Emitter != types.JobDispatcherAddress || ev.Topic != "JobAssigned" {
+			if ev.Emitter != types.JobDispatcherAddress || ev.Topic != jobs.TopicJobAssigned {
 				continue
 			}
-			var a assignedEvent
+			var a jobs.JobAssignedEvent
 			if err := cbor.Unmarshal(ev.Data, &a); err != nil {
 				d.log.Warn("undecodable JobAssigned event", "height", h, "err", err)
 				continue
@@ -317,16 +318,8 @@ func (d *Daemon) onBlock(ctx, work context.Context, b apitypes.Block) error {
 	return nil
 }
 
-type assignedEvent struct {
-	JobID      types.Hash      `cbor:"job_id"`
-	Runners    []types.Address `cbor:"runners"`
-	Aggregator types.Address   `cbor:"aggregator"`
-	Retry      uint64          `cbor:"retry"`
-	Deadline   uint64          `cbor:"deadline"`
-}
-
 // assign records a new assignment (or declines it) and starts its worker.
-func (d *Daemon) assign(ctx, work context.Context, h uint64, a *assignedEvent) error {
+func (d *Daemon) assign(ctx, work context.Context, h uint64, a *jobs.JobAssignedEvent) error {
 	if old, err := d.store.Job(a.JobID); err == nil && old.Retry >= uint32(a.Retry) {
 		return nil // already known (replayed block)
 	}
@@ -411,7 +404,7 @@ func (d *Daemon) busyReconciled(ctx context.Context) int {
 	}
 	d.mu.Unlock()
 	for _, id := range ids {
-		if cj, err := d.client.Job(ctx, id); err == nil && cj.Status != chainAssigned && cj.Status != chainCommitted && cj.Status != chainRevealed {
+		if cj, err := d.client.Job(ctx, id); err == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted && cj.Status != job.StateRevealed {
 			d.release(id)
 		}
 	}

@@ -229,7 +229,9 @@ func waitState(t *testing.T, r *testRunner, id types.Hash, timeout time.Duration
 	return nil
 }
 
-func finished(j *apitypes.Job) bool { return j.Status == "finalized" || j.Status == "failed" }
+func finished(j *apitypes.Job) bool {
+	return j.Status == job.StateFinalized || j.Status == job.StateFailed
+}
 
 // TestCommitteeOfThree: three daemons take an HTTP job through commit,
 // aggregation and settlement; the odd one out is outvoted and unpaid.
@@ -238,7 +240,7 @@ func TestCommitteeOfThree(t *testing.T) {
 	rs := []*testRunner{n.startRunner(t, `{"price": 100}`), n.startRunner(t, `{"price": 100}`), n.startRunner(t, `{"price": 7}`)}
 	id := n.submit(t, httpSpec(3))
 	j := n.waitJob(t, id, 60*time.Second, finished)
-	if j.Status != "finalized" || len(j.Agreed) != 2 || len(j.Dissented) != 1 || string(j.Result) != `{"price": 100}` {
+	if j.Status != job.StateFinalized || len(j.Agreed) != 2 || len(j.Dissented) != 1 || string(j.Result) != `{"price": 100}` {
 		t.Fatalf("job: %+v", j)
 	}
 	if j.Dissented[0] != rs[2].d.Address() {
@@ -337,7 +339,7 @@ func TestRestartAfterCommit(t *testing.T) {
 	before := victim.exec.calls.Load()
 	victim.start(t, n)
 	j = n.waitJob(t, id, 60*time.Second, finished)
-	if j.Status != "finalized" || len(j.Agreed) != 3 {
+	if j.Status != job.StateFinalized || len(j.Agreed) != 3 {
 		t.Fatalf("job after restart: %+v", j)
 	}
 	after := waitState(t, victim, id, 10*time.Second, StateDone)
@@ -374,9 +376,9 @@ func TestSilentAggregator(t *testing.T) {
 	agg.d.o.Grace = 50 * time.Millisecond // abandon the gated execution at once
 	agg.stop()
 	close(gate)
-	j = n.waitJob(t, id, 90*time.Second, func(j *apitypes.Job) bool { return j.Status != "assigned" && j.Status != "committed" })
+	j = n.waitJob(t, id, 90*time.Second, func(j *apitypes.Job) bool { return j.Status != job.StateAssigned && j.Status != job.StateCommitted })
 	j = n.waitJob(t, id, 90*time.Second, finished)
-	if j.Status != "finalized" || len(j.Agreed) != 2 {
+	if j.Status != job.StateFinalized || len(j.Agreed) != 2 {
 		t.Fatalf("job after silent aggregator: %+v", j)
 	}
 	for _, r := range rs {
@@ -403,7 +405,7 @@ func TestHangingExecutorBounded(t *testing.T) {
 	start := time.Now()
 	id := n.submit(t, spec)
 	j := n.waitJob(t, id, 30*time.Second, finished)
-	if j.Status != "failed" || j.FailReason != "verification" || j.Payments == nil || j.Payments.Outcome != "impossible_job" || j.Payments.Payment != "0" {
+	if j.Status != job.StateFailed || j.FailReason != "verification" || j.Payments == nil || j.Payments.Outcome != "impossible_job" || j.Payments.Payment != "0" {
 		t.Fatalf("job: %+v payments %+v", j, j.Payments)
 	}
 	rec := waitState(t, r, id, 10*time.Second, StateDone)
@@ -490,7 +492,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
 	spec.TEERequired = true
 	id := n.submit(t, spec)
-	if j := n.waitJob(t, id, 30*time.Second, finished); j.Status != "finalized" {
+	if j := n.waitJob(t, id, 30*time.Second, finished); j.Status != job.StateFinalized {
 		t.Fatalf("tee job: %+v", j)
 	}
 	ras, err := n.client.ResultAttestations(ctx, id)
@@ -509,7 +511,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	rs[1].stop()
 	rs[1].start(t, n)
 	j := n.waitJob(t, id, 60*time.Second, finished)
-	if j.Status != "finalized" || len(j.Agreed) != 2 || string(j.Result) != out {
+	if j.Status != job.StateFinalized || len(j.Agreed) != 2 || string(j.Result) != out {
 		t.Fatalf("deterministic tee job: %+v", j)
 	}
 	ras, err = n.client.ResultAttestations(ctx, id)
@@ -553,13 +555,13 @@ func TestReselection(t *testing.T) {
 	spec.TimeoutBlocks = 10
 	for attempt := 0; attempt < 8; attempt++ {
 		id := n.submit(t, spec)
-		j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 1 || j.Status == "failed" })
+		j := n.waitJob(t, id, 30*time.Second, func(j *apitypes.Job) bool { return len(j.Committee) == 1 || j.Status == job.StateFailed })
 		if len(j.Committee) != 1 || j.Committee[0] != bad.d.Address() {
 			n.waitJob(t, id, 30*time.Second, finished)
 			continue // the good runner was picked first; try again
 		}
 		j = n.waitJob(t, id, 30*time.Second, finished)
-		if j.Status != "finalized" || j.Retry != 1 || len(j.Agreed) != 1 || j.Agreed[0] != good.d.Address() {
+		if j.Status != job.StateFinalized || j.Retry != 1 || len(j.Agreed) != 1 || j.Agreed[0] != good.d.Address() {
 			t.Fatalf("re-selected job: %+v", j)
 		}
 		if rec := waitState(t, good, id, 10*time.Second, StateDone); rec.Retry != 1 || rec.Outcome != "finalized" {
@@ -583,7 +585,7 @@ func TestModeNoneFaultReport(t *testing.T) {
 	spec.Bounds.MaxWallTimeMs, spec.ResultSchema.ExpectedExecutionMs = 200, 100
 	id := n.submit(t, spec)
 	j := n.waitJob(t, id, 30*time.Second, finished)
-	if j.Status != "failed" || len(j.Agreed) != 0 || len(j.Reveals) != 1 || j.Reveals[0].Report == nil || j.Reveals[0].Report.Fault == "" || j.Retry != 0 {
+	if j.Status != job.StateFailed || len(j.Agreed) != 0 || len(j.Reveals) != 1 || j.Reveals[0].Report == nil || j.Reveals[0].Report.Fault == "" || j.Retry != 0 {
 		t.Fatalf("job: %+v", j)
 	}
 }

@@ -120,7 +120,7 @@ func (d *Daemon) awaitResultAttestation(ctx context.Context, rec *JobRecord) err
 			return d.put(rec)
 		}
 		cj, ours, err := d.chainJob(ctx, rec)
-		if err == nil && (!ours || (cj.Status != chainAssigned && cj.Status != chainCommitted && cj.Status != chainRevealed)) {
+		if err == nil && (!ours || (cj.Status != job.StateAssigned && cj.Status != job.StateCommitted && cj.Status != job.StateRevealed)) {
 			// The result phase is over: what remains is the outcome.
 			rec.State, rec.Tx, rec.ResultAttested = StatePushed, nil, true
 			return d.put(rec)

@@ -44,7 +44,7 @@ func (s *Server) actor(c *gin.Context) {
 		return
 	}
 	var out apitypes.Actor
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		acc, err := readActor(v, a)
 		if err != nil {
 			return err
@@ -103,7 +103,7 @@ func (s *Server) actorCode(c *gin.Context) {
 		return
 	}
 	var code []byte
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		acc, err := readActor(v, a)
 		if err != nil {
 			return err
@@ -126,7 +126,7 @@ func (s *Server) codeByHash(c *gin.Context) {
 	}
 	var code []byte
 	var found bool
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		code, found, err = v.Get(state.CodeKey(h))
 		return err
 	})
@@ -176,7 +176,7 @@ func (s *Server) actorState(c *gin.Context) {
 	}
 	out := apitypes.ActorState{Entries: []apitypes.StateEntry{}}
 	errStop := errors.New("page full")
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		if _, err := readActor(v, a); err != nil {
 			return err
 		}
@@ -241,12 +241,12 @@ func (s *Server) query(c *gin.Context) {
 			return
 		}
 	}
-	err := s.node.Store().View(func(v *store.View) error { _, err := readActor(v, a); return err })
+	err := s.b.View(func(v *store.View) error { _, err := readActor(v, a); return err })
 	if err != nil {
 		failErr(c, err)
 		return
 	}
-	ret, cycles, height, err := s.node.Query(c.Request.Context(), a, req.Caller, req.Handler, req.Args)
+	ret, cycles, height, err := s.b.Query(c.Request.Context(), a, req.Caller, req.Handler, req.Args)
 	if err != nil {
 		if execution.IsActorError(err) {
 			failErr(c, fmt.Errorf("%w: %v", ErrQueryFailed, err))
@@ -264,7 +264,7 @@ func (s *Server) libraries(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Library{}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		return v.Scan(state.Key(state.PrefixLibrary, a[:]), func(_, val []byte) error {
 			var l execution.Library
 			if err := codec.Unmarshal(val, &l); err != nil {

@@ -34,14 +34,17 @@ var Version = version.String()
 
 // Server is the HTTP API of one node.
 type Server struct {
-	node      *node.Node
+	b         Backend
 	log       *slog.Logger
 	engine    *gin.Engine
 	heartbeat time.Duration
 }
 
 // New builds the router for n.
-func New(n *node.Node, log *slog.Logger) *Server {
+func New(n *node.Node, log *slog.Logger) *Server { return NewWithBackend(NodeBackend{N: n}, log) }
+
+// NewWithBackend builds the router over b.
+func NewWithBackend(b Backend, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -52,7 +55,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 		c.Next()
 	})
 	e.HandleMethodNotAllowed = true
-	s := &Server{node: n, log: log, engine: e, heartbeat: 15 * time.Second}
+	s := &Server{b: b, log: log, engine: e, heartbeat: 15 * time.Second}
 	e.NoRoute(func(c *gin.Context) {
 		fail(c, http.StatusNotFound, apitypes.CodeRouteNotFound, fmt.Sprintf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
@@ -76,7 +79,7 @@ func New(n *node.Node, log *slog.Logger) *Server {
 	s.registerTimerRoutes(v1)
 	s.registerOffchainRoutes(v1)
 	s.registerTEERoutes(v1)
-	v1.GET("/validators", s.validators)
+	v1.GET("/validators", s.validatorSet)
 	e.GET(explorer.Prefix, func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, explorer.Prefix+"/") })
 	e.GET(explorer.Prefix+"/*path", gin.WrapH(explorer.Handler()))
 	return s
@@ -110,7 +113,7 @@ func failErr(c *gin.Context, err error) {
 
 func (s *Server) status(c *gin.Context) {
 	var out apitypes.Status
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		h := v.Head()
 		bf, err := execution.Basefees(v)
 		if err != nil {
@@ -128,11 +131,11 @@ func (s *Server) status(c *gin.Context) {
 			// One validator: a committed block is final.
 			FinalizedHeight: h.Height, TimestampMs: h.Timestamp,
 			BasefeeCycle: bf.Cycle, BasefeeCell: bf.Cell,
-			PendingTxs: s.node.Pool().Len(), Faucet: s.node.HasFaucet(),
+			PendingTxs: s.b.PendingTxs(), Faucet: s.b.HasFaucet(),
 			GenesisSupply: rec(state.RecordGenesisSupply), Burned: rec(state.RecordBurned), Minted: rec(state.RecordMinted),
 			Version: Version, CommittedHeight: h.Height,
 		}
-		if cs, ok := s.node.Consensus(); ok {
+		if cs, ok := s.b.Consensus(); ok {
 			out.FinalizedHeight = max(cs.FinalizedHeight, h.Height)
 			out.CommittedHeight = max(cs.CommittedHeight, out.FinalizedHeight)
 			out.Consensus = &apitypes.Consensus{Validator: cs.Validator, Index: cs.Index, Validators: cs.Validators, Round: cs.Round, Peers: cs.Peers, Epoch: cs.Epoch, EpochEnd: cs.EpochEnd}
@@ -148,12 +151,12 @@ func (s *Server) status(c *gin.Context) {
 
 func (s *Server) fees(c *gin.Context) {
 	var out apitypes.Fees
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		bf, err := execution.Basefees(v)
 		if err != nil {
 			return err
 		}
-		f := s.node.Genesis().Fees
+		f := s.b.Fees()
 		out = apitypes.Fees{BasefeeCycle: bf.Cycle, BasefeeCell: bf.Cell, MaxTxCycles: f.MaxTxCycles, MaxTxCells: f.MaxTxCells}
 		return nil
 	})
@@ -179,13 +182,13 @@ func (s *Server) account(c *gin.Context) {
 		return
 	}
 	var out apitypes.Account
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		acc, err := state.ReadAccount(v, a)
 		if err != nil {
 			return err
 		}
 		out = apitypes.Account{Address: a, Balance: acc.Balance.String(), Nonce: acc.Nonce,
-			PendingNonce: s.node.Pool().PendingNonce(a, acc.Nonce), CodeHash: acc.CodeHash, Height: v.Head().Height}
+			PendingNonce: s.b.PendingNonce(a, acc.Nonce), CodeHash: acc.CodeHash, Height: v.Head().Height}
 		return nil
 	})
 	if err != nil {
@@ -225,7 +228,7 @@ func (s *Server) submitTx(c *gin.Context) {
 			return
 		}
 	}
-	h, err := s.node.SubmitTx(raw)
+	h, err := s.b.SubmitTx(raw)
 	if err != nil {
 		failErr(c, err)
 		return
@@ -240,10 +243,10 @@ func (s *Server) getTx(c *gin.Context) {
 		return
 	}
 	var out apitypes.TxResult
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		loc, tx, r, err := v.FindTx(h)
 		if errors.Is(err, store.ErrNotFound) {
-			if ptx, ok := s.node.Pool().Get(h); ok {
+			if ptx, ok := s.b.PendingTx(h); ok {
 				out = apitypes.TxResult{Status: apitypes.TxPending, Tx: txJSON(ptx)}
 				return nil
 			}
@@ -303,7 +306,7 @@ func (s *Server) getBlock(c *gin.Context) {
 	id := c.Param("id")
 	withReceipts := c.Query("receipts") == "true" || c.Query("receipts") == "1"
 	var out apitypes.Block
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		var blk *types.Block
 		var err error
 		switch {
@@ -376,7 +379,7 @@ func (s *Server) events(c *gin.Context) {
 	}
 	q.Limit = int(min(limit, store.MaxEventPage))
 	var out apitypes.Events
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		recs, next, err := v.Events(q)
 		if err != nil {
 			return err
@@ -406,7 +409,7 @@ func (s *Server) proveKey(c *gin.Context, key []byte) {
 		height = &h
 	}
 	var out apitypes.Proof
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		root, val, p, err := v.Prove(key, height)
 		if err != nil {
 			return err
@@ -457,7 +460,7 @@ func (s *Server) faucet(c *gin.Context) {
 		fail(c, http.StatusBadRequest, apitypes.CodeBadRequest, fmt.Sprintf("value %q is not a decimal integer", req.Value))
 		return
 	}
-	h, err := s.node.Faucet(req.Address, v)
+	h, err := s.b.Faucet(req.Address, v)
 	if errors.Is(err, node.ErrNoFaucet) {
 		fail(c, http.StatusForbidden, node.ErrNoFaucet.Code, err.Error())
 		return
@@ -479,7 +482,7 @@ func (s *Server) stream(c *gin.Context) {
 		return
 	}
 	if c.Query("from") == "" {
-		h, err := s.node.Store().Head()
+		h, err := s.b.Head()
 		if err != nil {
 			failErr(c, err)
 			return
@@ -503,7 +506,7 @@ func (s *Server) stream(c *gin.Context) {
 	beat := time.NewTicker(s.heartbeat)
 	defer beat.Stop()
 	for {
-		wake := s.node.NewHead()
+		wake := s.b.NewHead()
 		sent, err := s.sendFrom(ctx, w, &next)
 		if err != nil {
 			s.log.Debug("stream ended", "err", err)
@@ -528,7 +531,7 @@ func (s *Server) stream(c *gin.Context) {
 // sendFrom writes blocks from *next up to the head, at most 100 per call.
 func (s *Server) sendFrom(ctx context.Context, w gin.ResponseWriter, next *uint64) (bool, error) {
 	var batch []apitypes.Block
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		for h := *next; h <= v.Head().Height && len(batch) < 100; h++ {
 			blk, err := v.Block(h)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -31,11 +32,14 @@ func receiptJSON(r *types.Receipt, height uint64, txIndex uint32) apitypes.Recei
 	out := apitypes.Receipt{
 		TxHash: r.TxHash, Status: status, CyclesUsed: r.CyclesUsed, CellsUsed: r.CellsUsed,
 		FeePaid: r.FeePaid.String(), Burned: r.Burned.String(), Tip: r.Tip.String(),
-		Error: r.Error, Created: r.Created, Return: r.Return, Decoded: cborJSON(r.Return), Events: []apitypes.Event{},
+		Error: r.Error, Code: r.Code, Created: r.Created, Return: r.Return, Decoded: cborJSON(r.Return), Events: []apitypes.Event{},
 		Messages: r.Messages,
 	}
 	if out.Messages == nil {
 		out.Messages = []types.MessageRecord{}
+	}
+	if r.Code != 0 {
+		out.CodeName = system.Code(r.Code).String()
 	}
 	h := r.TxHash
 	for i, ev := range r.Events {

@@ -11,6 +11,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -29,7 +31,7 @@ func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
 }
 
 func (s *Server) offchainParams(c *gin.Context) {
-	p := s.node.Executor().OffchainParams()
+	p := s.b.OffchainParams()
 	c.JSON(http.StatusOK, apitypes.OffchainParams{MinRunnerStake: decStr(p.MinRunnerStake), HeartbeatTimeoutBlocks: p.HeartbeatTimeout,
 		AggregatorTimeoutBlocks: p.Job.AggregatorTimeoutBlocks, RevealTimeoutBlocks: p.Job.RevealTimeoutBlocks,
 		ChallengeWindowBlocks: p.Job.ChallengeWindowBlocks, MaxRetries: p.Job.MaxRetries,
@@ -44,9 +46,9 @@ func decStr(v *big.Int) string {
 	return v.String()
 }
 
-func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.Runner {
+func runnerJSON(r *runners.Runner, height, heartbeatTimeout uint64) apitypes.Runner {
 	status := "active"
-	if r.Status != execution.RunnerActive {
+	if r.Status != runners.RunnerActive {
 		status = "exited"
 	}
 	out := apitypes.Runner{Address: r.Address, ResultKey: r.ResultKey, JobTypes: []string{}, Models: r.Models, Domains: r.Domains,
@@ -71,20 +73,20 @@ func runnerJSON(r *execution.Runner, height, heartbeatTimeout uint64) apitypes.R
 
 func (s *Server) runners(c *gin.Context) {
 	out := []apitypes.Runner{}
-	params := s.node.Executor().OffchainParams()
+	params := s.b.OffchainParams()
 	timeout := params.HeartbeatTimeout
-	err := s.node.Store().View(func(v *store.View) error {
-		rs, err := execution.ListRunners(v)
+	err := s.b.View(func(v *store.View) error {
+		rs, err := runners.ListRunners(v)
 		if err != nil {
 			return err
 		}
 		for _, r := range rs {
-			if c.Query("all") != "true" && r.Status != execution.RunnerActive {
+			if c.Query("all") != "true" && r.Status != runners.RunnerActive {
 				continue
 			}
 			rj := runnerJSON(r, v.Head().Height, timeout)
-			rj.Eligible = r.Status == execution.RunnerActive && params.StakeEligible(r)
-			if rj.Endpoint, err = execution.ReadRunnerEndpoint(v, r.Address); err != nil {
+			rj.Eligible = r.Status == runners.RunnerActive && params.StakeEligible(r)
+			if rj.Endpoint, err = runners.ReadRunnerEndpoint(v, r.Address); err != nil {
 				return err
 			}
 			out = append(out, rj)
@@ -104,10 +106,10 @@ func (s *Server) runner(c *gin.Context) {
 		return
 	}
 	var out apitypes.Runner
-	params := s.node.Executor().OffchainParams()
+	params := s.b.OffchainParams()
 	timeout := params.HeartbeatTimeout
-	err := s.node.Store().View(func(v *store.View) error {
-		r, err := execution.ReadRunner(v, addr)
+	err := s.b.View(func(v *store.View) error {
+		r, err := runners.ReadRunner(v, addr)
 		if err != nil {
 			return err
 		}
@@ -115,8 +117,8 @@ func (s *Server) runner(c *gin.Context) {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no runner %s", addr))
 		}
 		out = runnerJSON(r, v.Head().Height, timeout)
-		out.Eligible = r.Status == execution.RunnerActive && params.StakeEligible(r)
-		out.Endpoint, err = execution.ReadRunnerEndpoint(v, addr)
+		out.Eligible = r.Status == runners.RunnerActive && params.StakeEligible(r)
+		out.Endpoint, err = runners.ReadRunnerEndpoint(v, addr)
 		return err
 	})
 	if err != nil {
@@ -140,9 +142,9 @@ func addrs(a []types.Address) []types.Address {
 }
 
 // JobJSON renders a job record with its verification and settlement.
-func JobJSON(j *job.Job, res *execution.JobResult, pay *execution.JobPayments, height uint64) apitypes.Job {
+func JobJSON(j *job.Job, res *jobs.JobResult, pay *jobs.JobPayments, height uint64) apitypes.Job {
 	sp := &j.Spec
-	out := apitypes.Job{ID: sp.JobID, Status: j.State.String(), FailReason: failReasons[j.Fail], JobType: sp.JobType.String(),
+	out := apitypes.Job{ID: sp.JobID, Status: j.State, FailReason: failReasons[j.Fail], JobType: sp.JobType.String(),
 		Mode: sp.Verification.Mode.String(), Submitter: sp.Submitter, SubmittedAt: sp.SubmittedAt, Callback: sp.Callback.Actor,
 		Handler: sp.Callback.Handler, MaxPrice: decStr(sp.MaxPrice), Tip: decStr(sp.Tip), Input: sp.Input, Seed: j.Seed,
 		CandidateRoot: j.CandidateRoot, Retry: j.Retry, Committee: addrs(j.Runners), Aggregator: j.Aggregator,
@@ -188,19 +190,19 @@ func (s *Server) job(c *gin.Context) {
 		return
 	}
 	var out apitypes.Job
-	err = s.node.Store().View(func(v *store.View) error {
-		j, err := execution.ReadJob(v, id)
+	err = s.b.View(func(v *store.View) error {
+		j, err := jobs.ReadJob(v, id)
 		if err != nil {
 			return err
 		}
 		if j == nil {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no job %s", id))
 		}
-		res, err := execution.ReadJobResult(v, id)
+		res, err := jobs.ReadJobResult(v, id)
 		if err != nil {
 			return err
 		}
-		pay, err := execution.ReadJobPayments(v, id)
+		pay, err := jobs.ReadJobPayments(v, id)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -28,8 +31,8 @@ func (s *Server) runnerDelegations(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Delegation{}
-	err := s.node.Store().View(func(v *store.View) error {
-		ds, err := execution.ReadDelegations(v, addr)
+	err := s.b.View(func(v *store.View) error {
+		ds, err := runners.ReadDelegations(v, addr)
 		for _, d := range ds {
 			out = append(out, apitypes.Delegation{Delegator: d.Delegator, Amount: decStr(d.Amount), Since: d.Since})
 		}
@@ -49,8 +52,8 @@ func (s *Server) unbonding(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Tranche{}
-	err := s.node.Store().View(func(v *store.View) error {
-		ts, err := execution.ReadTranches(v, addr)
+	err := s.b.View(func(v *store.View) error {
+		ts, err := runners.ReadTranches(v, addr)
 		h := v.Head().Height
 		for _, t := range ts {
 			out = append(out, apitypes.Tranche{Owner: t.Owner, Runner: t.Runner, Amount: decStr(t.Amount), Release: t.Release,
@@ -82,8 +85,8 @@ func (s *Server) entitlements(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Entitlement{}
-	err := s.node.Store().View(func(v *store.View) error {
-		recs, err := execution.EntitlementRegistry(v).List(addr, v.Head().Height+1)
+	err := s.b.View(func(v *store.View) error {
+		recs, err := entitlements.ReadOnly(v).List(addr, v.Head().Height+1)
 		for i := range recs {
 			out = append(out, EntitlementJSON(&recs[i]))
 		}
@@ -122,12 +125,12 @@ func (s *Server) entitlementCheck(c *gin.Context) {
 		}
 	}
 	out := apitypes.EntitlementCheck{Grantee: addr, Height: height}
-	err = s.node.Store().View(func(v *store.View) error {
+	err = s.b.View(func(v *store.View) error {
 		if out.Height == 0 {
 			out.Height = v.Head().Height + 1
 		}
 		var err error
-		out.Allowed, err = execution.EntitlementRegistry(v).Check(addr, sc, ac, out.Height)
+		out.Allowed, err = entitlements.ReadOnly(v).Check(addr, sc, ac, out.Height)
 		return err
 	})
 	if err != nil {
@@ -145,15 +148,15 @@ func (s *Server) jobSelection(c *gin.Context) {
 		return
 	}
 	var out apitypes.JobSelection
-	err = s.node.Store().View(func(v *store.View) error {
-		j, err := execution.ReadJob(v, id)
+	err = s.b.View(func(v *store.View) error {
+		j, err := jobs.ReadJob(v, id)
 		if err != nil {
 			return err
 		}
 		if j == nil {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("no job %s", id))
 		}
-		snap, err := execution.ReadJobSnapshot(v, id)
+		snap, err := jobs.ReadJobSnapshot(v, id)
 		if err != nil {
 			return err
 		}
@@ -182,7 +185,7 @@ func (s *Server) callbackStats(c *gin.Context) {
 		return
 	}
 	var out apitypes.CallbackStats
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		st, err := execution.ReadCallbackStats(v, addr)
 		out = apitypes.CallbackStats{Actor: addr, Delivered: st.Delivered, Failed: st.Failed, Height: v.Head().Height}
 		return err

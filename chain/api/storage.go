@@ -8,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -20,14 +21,14 @@ func (s *Server) registerStorageRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/volumes/:id/revoked/:token", s.revoked)
 }
 
-func relayJSON(v *store.View, r *execution.Relay, p execution.StorageParams) (apitypes.Relay, error) {
+func relayJSON(v *store.View, r *storage.Relay, p execution.StorageParams) (apitypes.Relay, error) {
 	height := v.Head().Height
-	st, err := execution.ReadRelayStats(v, r.ID)
+	st, err := storage.ReadRelayStats(v, r.ID)
 	if err != nil {
 		return apitypes.Relay{}, err
 	}
 	status := "active"
-	if r.Status != execution.RelayActive {
+	if r.Status != storage.RelayActive {
 		status = "exited"
 		if st.UnbondAt != 0 {
 			status = "unbonding"
@@ -42,10 +43,10 @@ func relayJSON(v *store.View, r *execution.Relay, p execution.StorageParams) (ap
 			Earned: st.Earned.String(), Slashed: st.Slashed.String(), UnbondAt: st.UnbondAt}}, nil
 }
 
-func challengeJSON(c *execution.Challenge) apitypes.ChallengeInfo {
+func challengeJSON(c *storage.Challenge) apitypes.ChallengeInfo {
 	return apitypes.ChallengeInfo{Volume: c.Volume, Relay: c.Relay, Epoch: c.Epoch, Version: c.Version, Issued: c.Issued,
 		Deadline: c.Deadline, Seed: c.Seed, Bytes: c.Bytes, Count: c.Count, ShardsRoot: c.ShardsRoot, LeafIndex: c.LeafIndex(),
-		Rent: c.Rent.String(), Status: execution.ChallengeStatusName(c.Status), Closed: c.Closed}
+		Rent: c.Rent.String(), Status: storage.ChallengeStatusName(c.Status), Closed: c.Closed}
 }
 
 // relayChallenges lists a relay's challenges on record (the claim window):
@@ -55,18 +56,18 @@ func (s *Server) relayChallenges(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p := s.node.Executor().StorageParams()
+	p := s.b.StorageParams()
 	out := apitypes.RelayChallenges{EpochBlocks: p.EpochBlocks, Challenges: []apitypes.ChallengeInfo{}}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		out.Height = v.Head().Height
 		out.Epoch = p.Epoch(out.Height)
-		prefix := execution.RelayChallengePrefix(id)
+		prefix := storage.RelayChallengePrefix(id)
 		return v.Scan(prefix, func(k, _ []byte) error {
 			rest := k[len(prefix):]
 			if len(rest) != 8+32 {
 				return nil
 			}
-			ch, err := execution.ReadChallenge(v, binary.BigEndian.Uint64(rest), types.Hash(rest[8:]), id)
+			ch, err := storage.ReadChallenge(v, binary.BigEndian.Uint64(rest), types.Hash(rest[8:]), id)
 			if err != nil || ch == nil {
 				return err
 			}
@@ -83,16 +84,16 @@ func (s *Server) relayChallenges(c *gin.Context) {
 
 func (s *Server) relays(c *gin.Context) {
 	out := []apitypes.Relay{}
-	err := s.node.Store().View(func(v *store.View) error {
-		return v.Scan(execution.RelayPrefix(), func(_, val []byte) error {
-			var r execution.Relay
+	err := s.b.View(func(v *store.View) error {
+		return v.Scan(storage.RelayPrefix(), func(_, val []byte) error {
+			var r storage.Relay
 			if err := codec.Unmarshal(val, &r); err != nil {
 				return err
 			}
-			if c.Query("all") != "true" && r.Status != execution.RelayActive {
+			if c.Query("all") != "true" && r.Status != storage.RelayActive {
 				return nil
 			}
-			rj, err := relayJSON(v, &r, s.node.Executor().StorageParams())
+			rj, err := relayJSON(v, &r, s.b.StorageParams())
 			if err != nil {
 				return err
 			}
@@ -113,15 +114,15 @@ func (s *Server) relay(c *gin.Context) {
 		return
 	}
 	var out apitypes.Relay
-	err := s.node.Store().View(func(v *store.View) error {
-		r, err := execution.ReadRelay(v, id)
+	err := s.b.View(func(v *store.View) error {
+		r, err := storage.ReadRelay(v, id)
 		if err != nil {
 			return err
 		}
 		if r == nil {
 			return store.ErrNotFound
 		}
-		out, err = relayJSON(v, r, s.node.Executor().StorageParams())
+		out, err = relayJSON(v, r, s.b.StorageParams())
 		return err
 	})
 	if err != nil {
@@ -138,8 +139,8 @@ func (s *Server) volume(c *gin.Context) {
 		return
 	}
 	var out apitypes.Volume
-	err = s.node.Store().View(func(v *store.View) error {
-		vol, err := execution.ReadVolume(v, id)
+	err = s.b.View(func(v *store.View) error {
+		vol, err := storage.ReadVolume(v, id)
 		if err != nil {
 			return err
 		}
@@ -148,7 +149,7 @@ func (s *Server) volume(c *gin.Context) {
 		}
 		out = apitypes.Volume{ID: vol.ID, Owner: vol.Owner, K: vol.K, M: vol.M, Root: vol.Root, Version: vol.Version,
 			Size: vol.Size, CreatedAt: vol.CreatedAt, UpdatedAt: vol.UpdatedAt}
-		return volumeRent(v, s.node.Executor().StorageParams(), &out)
+		return volumeRent(v, s.b.StorageParams(), &out)
 	})
 	if err != nil {
 		failErr(c, err)
@@ -169,8 +170,8 @@ func (s *Server) revoked(c *gin.Context) {
 		return
 	}
 	out := apitypes.Revocation{Volume: vol, TokenID: tok}
-	err = s.node.Store().View(func(v *store.View) error {
-		b, ok, err := v.Get(execution.RevokedKey(vol, tok))
+	err = s.b.View(func(v *store.View) error {
+		b, ok, err := v.Get(storage.RevokedKey(vol, tok))
 		if err != nil || !ok {
 			return err
 		}
@@ -189,11 +190,11 @@ func (s *Server) revoked(c *gin.Context) {
 
 // volumeRent fills in a volume's escrow, placement and latest challenges.
 func volumeRent(v *store.View, p execution.StorageParams, out *apitypes.Volume) error {
-	acct, err := execution.ReadVolumeAccount(v, out.ID)
+	acct, err := storage.ReadVolumeAccount(v, out.ID)
 	if err != nil {
 		return err
 	}
-	pl, err := execution.ReadPlacement(v, out.ID)
+	pl, err := storage.ReadPlacement(v, out.ID)
 	if err != nil {
 		return err
 	}
@@ -205,7 +206,7 @@ func volumeRent(v *store.View, p execution.StorageParams, out *apitypes.Volume) 
 			vp := apitypes.VolumePlacement{Relay: r.Relay, Version: pl.Version, Bytes: r.Bytes, Count: r.Count, ShardsRoot: r.ShardsRoot}
 			// The latest challenge of this relay: this epoch's, else the last one's.
 			for e := epoch; e+1 >= epoch && e > 0; e-- {
-				ch, err := execution.ReadChallenge(v, e, out.ID, r.Relay)
+				ch, err := storage.ReadChallenge(v, e, out.ID, r.Relay)
 				if err != nil {
 					return err
 				}

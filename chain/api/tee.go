@@ -7,8 +7,10 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -36,7 +38,7 @@ func nonNilBytes(b types.Bytes) types.Bytes {
 }
 
 func (s *Server) teeParams(c *gin.Context) {
-	p := s.node.Executor().TEEParams()
+	p := s.b.TEEParams()
 	c.JSON(http.StatusOK, apitypes.TEEParams{Policy: policyJSON(&p.Policy), PolicyID: p.Policy.ID(), AttestationTTL: p.AttestationTTL,
 		MaxSecretBytes: p.MaxSecretBytes, MaxGrants: p.MaxGrants, MaxSecrets: p.MaxSecrets, SGXSupported: attest.SGXSupported})
 }
@@ -46,17 +48,17 @@ func (s *Server) teeAttestation(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p := s.node.Executor().TEEParams()
+	p := s.b.TEEParams()
 	var out apitypes.Attestation
-	err := s.node.Store().View(func(v *store.View) error {
-		a, err := execution.ReadAttestation(v, addr)
+	err := s.b.View(func(v *store.View) error {
+		a, err := tee.ReadAttestation(v, addr)
 		if err != nil {
 			return err
 		}
 		if a == nil {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("runner %s has no attestation", addr))
 		}
-		rn, err := execution.ReadRunner(v, addr)
+		rn, err := runners.ReadRunner(v, addr)
 		if err != nil {
 			return err
 		}
@@ -65,7 +67,7 @@ func (s *Server) teeAttestation(c *gin.Context) {
 			ProductID: a.ProductID, SecurityVersion: a.SecurityVersion, Debug: a.Debug, TCB: attest.TCBStatus(a.TCB).String(),
 			ResultKey: a.ResultKey, SealKey: a.SealKey, EvidenceHash: a.EvidenceHash, PolicyID: a.PolicyID, VerifiedAt: a.VerifiedAt,
 			ExpiresAt: a.ExpiresAt, Height: h}
-		out.Valid = rn != nil && rn.Status == execution.RunnerActive && a.Current(h, rn.ResultKey, p.Policy.ID())
+		out.Valid = rn != nil && rn.Status == runners.RunnerActive && a.Current(h, rn.ResultKey, p.Policy.ID())
 		return nil
 	})
 	if err != nil {
@@ -82,8 +84,8 @@ func (s *Server) teeJob(c *gin.Context) {
 		return
 	}
 	out := []apitypes.ResultAttestation{}
-	err = s.node.Store().View(func(v *store.View) error {
-		rs, err := execution.ReadResultAttestations(v, id)
+	err = s.b.View(func(v *store.View) error {
+		rs, err := tee.ReadResultAttestations(v, id)
 		for _, r := range rs {
 			out = append(out, apitypes.ResultAttestation{JobID: r.JobID, Runner: r.Runner, ResultHash: r.ResultHash, UniqueID: r.UniqueID,
 				EvidenceHash: r.EvidenceHash, Height: r.Height})
@@ -97,12 +99,12 @@ func (s *Server) teeJob(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func grantJSON(g *execution.SecretGrant) apitypes.SecretGrant {
+func grantJSON(g *secrets.SecretGrant) apitypes.SecretGrant {
 	return apitypes.SecretGrant{Owner: g.Owner, Name: g.Name, Version: g.Version, Runner: g.Runner, SealKey: g.SealKey,
 		SealedKey: g.SealedKey, UniqueID: g.UniqueID, GrantedAt: g.GrantedAt}
 }
 
-func secretJSON(sec *execution.Secret, full bool) apitypes.Secret {
+func secretJSON(sec *secrets.Secret, full bool) apitypes.Secret {
 	out := apitypes.Secret{Owner: sec.Owner, Name: sec.Name, Version: sec.Version, Policy: policyJSON(&sec.Policy), PolicyID: sec.Policy.ID(),
 		Grants: sec.Grants, CreatedAt: sec.CreatedAt, UpdatedAt: sec.UpdatedAt}
 	if full {
@@ -117,8 +119,8 @@ func (s *Server) teeRunnerGrants(c *gin.Context) {
 		return
 	}
 	out := []apitypes.SecretGrant{}
-	err := s.node.Store().View(func(v *store.View) error {
-		gs, err := execution.ListRunnerGrants(v, addr)
+	err := s.b.View(func(v *store.View) error {
+		gs, err := secrets.ListRunnerGrants(v, addr)
 		for _, g := range gs {
 			out = append(out, grantJSON(g))
 		}
@@ -137,8 +139,8 @@ func (s *Server) secrets(c *gin.Context) {
 		return
 	}
 	out := []apitypes.Secret{}
-	err := s.node.Store().View(func(v *store.View) error {
-		ss, err := execution.ListSecrets(v, owner)
+	err := s.b.View(func(v *store.View) error {
+		ss, err := secrets.ListSecrets(v, owner)
 		for _, sec := range ss {
 			out = append(out, secretJSON(sec, false))
 		}
@@ -153,8 +155,8 @@ func (s *Server) secrets(c *gin.Context) {
 
 func secretName(c *gin.Context) (string, bool) {
 	name := c.Param("name")
-	if !execution.SecretNameRE.MatchString(name) {
-		fail(c, http.StatusBadRequest, "bad_name", fmt.Sprintf("secret name %q must match %s", name, execution.SecretNameRE))
+	if !secrets.SecretNameRE.MatchString(name) {
+		fail(c, http.StatusBadRequest, "bad_name", fmt.Sprintf("secret name %q must match %s", name, secrets.SecretNameRE))
 		return "", false
 	}
 	return name, true
@@ -170,8 +172,8 @@ func (s *Server) secret(c *gin.Context) {
 		return
 	}
 	var out apitypes.Secret
-	err := s.node.Store().View(func(v *store.View) error {
-		sec, err := execution.ReadSecret(v, owner, name)
+	err := s.b.View(func(v *store.View) error {
+		sec, err := secrets.ReadSecret(v, owner, name)
 		if err != nil {
 			return err
 		}
@@ -179,7 +181,7 @@ func (s *Server) secret(c *gin.Context) {
 			return errors.Join(store.ErrNotFound, fmt.Errorf("%s has no secret %q", owner, name))
 		}
 		out = secretJSON(sec, true)
-		gs, err := execution.ListSecretGrants(v, owner, name)
+		gs, err := secrets.ListSecretGrants(v, owner, name)
 		for _, g := range gs {
 			out.GrantList = append(out.GrantList, grantJSON(g))
 		}
@@ -206,8 +208,8 @@ func (s *Server) secretGrant(c *gin.Context) {
 		return
 	}
 	var out apitypes.SecretGrant
-	err := s.node.Store().View(func(v *store.View) error {
-		g, err := execution.ReadSecretGrant(v, owner, name, runner)
+	err := s.b.View(func(v *store.View) error {
+		g, err := secrets.ReadSecretGrant(v, owner, name, runner)
 		if err != nil {
 			return err
 		}

@@ -33,8 +33,8 @@ func timerJSON(t *timers.Timer, queueHeight uint64) apitypes.Timer {
 
 // timerView runs fn over the queue and the latest state.
 func (s *Server) timerView(fn func(q *timers.Queue, kv timers.KV, st timers.Stats) error) error {
-	q := s.node.Executor().Timers()
-	return s.node.Store().View(func(v *store.View) error {
+	q := s.b.Timers()
+	return s.b.View(func(v *store.View) error {
 		kv := state.NewOverlay(v) // read-only use: the overlay is discarded
 		st, err := q.Stats(kv)
 		if err != nil {
@@ -104,7 +104,7 @@ func (s *Server) timerStats(c *gin.Context) {
 		p := q.Params()
 		out = apitypes.TimerStats{Height: st.Height, Basefee: st.Basefee, Tier1: st.Tier1, Tier2: st.Tier2, Tier3: st.Tier3,
 			Due: st.Due, Depth: st.Depth(), BaseDeposit: p.Deposit(0).String(),
-			LaneBudget: s.node.Executor().TimerLaneBudget(), MaxPerOwner: p.MaxPerOwner}
+			LaneBudget: s.b.TimerLaneBudget(), MaxPerOwner: p.MaxPerOwner}
 		return nil
 	})
 	if err != nil {

@@ -5,25 +5,25 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/gin-gonic/gin"
 )
 
 var validatorStatus = map[uint8]string{
-	execution.ValidatorPending: "pending",
-	execution.ValidatorActive:  "active",
-	execution.ValidatorExiting: "exiting",
-	execution.ValidatorExited:  "exited",
+	validators.ValidatorPending: "pending",
+	validators.ValidatorActive:  "active",
+	validators.ValidatorExiting: "exiting",
+	validators.ValidatorExited:  "exited",
 }
 
 // validators is GET /v1/validators: the epoch's set and the registry. A
 // --dev chain has no registry and answers an empty set.
-func (s *Server) validators(c *gin.Context) {
+func (s *Server) validatorSet(c *gin.Context) {
 	out := apitypes.Validators{Members: []apitypes.SetMember{}, Validators: []apitypes.Validator{}}
-	err := s.node.Store().View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		out.Height = v.Head().Height
-		ep, err := execution.ReadEpoch(v)
+		ep, err := validators.ReadEpoch(v)
 		if err != nil || ep == nil {
 			return err
 		}
@@ -31,8 +31,8 @@ func (s *Server) validators(c *gin.Context) {
 		for i, m := range ep.Members {
 			out.Members = append(out.Members, apitypes.SetMember{Index: i, Address: m.Address, Weight: m.Weight})
 		}
-		return v.Scan(execution.ValidatorPrefix(), func(_, val []byte) error {
-			var r execution.ValidatorRecord
+		return v.Scan(validators.ValidatorPrefix(), func(_, val []byte) error {
+			var r validators.ValidatorRecord
 			if err := codec.Unmarshal(val, &r); err != nil {
 				return err
 			}

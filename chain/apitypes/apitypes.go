@@ -135,7 +135,9 @@ type Receipt struct {
 	Burned     string                `json:"burned"`
 	Tip        string                `json:"tip"`
 	Events     []Event               `json:"events"`
-	Error      string                `json:"error,omitempty"`
+	Error      string                `json:"error,omitempty"` // human-readable; not consensus data
+	Code       uint32                `json:"code,omitempty"`  // the failure's stable code (chain/system), what the receipts root commits to
+	CodeName   string                `json:"code_name,omitempty"`
 	Created    *types.Address        `json:"created,omitempty"`
 	Return     types.Bytes           `json:"return"`
 	Decoded    json.RawMessage       `json:"decoded"` // the return value as JSON, when it converts

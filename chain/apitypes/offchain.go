@@ -1,6 +1,7 @@
 package apitypes
 
 import (
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -95,7 +96,7 @@ type JobPayments struct {
 // Job is GET /v1/jobs/{id}.
 type Job struct {
 	ID            types.Hash      `json:"id"`
-	Status        string          `json:"status"` // pending, assigned, committed, revealed, verified, finalized, failed
+	Status        job.State       `json:"status"` // pending, assigned, committed, revealed, verified, finalized, failed
 	FailReason    string          `json:"fail_reason,omitempty"`
 	JobType       string          `json:"job_type"`
 	Mode          string          `json:"mode"`

@@ -6,6 +6,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/pvm"
 )
@@ -45,7 +46,7 @@ func (x *txExec) storeRequires(addr types.Address, raw []byte) error {
 		return nil
 	}
 	if _, err := entitlement.DecodeManifest(raw); err != nil {
-		return failf("InvalidManifest: %v", err)
+		return failf(system.CodeInvalidManifest, "InvalidManifest: %v", err)
 	}
 	if err := x.charge(0, uint64(len(raw))); err != nil {
 		return err

@@ -81,7 +81,7 @@ class Gate:
 `
 
 func TestActorEntitlementGate(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, _ := newJobChain(t, 4, alice)
 	deploy := func(salt string, req types.Bytes) types.Address {
 		t.Helper()
@@ -179,7 +179,7 @@ func readRequires(t *testing.T, c *chain, a types.Address) entitlement.Manifest 
 }
 
 func TestDeployManifestValidation(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	bad := []struct {
 		name string
@@ -231,7 +231,7 @@ func TestActorManifestDeterminism(t *testing.T) {
 // manifest that covers what it does, and fails, naming the entitlement,
 // when deployed without it.
 func TestExampleManifests(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, _ := newJobChain(t, 3, alice)
 	cases := []struct {
 		code, manifest, handler string

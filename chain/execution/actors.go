@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus/vrf"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/pvm"
 )
@@ -66,7 +67,7 @@ func (l *ActorLimits) fill() {
 
 // Reserved actor storage keys, written only by the chain.
 var (
-	KeyOwner       = []byte("__OWNER__")
+	KeyOwner       = []byte(system.ActorOwnerKey)
 	KeyInitialized = []byte("__INITIALIZED__")
 )
 
@@ -82,6 +83,32 @@ type Library struct {
 	CodeSize    uint64        `json:"code_size"`
 	PublishedAt uint64        `json:"published_at"`
 }
+
+// Library event topics; the publisher's account emits them.
+const (
+	TopicLibraryPublished = "LibraryPublished"
+	TopicLibraryRemoved   = "LibraryRemoved"
+)
+
+// LibraryPublishedEvent is the data of the LibraryPublished event.
+type LibraryPublishedEvent struct {
+	Publisher types.Address `cbor:"publisher" json:"publisher"`
+	Name      string        `cbor:"name" json:"name"`
+	CodeHash  types.Hash    `cbor:"code_hash" json:"code_hash"`
+	CodeSize  uint64        `cbor:"code_size" json:"code_size"`
+}
+
+// Topic implements system.EventData.
+func (*LibraryPublishedEvent) Topic() string { return TopicLibraryPublished }
+
+// LibraryRemovedEvent is the data of the LibraryRemoved event.
+type LibraryRemovedEvent struct {
+	Publisher types.Address `cbor:"publisher" json:"publisher"`
+	Name      string        `cbor:"name" json:"name"`
+}
+
+// Topic implements system.EventData.
+func (*LibraryRemovedEvent) Topic() string { return TopicLibraryRemoved }
 
 // LibraryKey is the state key of (publisher, name).
 func LibraryKey(publisher types.Address, name string) []byte {
@@ -121,17 +148,15 @@ func writeMeta(o *state.Overlay, a types.Address, m *ActorMeta) {
 	o.Set(actorMetaKey(a), codec.MustMarshal(m))
 }
 
-// actorError is a deterministic failure of an actor instruction; its text
-// goes into the receipt.
-type actorError struct{ msg string }
-
-func (e *actorError) Error() string { return e.msg }
-
-func failf(format string, args ...any) error { return &actorError{msg: fmt.Sprintf(format, args...)} }
+// failf is a deterministic failure of an actor instruction; its text goes
+// into the receipt.
+func failf(code system.Code, format string, args ...any) error {
+	return system.Failf(code, format, args...)
+}
 
 // UnresolvedImport formats the deploy failure of seed 000 §4.
 func UnresolvedImport(name string, deployer types.Address) error {
-	return failf("UnresolvedImport { name: %q }: no library named %q published under deployer account %s", name, name, deployer)
+	return failf(system.CodeUnresolvedImport, "UnresolvedImport { name: %q }: no library named %q published under deployer account %s", name, name, deployer)
 }
 
 // txExec carries one transaction's execution.
@@ -179,10 +204,10 @@ func (x *txExec) charge(cycles, cells uint64) error {
 	x.run.cycles += cycles
 	x.run.cells += cells
 	if x.run.cycles > x.run.cyclesLimit {
-		return failf("OutOfCycles: out of cycles")
+		return failf(system.CodeOutOfCycles, "OutOfCycles: out of cycles")
 	}
 	if x.run.cells > x.run.cellsLimit {
-		return failf("OutOfCells: out of cells")
+		return failf(system.CodeOutOfCells, "OutOfCells: out of cells")
 	}
 	return nil
 }
@@ -222,7 +247,7 @@ func (x *txExec) resolveLibraries(deployer types.Address, imports []string) (map
 		}
 		pins[name] = lib.CodeHash
 		if len(pins) > x.ex.limits.MaxLibsPerActor {
-			return nil, failf("TooManyLibraries: more than MAX_LIBS_PER_ACTOR = %d libraries (direct and transitive)", x.ex.limits.MaxLibsPerActor)
+			return nil, failf(system.CodeTooManyLibraries, "TooManyLibraries: more than MAX_LIBS_PER_ACTOR = %d libraries (direct and transitive)", x.ex.limits.MaxLibsPerActor)
 		}
 		src, err := x.code(lib.CodeHash)
 		if err != nil {
@@ -230,7 +255,7 @@ func (x *txExec) resolveLibraries(deployer types.Address, imports []string) (map
 		}
 		more, err := x.ex.vm.Validate(x.ctx, src)
 		if err != nil {
-			return nil, failf("library %q no longer validates: %v", name, err)
+			return nil, failf(system.CodeInvalidLibrary, "library %q no longer validates: %v", name, err)
 		}
 		pending = append(pending, more...)
 	}
@@ -260,7 +285,7 @@ func (x *txExec) loadPins(actor types.Address) (map[string][]byte, uint64, error
 func validationFailure(err error) error {
 	var ve *pvm.ValidationError
 	if errors.As(err, &ve) {
-		return failf("ValidationError: line %d col %d [%s] %s", ve.Line, ve.Col, ve.Rule, ve.Message)
+		return failf(system.CodeValidationError, "ValidationError: line %d col %d [%s] %s", ve.Line, ve.Col, ve.Rule, ve.Message)
 	}
 	return err
 }
@@ -270,7 +295,7 @@ func validationFailure(err error) error {
 func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []byte, error) {
 	src, err := types.CanonicalSource(d.Code)
 	if err != nil {
-		return nil, nil, failf("%v", err)
+		return nil, nil, failf(system.CodeInvalidSource, "%v", err)
 	}
 	imports, err := x.ex.vm.Validate(x.ctx, src)
 	if err != nil {
@@ -293,7 +318,7 @@ func (x *txExec) deploy(from types.Address, d *types.Deploy) (*types.Address, []
 		return nil, nil, err
 	}
 	if acc.CodeHash != nil {
-		return nil, nil, failf("ActorExists: an actor already lives at %s (same deployer, salt and code)", addr)
+		return nil, nil, failf(system.CodeActorExists, "ActorExists: an actor already lives at %s (same deployer, salt and code)", addr)
 	}
 	if err := x.storeRequires(addr, d.Requires); err != nil {
 		return nil, nil, err
@@ -351,7 +376,7 @@ func (x *txExec) call(from types.Address, to types.Address, c *types.Call) ([]by
 		return nil, err
 	}
 	if acc.CodeHash == nil {
-		return nil, failf("NoActor: no actor at %s", to)
+		return nil, failf(system.CodeNoActor, "NoActor: no actor at %s", to)
 	}
 	if v := x.tx.Value(); v.Sign() > 0 {
 		if err := x.moveValue(from, to, v); err != nil {
@@ -370,7 +395,7 @@ func (x *txExec) call(from types.Address, to types.Address, c *types.Call) ([]by
 
 func (x *txExec) moveValue(from, to types.Address, v *big.Int) error {
 	if err := x.o.SubBalance(from, v); err != nil {
-		return failf("%v", err)
+		return failf(system.CodeInsufficientBalance, "%v", err)
 	}
 	return x.o.AddBalance(to, v)
 }
@@ -386,7 +411,7 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 		return nil, err
 	}
 	if acc.CodeHash == nil {
-		return nil, failf("NoActor: no actor at %s", actor)
+		return nil, failf(system.CodeNoActor, "NoActor: no actor at %s", actor)
 	}
 	src, err := x.code(*acc.CodeHash)
 	if err != nil {
@@ -405,7 +430,7 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 	if x.block != nil {
 		used := x.block.actorCycles[actor]
 		if used >= x.ex.limits.PerActorBlockCycles {
-			return nil, failf("ActorBlockCycles: actor %s used its per-block budget of %d cycles", actor, x.ex.limits.PerActorBlockCycles)
+			return nil, failf(system.CodeActorBlockCycles, "ActorBlockCycles: actor %s used its per-block budget of %d cycles", actor, x.ex.limits.PerActorBlockCycles)
 		}
 		actorLeft = x.ex.limits.PerActorBlockCycles - used
 		if actorLeft < cyclesLeft {
@@ -433,9 +458,9 @@ func (x *txExec) invoke(actor, caller types.Address, value *big.Int, handler str
 	x.run.cells += out.CellsUsed
 	if out.Err != nil {
 		if out.Err.Kind == pvm.OutOfCycles && bounded {
-			return nil, failf("ActorBlockCycles: actor %s exceeded its per-block budget of %d cycles (%s: %s)", actor, x.ex.limits.PerActorBlockCycles, out.Err.Kind, out.Err.Message)
+			return nil, failf(system.CodeActorBlockCycles, "ActorBlockCycles: actor %s exceeded its per-block budget of %d cycles (%s: %s)", actor, x.ex.limits.PerActorBlockCycles, out.Err.Kind, out.Err.Message)
 		}
-		return nil, failf("%s: %s", out.Err.Kind, out.Err.Message)
+		return nil, failf(system.CodeActorError, "%s: %s", out.Err.Kind, out.Err.Message)
 	}
 	return out.Return, nil
 }
@@ -451,7 +476,7 @@ func (x *txExec) deliver() error {
 		err := x.deliverOne(m)
 		rec := &x.records[m.rec] // after delivery: the handler's sends may have grown the slice
 		if err == nil {
-			rec.Status, rec.Error = types.ReceiptSuccess, ""
+			rec.Status, rec.Code, rec.Error = types.ReceiptSuccess, uint32(system.CodeOK), ""
 			continue
 		}
 		if errors.Is(err, errInfra) || !isActorError(err) {
@@ -461,10 +486,12 @@ func (x *txExec) deliver() error {
 		x.run.events = x.run.events[:nEvents]
 		for _, dropped := range x.queue[nQueue:] {
 			x.records[dropped.rec].Status = types.ReceiptFailed
+			x.records[dropped.rec].Code = uint32(system.CodeNotDelivered)
 			x.records[dropped.rec].Error = "not delivered: sender's handler failed"
 		}
 		x.queue = x.queue[:nQueue]
 		rec.Status = types.ReceiptFailed
+		rec.Code = uint32(failureCode(err))
 		rec.Error = err.Error()
 		if m.value.Sign() > 0 {
 			if err := x.o.AddBalance(m.from, m.value); err != nil {
@@ -472,16 +499,13 @@ func (x *txExec) deliver() error {
 			}
 		}
 		if x.run.cycles > x.run.cyclesLimit || x.run.cells > x.run.cellsLimit {
-			return failf("OutOfCycles: out of cycles delivering messages")
+			return failf(system.CodeOutOfCycles, "OutOfCycles: out of cycles delivering messages")
 		}
 	}
 	return nil
 }
 
-func isActorError(err error) bool {
-	var ae *actorError
-	return errors.As(err, &ae)
-}
+func isActorError(err error) bool { return system.IsFailure(err) }
 
 // Dedup records (spec 002 §3.3): a lookup row per (recipient, message id)
 // and an expiry row per (height, recipient, id), so that rows older than
@@ -525,7 +549,7 @@ func (x *txExec) deliverOne(m *queuedMsg) error {
 	if _, seen, err := x.o.Get(dk); err != nil {
 		return err
 	} else if seen {
-		return failf("DuplicateMessage: message %s already delivered to %s", id, m.to)
+		return failf(system.CodeDuplicateMessage, "DuplicateMessage: message %s already delivered to %s", id, m.to)
 	}
 	var h [8]byte
 	binary.BigEndian.PutUint64(h[:], x.env.Height)
@@ -544,7 +568,7 @@ func (x *txExec) deliverOne(m *queuedMsg) error {
 		if m.handler == "" {
 			return nil // a plain value delivery to an account
 		}
-		return failf("NoActor: no actor at %s", m.to)
+		return failf(system.CodeNoActor, "NoActor: no actor at %s", m.to)
 	}
 	_, err = x.invoke(m.to, m.from, m.value, m.handler, m.payload, false, m.depth, m.rec)
 	return err
@@ -663,7 +687,7 @@ func (h *actorHost) Send(to [20]byte, handler string, payload []byte, value *big
 	id := types.Keccak256(h.actor[:], nb[:], msgHash[:])
 	x.mailbox[dest] += len(payload)
 	x.records = append(x.records, types.MessageRecord{ID: id, From: h.actor, To: dest, Handler: handler,
-		Value: new(big.Int).Set(value), Depth: uint64(h.depth + 1), Parent: int64(h.parent), Status: types.ReceiptFailed, Error: "pending"})
+		Value: new(big.Int).Set(value), Depth: uint64(h.depth + 1), Parent: int64(h.parent), Status: types.ReceiptFailed, Code: uint32(system.CodePending), Error: "pending"})
 	x.queue = append(x.queue, &queuedMsg{rec: len(x.records) - 1, from: h.actor, to: dest, handler: handler,
 		payload: append([]byte(nil), payload...), value: new(big.Int).Set(value), depth: h.depth + 1})
 	return id, nil
@@ -707,11 +731,11 @@ func (h *actorHost) Randomness(label []byte) ([32]byte, error) {
 // publishLibrary runs PublishLibrary (seed 000 §3.3).
 func (x *txExec) publishLibrary(from types.Address, p *types.PublishLibrary) error {
 	if !LibraryNameRE.MatchString(p.Name) {
-		return failf("InvalidLibraryName: %q must match %s", p.Name, LibraryNameRE)
+		return failf(system.CodeInvalidLibraryName, "InvalidLibraryName: %q must match %s", p.Name, LibraryNameRE)
 	}
 	src, err := types.CanonicalSource(p.Code)
 	if err != nil {
-		return failf("%v", err)
+		return failf(system.CodeInvalidSource, "%v", err)
 	}
 	if _, err := x.ex.vm.Validate(x.ctx, src); err != nil {
 		if errors.As(err, new(*pvm.ValidationError)) {
@@ -730,9 +754,7 @@ func (x *txExec) publishLibrary(from types.Address, p *types.PublishLibrary) err
 	}
 	lib := Library{Publisher: from, Name: p.Name, CodeHash: h, CodeSize: uint64(len(src)), PublishedAt: x.env.Height}
 	x.o.Set(LibraryKey(from, p.Name), codec.MustMarshal(&lib))
-	x.run.events = append(x.run.events, types.Event{Emitter: from, Topic: "LibraryPublished", Data: codec.MustMarshal(map[string]any{
-		"publisher": from, "name": p.Name, "code_hash": h, "code_size": uint64(len(src)),
-	})})
+	x.emit(from, &LibraryPublishedEvent{Publisher: from, Name: p.Name, CodeHash: h, CodeSize: uint64(len(src))})
 	return nil
 }
 
@@ -741,11 +763,9 @@ func (x *txExec) removeLibrary(from types.Address, r *types.RemoveLibrary) error
 	if _, ok, err := x.o.Get(k); err != nil {
 		return err
 	} else if !ok {
-		return failf("NoSuchLibrary: %s has no library named %q", from, r.Name)
+		return failf(system.CodeNoSuchLibrary, "NoSuchLibrary: %s has no library named %q", from, r.Name)
 	}
 	x.o.Delete(k)
-	x.run.events = append(x.run.events, types.Event{Emitter: from, Topic: "LibraryRemoved", Data: codec.MustMarshal(map[string]any{
-		"publisher": from, "name": r.Name,
-	})})
+	x.emit(from, &LibraryRemovedEvent{Publisher: from, Name: r.Name})
 	return nil
 }

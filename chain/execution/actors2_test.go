@@ -8,7 +8,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 const engineV1 = "VERSION = 1\n\ndef score(x):\n    return x * 10\n"
@@ -49,8 +48,8 @@ func pins(t *testing.T, c *chain, actor types.Address) map[string]types.Hash {
 // new deploys get v2, Bob's deploy fails with UnresolvedImport, and pins
 // survive re-publish and removal.
 func TestSeed000Example(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	bob, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	bob, _ := genKey()
 	c := newChain(t, alice, bob)
 	rs := c.ok(c.tx(alice, nil, &types.PublishLibrary{Name: "engine", Code: types.Bytes(engineV1)}, 0))
 	if len(rs[0].Events) != 1 || rs[0].Events[0].Topic != "LibraryPublished" {
@@ -134,7 +133,7 @@ class Player:
 `
 
 func TestMessagingTree(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	rs := c.ok(c.tx(alice, nil, deployIn(pingPong, "a"), 0), c.tx(alice, nil, deployIn(pingPong, "b"), 0))
 	a, b := *rs[0].Created, *rs[1].Created
@@ -183,7 +182,7 @@ const spinner = `class Actor:
 `
 
 func TestHostileActorsAreContained(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	rs := c.ok(c.tx(alice, nil, deployIn(spinner, "x"), 0))
 	a := *rs[0].Created
@@ -205,7 +204,7 @@ func TestHostileActorsAreContained(t *testing.T) {
 }
 
 func TestDedupRowsExpire(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	ex, err := execution.New(execution.Config{ChainID: c.g.ChainID, Fees: c.g.Fees, VM: sharedEngine(t), Limits: execution.ActorLimits{DedupWindow: 3}})
 	if err != nil {
@@ -237,7 +236,7 @@ func TestDedupRowsExpire(t *testing.T) {
 // re-publish and calls on two independent stores: identical roots and
 // receipts at every height.
 func TestActorDeterminismAcrossDataDirs(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	var roots [2][]types.Hash
 	var rcpts [2][][]byte
 	for run := 0; run < 2; run++ {
@@ -303,7 +302,7 @@ const hostile = `class Actor:
 // TestHostileCorpusThroughTheChain: every hostile handler ends in a failed,
 // fee-paying receipt with a clear error, and the actor still works after.
 func TestHostileCorpusThroughTheChain(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	rs := c.ok(c.tx(alice, nil, deployIn(hostile, "h"), 0))
 	a := *rs[0].Created

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"math/big"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -44,7 +43,7 @@ type chain struct {
 }
 
 func newChain(t *testing.T, funded ...*ecdsa.PrivateKey) *chain {
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	return newChainFrom(t, faucet, funded...)
 }
 
@@ -70,11 +69,7 @@ func newChainFrom(t *testing.T, faucet *ecdsa.PrivateKey, funded ...*ecdsa.Priva
 		g.Allocations[0].Balance.Sub(g.Allocations[0].Balance, genesis.CBY(1000))
 		g.Allocations = append(g.Allocations, genesis.Allocation{Address: types.PubkeyToAddress(k.PublicKey), Balance: genesis.CBY(1000)})
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -119,26 +114,24 @@ func (c *chain) block(txs ...*types.Tx) []*types.Receipt {
 	var res *execution.Result
 	var head *types.Header
 	var ordered []*types.Tx
+	var env execution.BlockEnv
 	if err := c.st.View(func(v *store.View) (err error) {
 		head = v.Head()
-		if ordered, err = execution.CanonicalOrder(txs, head.Hash()); err != nil {
+		if ordered, err = execution.CanonicalOrder(txs, seedOf(head)); err != nil {
 			return err
 		}
-		res, err = c.ex.Apply(context.Background(), v, execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: head.Hash()}, ordered, execution.Verify)
+		env = execution.BlockEnv{Height: head.Height + 1, Timestamp: head.Height + 1, Proposer: c.g.Proposer(), Seed: seedOf(head)}
+		res, err = c.ex.Apply(context.Background(), v, env, ordered, execution.Verify)
 		return err
 	}); err != nil {
 		c.t.Fatal(err)
 	}
-	raw := make([]types.Bytes, len(ordered))
-	for i, tx := range ordered {
-		raw[i] = tx.Encode()
-	}
 	if _, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{ChainID: c.g.ChainID, Height: head.Height + 1, ParentHash: head.Hash(), StateRoot: root,
-			TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts)}, Txs: raw}, res.Receipts, nil
+		return res.Block(c.g.ChainID, head, env, root), res.Receipts, nil
 	}); err != nil {
 		c.t.Fatal(err)
 	}
+	checkCodes(c.t, res.Receipts)
 	byHash := make(map[types.Hash]*types.Receipt, len(ordered))
 	for _, r := range res.Receipts[:len(ordered)] {
 		byHash[r.TxHash] = r
@@ -204,7 +197,7 @@ class Counter:
 `
 
 func TestDeployCallQuery(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	rs := c.ok(c.tx(alice, nil, deployIn(counterSDK, "s1"), 0))
 	addr := *rs[0].Created

@@ -15,6 +15,14 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -33,7 +41,7 @@ type Config struct {
 	Timers timers.Params
 	// Offchain are the off-chain compute parameters (Runner Registry, Job
 	// Dispatcher, Result Verifier).
-	Offchain OffchainParams
+	Offchain runners.Params
 	// Validators are the Validator Registry parameters (epochs, unbonding,
 	// jailing, slashing); used only on chains with a registry.
 	Validators ValidatorParams
@@ -45,16 +53,7 @@ type Config struct {
 }
 
 // BlockEnv is what a block contributes besides its transactions.
-type BlockEnv struct {
-	Height    uint64
-	Timestamp uint64 // milliseconds
-	Proposer  types.Address
-	Seed      types.Hash // randomness seed: the parent's VRF beacon value R_{n-1} (the parent hash on a --dev chain)
-	// Signers is the signer bitmap of the QC certifying the parent (who
-	// voted for it), in the order of the epoch's members; nil on a --dev
-	// chain. The Validator Registry counts missed votes from it.
-	Signers types.Bytes
-}
+type BlockEnv = system.Env
 
 // Mode selects how invalid transactions are treated.
 type Mode int
@@ -119,6 +118,9 @@ type Executor struct {
 	limits  ActorLimits
 	storage StorageParams
 	timers  *timers.Queue
+	router  *router
+	runners *runners.Module
+	jobs    *jobs.Module
 }
 
 // New returns an Executor for cfg.
@@ -127,10 +129,8 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	cfg.Limits.fill()
-	cfg.Storage.fill()
-	cfg.Offchain.fill()
-	cfg.Validators.fill()
-	cfg.TEE.fill(cfg.ChainID)
+	registry := runners.New(cfg.Offchain)
+	cfg.Offchain = registry.Params()
 	if cfg.Timers == (timers.Params{}) {
 		cfg.Timers = timers.DefaultParams()
 	}
@@ -147,8 +147,23 @@ func New(cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q}, nil
+	store := storage.New(cfg.Storage)
+	cfg.Storage = store.Params()
+	vals := validators.New(cfg.Validators, cfg.ChainID)
+	cfg.Validators = vals.Params()
+	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
+	cfg.TEE = verifier.Params()
+	dispatcher := jobs.New(registry, cfg.TEE.Policy)
+	// The modules' end-of-block steps run in this order.
+	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry, jobs: dispatcher}, nil
 }
+
+// TEEParams returns the TEE Verifier and Secrets Manager parameters.
+func (e *Executor) TEEParams() TEEParams { return e.cfg.TEE }
 
 // StorageParams returns the Relay Registry and Storage Manager parameters.
 func (e *Executor) StorageParams() StorageParams { return e.storage }
@@ -172,44 +187,16 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	if err := e.cfg.Fees.CheckLimits(tx, in); err != nil {
 		return nil, err
 	}
-	if isTEEInstruction(in) {
-		if err := checkTEETx(tx, in); err != nil {
-			return nil, err
-		}
-		return in, nil
-	}
-	if types.IsValidatorInstruction(in) {
-		if err := checkValidatorTx(tx, in); err != nil {
-			return nil, err
+	if k, ok := e.router.lookup(in); ok {
+		if k.Check != nil {
+			if err := k.Check(tx, in); err != nil {
+				return nil, err
+			}
 		}
 		return in, nil
 	}
 	to, hasTo := tx.To()
 	switch in.(type) {
-	case *types.RelayRegister, *types.RelayHeartbeat, *types.RelayDeregister:
-		if !hasTo || to != types.RelayRegistryAddress {
-			return nil, fmt.Errorf("%w: %s transactions go to the Relay Registry %s", types.ErrMalformedTx, in.InstructionKind(), types.RelayRegistryAddress)
-		}
-		if _, reg := in.(*types.RelayRegister); !reg && tx.Value().Sign() != 0 {
-			return nil, fmt.Errorf("%w: only relay_register carries value (the stake)", types.ErrMalformedTx)
-		}
-		return in, nil
-	case *types.VolumeCreate, *types.CommitManifest, *types.RevokeToken, *types.VolumeFund, *types.StorageProof, *types.ClaimRent, *types.RefusePlacement:
-		if !hasTo || to != types.StorageManagerAddress {
-			return nil, fmt.Errorf("%w: %s transactions go to the Storage Manager %s", types.ErrMalformedTx, in.InstructionKind(), types.StorageManagerAddress)
-		}
-		if _, fund := in.(*types.VolumeFund); !fund && tx.Value().Sign() != 0 {
-			return nil, fmt.Errorf("%w: only volume_fund carries value (the escrow credit)", types.ErrMalformedTx)
-		}
-		return in, nil
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
-		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
-		*types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
-		if err := checkOffchainTx(tx, in); err != nil {
-			return nil, err
-		}
-		return in, nil
 	}
 	if in != nil && e.vm == nil {
 		return nil, fmt.Errorf("%w: %s (this node runs without the PVM)", types.ErrUnsupported, in.InstructionKind())
@@ -381,13 +368,11 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}
-	// Storage epochs: missed challenges, stake returns, rent and challenges.
-	if err := e.advanceStorage(tx0); err != nil {
-		return nil, fmt.Errorf("execution: advance storage at %d: %w", env.Height, err)
-	}
-	// Validator Registry: rewards, downtime, epoch boundary.
-	if err := e.advanceValidators(tx0); err != nil {
-		return nil, fmt.Errorf("execution: advance validators at %d: %w", env.Height, err)
+	// The system modules' end-of-block steps: storage epochs (missed
+	// challenges, stake returns, rent and challenges), then the Validator
+	// Registry (rewards, downtime, epoch boundary).
+	if err := e.router.endBlock(tx0); err != nil {
+		return nil, fmt.Errorf("execution: end of block %d: %w", env.Height, err)
 	}
 	res.Receipts = append(res.Receipts, trs...)
 	res.TimerReceipts = len(trs)
@@ -432,8 +417,7 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 	x := &txExec{ctx: ctx, ex: e, o: o, env: env, tx: tx, origin: from, run: run, block: meters, mailbox: map[types.Address]int{}}
 	snap := o.Snapshot()
 	created, ret, execErr := e.dispatch(x, tx, in, from)
-	status := types.ReceiptSuccess
-	errText := ""
+	failed := &types.Receipt{Status: types.ReceiptSuccess}
 	if execErr != nil {
 		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
@@ -441,15 +425,7 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 		o.RevertTo(snap)
 		run.events = nil
 		created, ret = nil, nil
-		status = types.ReceiptFailed
-		errText = execErr.Error()
-		for i := range x.records {
-			r := &x.records[i]
-			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
-				r.Error = "reverted with the transaction"
-			}
-			r.Status = types.ReceiptFailed
-		}
+		markFailed(failed, x.records, execErr, "reverted with the transaction")
 	}
 	run.cycles = min(run.cycles, tx.CyclesLimit())
 	run.cells = min(run.cells, tx.CellsLimit())
@@ -475,14 +451,15 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 	}
 	return &types.Receipt{
 		TxHash:     tx.Hash(),
-		Status:     status,
+		Status:     failed.Status,
+		Code:       failed.Code,
 		CyclesUsed: run.cycles,
 		CellsUsed:  run.cells,
 		FeePaid:    charge.Fee,
 		Burned:     charge.Burned,
 		Tip:        charge.Tip,
 		Events:     run.events,
-		Error:      errText,
+		Error:      failed.Error,
 		Created:    created,
 		Return:     ret,
 		Messages:   x.records,
@@ -490,8 +467,9 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 }
 
 func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from types.Address) (*types.Address, []byte, error) {
-	if isTEEInstruction(in) {
-		return nil, nil, x.dispatchTEE(from, in)
+	if k, ok := e.router.lookup(in); ok {
+		ret, err := k.Handle(x, from, in)
+		return nil, ret, err
 	}
 	switch v := in.(type) {
 	case nil:
@@ -505,42 +483,14 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 		return nil, ret, err
 	case *types.PublishLibrary:
 		if tx.Value().Sign() != 0 {
-			return nil, nil, failf("library instructions carry no value")
+			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
 		return nil, nil, x.publishLibrary(from, v)
 	case *types.RemoveLibrary:
 		if tx.Value().Sign() != 0 {
-			return nil, nil, failf("library instructions carry no value")
+			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
 		return nil, nil, x.removeLibrary(from, v)
-	case *types.ValidatorRegister, *types.ValidatorExit, *types.ValidatorWithdraw, *types.ValidatorEvidence, *types.ValidatorUnjail:
-		return nil, nil, x.dispatchValidators(from, in)
-	case *types.RelayRegister:
-		return nil, nil, x.relayRegister(from, v)
-	case *types.RelayHeartbeat:
-		return nil, nil, x.relayHeartbeat(from, v)
-	case *types.RelayDeregister:
-		return nil, nil, x.relayDeregister(from)
-	case *types.VolumeCreate:
-		return nil, nil, x.volumeCreate(from, v)
-	case *types.CommitManifest:
-		return nil, nil, x.commitManifest(from, v)
-	case *types.RevokeToken:
-		return nil, nil, x.revokeToken(from, v)
-	case *types.VolumeFund:
-		return nil, nil, x.volumeFund(from, v)
-	case *types.StorageProof:
-		return nil, nil, x.storageProof(from, v)
-	case *types.ClaimRent:
-		return nil, nil, x.claimRent(from, v)
-	case *types.RefusePlacement:
-		return nil, nil, x.refusePlacement(from, v)
-	case *types.RunnerRegister, *types.RunnerHeartbeat, *types.RunnerDeregister, *types.SubmitJob, *types.CommitResult, *types.SubmitResult, *types.RevealResult,
-		*types.RunnerDelegateStake, *types.RunnerUndelegateStake, *types.RunnerWithdraw, *types.RunnerStake, *types.RunnerUnstake,
-		*types.RunnerSetCommission, *types.ChallengeResult, *types.EntitlementGrant, *types.EntitlementRevoke,
-		*types.EntitlementDelegate, *types.RoleCreate, *types.RoleAssign, *types.RoleRevoke:
-		ret, err := x.dispatchOffchain(from, in)
-		return nil, ret, err
 	}
 	return nil, nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }

@@ -21,11 +21,7 @@ import (
 // encoded receipts of every block.
 func run(t *testing.T, g *genesis.Genesis, blocks [][]*types.Tx) ([]types.Hash, [][]byte) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func (c *chain) txLimits(key *ecdsa.PrivateKey, to *types.Address, in types.Inst
 
 func (c *chain) env() execution.BlockEnv {
 	h := c.head()
-	return execution.BlockEnv{Height: h.Height + 1, Timestamp: h.Height + 1, Proposer: c.g.Proposer(), Seed: h.Hash()}
+	return execution.BlockEnv{Height: h.Height + 1, Timestamp: h.Height + 1, Proposer: c.g.Proposer(), Seed: seedOf(h)}
 }
 
 // apply runs txs on c in mode and returns the result (nil and the error if
@@ -65,14 +65,9 @@ func (c *chain) apply(txs []*types.Tx, mode execution.Mode) (*execution.Result, 
 // commit commits a result's writes as the next block carrying res.Included.
 func (c *chain) commit(res *execution.Result) *types.Header {
 	c.t.Helper()
-	head := c.head()
-	raw := make([]types.Bytes, len(res.Included))
-	for i, tx := range res.Included {
-		raw[i] = tx.Encode()
-	}
+	head, env := c.head(), c.env()
 	blk, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{ChainID: c.g.ChainID, Height: head.Height + 1, ParentHash: head.Hash(), StateRoot: root,
-			Timestamp: head.Height + 1, TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts)}, Txs: raw}, res.Receipts, nil
+		return res.Block(c.g.ChainID, head, env, root), res.Receipts, nil
 	})
 	if err != nil {
 		c.t.Fatal(err)
@@ -106,7 +101,7 @@ func produce(t *testing.T, p *chain, validators []*chain, cands ...*types.Tx) *e
 func fundedKeys(n int) []*ecdsa.PrivateKey {
 	out := make([]*ecdsa.PrivateKey, n)
 	for i := range out {
-		out[i], _ = crypto.GenerateKey()
+		out[i], _ = genKey()
 	}
 	return out
 }
@@ -130,7 +125,7 @@ func TestVerifyRejectsLaneViolations(t *testing.T) {
 	for _, k := range ks[:3] {
 		txs = append(txs, c.txLimits(k, &to, nil, 100_000, 1))
 	}
-	canon, err := execution.CanonicalOrder(txs, c.head().Hash())
+	canon, err := execution.CanonicalOrder(txs, seedOf(c.head()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +135,7 @@ func TestVerifyRejectsLaneViolations(t *testing.T) {
 	}
 	// A sender's nonces stay in order whatever the seed.
 	a2 := c.txLimits(ks[0], &to, nil, 100_000, 1)
-	canon2, _ := execution.CanonicalOrder(append([]*types.Tx{a2}, txs...), c.head().Hash())
+	canon2, _ := execution.CanonicalOrder(append([]*types.Tx{a2}, txs...), seedOf(c.head()))
 	pos := map[*types.Tx]int{}
 	for i, tx := range canon2 {
 		pos[tx] = i
@@ -160,7 +155,7 @@ func TestVerifyRejectsLaneViolations(t *testing.T) {
 	for _, k := range ks {
 		big = append(big, c.txLimits(k, &to, nil, 5_000_000, 1))
 	}
-	big, _ = execution.CanonicalOrder(big, c.head().Hash())
+	big, _ = execution.CanonicalOrder(big, seedOf(c.head()))
 	if _, err := c.apply(big, execution.Verify); !errors.Is(err, execution.ErrLaneBudget) {
 		t.Fatalf("over-full block: %v", err)
 	}
@@ -182,7 +177,7 @@ func TestBuildReservesRunnerLaneAndAgrees(t *testing.T) {
 	ks := fundedKeys(7)
 	var p, v *chain
 	{
-		faucet, _ := crypto.GenerateKey()
+		faucet, _ := genKey()
 		p = newChainFrom(t, faucet, ks...)
 		v = newChainFrom(t, faucet, ks...)
 		v.nonce = p.nonce
@@ -221,7 +216,7 @@ func TestBuildReservesRunnerLaneAndAgrees(t *testing.T) {
 			t.Fatal("a lower-paying user got in ahead of a higher one")
 		}
 	}
-	want, _ := execution.CanonicalOrder(res.Included, p.head().ParentHash)
+	want, _ := execution.CanonicalOrder(res.Included, seedOf(p.header(p.head().Height-1)))
 	for i := range want {
 		if want[i] != res.Included[i] {
 			t.Fatal("built block is not in canonical order")
@@ -243,7 +238,7 @@ func TestBuildReservesRunnerLaneAndAgrees(t *testing.T) {
 // TestLaneMultiplierCharges: a lane's multiplier scales what its
 // transactions pay and what they must be able to pay.
 func TestLaneMultiplierCharges(t *testing.T) {
-	k, _ := crypto.GenerateKey()
+	k, _ := genKey()
 	c := newChain(t, k)
 	lanes := fees.DefaultLanes()
 	lanes.Multiplier[fees.LaneUser] = 15_000 // 1.5x
@@ -321,7 +316,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 	alice, _ := crypto.HexToECDSA("8f2a55949038a9610f50fb23b5883af3b4ecb3c3bb792cbcefbd1542c692be63")
 	users := make([]*ecdsa.PrivateKey, 8)
 	for i := range users {
-		users[i], _ = crypto.GenerateKey()
+		users[i], _ = genKey()
 	}
 	funded := append([]*ecdsa.PrivateKey{alice}, users...)
 	p := newChainWithGenesisKey(t, funded...)
@@ -474,7 +469,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 // checks is rejected; its sender's earlier transactions still go in, its
 // later ones wait (they would leave a nonce gap).
 func TestBuildStopsSenderAtInvalidTx(t *testing.T) {
-	k, _ := crypto.GenerateKey()
+	k, _ := genKey()
 	c := newChain(t, k)
 	to := types.Address{0xbe, 0xef}
 	ok0 := c.txLimits(k, &to, nil, 100_000, 1)
@@ -562,7 +557,7 @@ func TestCanonicalOrderProperties(t *testing.T) {
 // is skipped, not an error.
 func TestOrderedModeRunsSeedOrder(t *testing.T) {
 	ks := fundedKeys(5)
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	a := newChainFrom(t, faucet, ks...)
 	b := newChainFrom(t, faucet, ks...)
 	b.nonce = a.nonce
@@ -584,7 +579,7 @@ func TestOrderedModeRunsSeedOrder(t *testing.T) {
 	if len(ra.Included) != 4 || len(ra.Deferred) != 1 || len(rb.Included) != 4 {
 		t.Fatalf("included %d / %d, deferred %d", len(ra.Included), len(rb.Included), len(ra.Deferred))
 	}
-	want, _ := execution.CanonicalOrder(ra.Included, a.head().Hash())
+	want, _ := execution.CanonicalOrder(ra.Included, seedOf(a.head()))
 	for i := range want {
 		if ra.Included[i] != want[i] {
 			t.Fatal("ordered payload not run in seed order")

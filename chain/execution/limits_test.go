@@ -8,7 +8,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 const spammer = `from cowboy_sdk import actor, runtime
@@ -36,7 +35,7 @@ class Spammer:
 // Spec 002 §3.3: a transaction may enqueue at most 1,024 messages, and a
 // mailbox takes at most 1,000,000 payload bytes per transaction.
 func TestFanoutAndMailboxCaps(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	rs := c.ok(c.tx(alice, nil, deployIn(spammer, "a"), 0), c.tx(alice, nil, deployIn(spammer, "b"), 0))
 	a, b := *rs[0].Created, *rs[1].Created
@@ -65,7 +64,7 @@ func TestFanoutAndMailboxCaps(t *testing.T) {
 // Seed 000 §3.4/§3.6: imports resolve transitively within the deployer's
 // account, and at most MAX_LIBS_PER_ACTOR = 8 libraries may be pinned.
 func TestLibraryTransitiveAndCap(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	c.ok(c.tx(alice, nil, &types.PublishLibrary{Name: "base", Code: types.Bytes("K = 7\n")}, 0))
 	c.ok(c.tx(alice, nil, &types.PublishLibrary{Name: "mid", Code: types.Bytes("import base\n\ndef k():\n    return base.K * 2\n")}, 0))

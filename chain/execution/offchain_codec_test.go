@@ -7,6 +7,8 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -14,12 +16,12 @@ import (
 // canonical bytes, and re-encodes what it decoded byte for byte.
 func FuzzOffchainRecords(f *testing.F) {
 	seeds := []any{
-		&execution.Delegation{Delegator: types.Address{1}, Amount: big.NewInt(5), Since: 7},
-		&execution.Tranche{Owner: types.Address{1}, Runner: types.Address{2}, Amount: new(big.Int).Lsh(big.NewInt(1), 100), Release: 9},
-		&execution.PendingCallback{JobID: types.Hash{3}, Status: "verified", Actor: types.Address{4}, Handler: "cb", Payload: types.Bytes{0x80}, QueuedAt: 2},
+		&registry.Delegation{Delegator: types.Address{1}, Amount: big.NewInt(5), Since: 7},
+		&registry.Tranche{Owner: types.Address{1}, Runner: types.Address{2}, Amount: new(big.Int).Lsh(big.NewInt(1), 100), Release: 9},
+		&jobs.PendingCallback{JobID: types.Hash{3}, Status: "verified", Actor: types.Address{4}, Handler: "cb", Payload: types.Bytes{0x80}, QueuedAt: 2},
 		&[]execution.CallbackDelivery{{Status: "failed", Height: 3, OK: false, Error: "x", Hash: types.Hash{5}}},
 		&execution.CallbackStats{Delivered: 3, Failed: 1},
-		&execution.Runner{Address: types.Address{6}, Stake: big.NewInt(1), Delegated: big.NewInt(2), CommissionBps: 500, Status: 1},
+		&registry.Runner{Address: types.Address{6}, Stake: big.NewInt(1), Delegated: big.NewInt(2), CommissionBps: 500, Status: 1},
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), codec.MustMarshal(s))
@@ -28,17 +30,17 @@ func FuzzOffchainRecords(f *testing.F) {
 		var v any
 		switch kind % 6 {
 		case 0:
-			v = &execution.Delegation{}
+			v = &registry.Delegation{}
 		case 1:
-			v = &execution.Tranche{}
+			v = &registry.Tranche{}
 		case 2:
-			v = &execution.PendingCallback{}
+			v = &jobs.PendingCallback{}
 		case 3:
 			v = &[]execution.CallbackDelivery{}
 		case 4:
 			v = &execution.CallbackStats{}
 		default:
-			v = &execution.Runner{}
+			v = &registry.Runner{}
 		}
 		if err := codec.Unmarshal(data, v); err != nil {
 			return

@@ -7,13 +7,12 @@ import (
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // poolGrant is an EntitlementGrant admitting grantee to pool.
@@ -40,8 +39,8 @@ func submitPoolJob(t *testing.T, c *chain, owner *ecdsa.PrivateKey, pool string)
 }
 
 func TestEntitlementRegistryAndPools(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	mallory, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	mallory, _ := genKey()
 	c, runners := newJobChain(t, 2, alice, mallory)
 	reg := types.EntitlementRegistryAddress
 	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
@@ -87,7 +86,7 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 	}
 	var held []entitlement.Record
 	c.st.View(func(v *store.View) (err error) {
-		held, err = execution.EntitlementRegistry(v).List(r0.addr, v.Head().Height)
+		held, err = entitlements.ReadOnly(v).List(r0.addr, v.Head().Height)
 		return err
 	})
 	if len(held) != 1 || held[0].Granter != aliceAddr {
@@ -132,7 +131,7 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 		t.Fatalf("grant under a foreign actor: %+v", rs[0])
 	}
 	c.st.View(func(v *store.View) error {
-		ok, err := execution.EntitlementRegistry(v).Check(malloryAddr, entitlement.ActorScope(act),
+		ok, err := entitlements.ReadOnly(v).Check(malloryAddr, entitlement.ActorScope(act),
 			entitlement.Action{Kind: entitlement.ActionActorExecuteHandler, Data: []byte("try_submit")}, v.Head().Height+1)
 		if err != nil || !ok {
 			t.Fatalf("actor-scoped check: %v %v", ok, err)
@@ -157,9 +156,9 @@ func TestEntitlementRegistryAndPools(t *testing.T) {
 }
 
 func TestEntitlementRoles(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	bob, _ := crypto.GenerateKey()
-	mallory, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	bob, _ := genKey()
+	mallory, _ := genKey()
 	c, _ := newJobChain(t, 0, alice, bob, mallory)
 	reg := types.EntitlementRegistryAddress
 	bobAddr := types.PubkeyToAddress(bob.PublicKey)
@@ -182,7 +181,7 @@ func TestEntitlementRoles(t *testing.T) {
 	check := func() bool {
 		var ok bool
 		c.st.View(func(v *store.View) (err error) {
-			ok, err = execution.EntitlementRegistry(v).Check(bobAddr, ns, act, v.Head().Height+1)
+			ok, err = entitlements.ReadOnly(v).Check(bobAddr, ns, act, v.Head().Height+1)
 			return err
 		})
 		return ok

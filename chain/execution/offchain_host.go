@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/pvm"
 )
 
@@ -15,10 +16,10 @@ import (
 // actor's balance to the dispatcher's account.
 const OpSubmitJob = "submit_job"
 
-// SubmitJobCycles is the host-call cost of submit_job; it also charges one
-// cell per byte of the encoded spec, and submitJob charges the prepaid
-// callback (OffchainParams.CallbackCycles / CallbackCells).
-const SubmitJobCycles = 20_000
+// SubmitJobCycles is the host-call cost of submit_job (jobs.SubmitJobCycles);
+// it also charges one cell per byte of the encoded spec, and SubmitJob
+// charges the prepaid callback (OffchainParams.CallbackCycles / CallbackCells).
+const SubmitJobCycles = jobs.SubmitJobCycles
 
 // submitJobOp serves runtime.submit_job. Errors leave no state change.
 func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
@@ -38,7 +39,7 @@ func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error)
 	}
 	snap, nEvents := x.o.Snapshot(), len(x.run.events)
 	nQueue, nRecords := len(x.queue), len(x.records)
-	id, err := x.submitJob(h.actor, spec)
+	id, err := x.ex.jobs.With(x).SubmitJob(h.actor, spec)
 	if err != nil {
 		x.o.RevertTo(snap)
 		x.run.events, x.queue, x.records = x.run.events[:nEvents], x.queue[:nQueue], x.records[:nRecords]
@@ -61,20 +62,9 @@ func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error)
 // tee_required, toolchain_digest, required_runner_pool, similarity_ppm,
 // embedding_dim. Submitter, submitted_at and job_id are set by the chain.
 func specFromArgs(raw any) (*job.JobSpec, error) {
-	m := map[string]any{}
-	switch v := raw.(type) {
-	case map[string]any:
-		m = v
-	case map[any]any:
-		for k, x := range v {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, errors.New("bad arguments: non-string key")
-			}
-			m[ks] = x
-		}
-	default:
-		return nil, errors.New("bad arguments: not a map")
+	m, err := hostArgs(raw)
+	if err != nil {
+		return nil, err
 	}
 	if b, ok := m["spec"]; ok {
 		bs, isB := b.([]byte)
@@ -97,7 +87,6 @@ func specFromArgs(raw any) (*job.JobSpec, error) {
 			return nil, fmt.Errorf("unknown field %q", k)
 		}
 	}
-	var err error
 	u := func(k string, def, maxV uint64) uint64 {
 		x, ok := m[k]
 		if !ok || x == nil || err != nil {

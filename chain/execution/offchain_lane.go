@@ -7,8 +7,9 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
-	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -38,23 +39,12 @@ type JobLane struct {
 	CallbackCells  uint64
 }
 
-// PendingCallback is a queued job callback.
-type PendingCallback struct {
-	_        struct{}      `cbor:",toarray"`
-	JobID    types.Hash    `json:"job_id"`
-	Status   string        `json:"status"` // verified | failed
-	Actor    types.Address `json:"actor"`
-	Handler  string        `json:"handler"`
-	Payload  types.Bytes   `json:"payload"` // CBOR [CallbackHandlerArg]
-	QueuedAt uint64        `json:"queued_at"`
-}
-
 // JobCallbackReceiptHash is the TxHash of the receipt of the callback of job
 // id with status delivered in the block at height:
 //
 //	keccak256("cowboy/job-callback" ‖ id ‖ status ‖ height_be8)
 func JobCallbackReceiptHash(id types.Hash, status string, height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/job-callback"), id[:], []byte(status), be8(height))
+	return types.Keccak256([]byte("cowboy/job-callback"), id[:], []byte(status), system.BE8(height))
 }
 
 // JobSweepReceiptHash is the TxHash of the receipt carrying the events of
@@ -62,16 +52,8 @@ func JobCallbackReceiptHash(id types.Hash, status string, height uint64) types.H
 //
 //	keccak256("cowboy/job-sweep" ‖ height_be8)
 func JobSweepReceiptHash(height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/job-sweep"), be8(height))
+	return types.Keccak256([]byte("cowboy/job-sweep"), system.BE8(height))
 }
-
-// callbackKey orders the queue by the height it was queued at, then job id
-// and status: "cbq/" ‖ be8(queued_at) ‖ id ‖ status.
-func callbackKey(queuedAt uint64, id types.Hash, status string) []byte {
-	return offKey(types.ResultVerifierAddress, []byte("cbq/"), be8(queuedAt), id[:], []byte(status))
-}
-
-func callbackPrefix() []byte { return offKey(types.ResultVerifierAddress, []byte("cbq/")) }
 
 // CallbackDelivery records that a job's callback ran: at Height, with the
 // receipt JobCallbackReceiptHash(job, Status, Height), OK if the handler
@@ -95,7 +77,7 @@ type CallbackStats struct {
 }
 
 func callbackStatsKey(actor types.Address) []byte {
-	return offKey(types.ResultVerifierAddress, []byte("cbstat/"), actor[:])
+	return system.Key(types.ResultVerifierAddress, []byte("cbstat/"), actor[:])
 }
 
 // ReadCallbackStats returns an actor's callback counters.
@@ -112,7 +94,7 @@ func ReadCallbackStats(r state.Reader, actor types.Address) (CallbackStats, erro
 }
 
 func callbackDoneKey(id types.Hash) []byte {
-	return offKey(types.ResultVerifierAddress, []byte("cbdone/"), id[:])
+	return system.Key(types.ResultVerifierAddress, []byte("cbdone/"), id[:])
 }
 
 // ReadCallbackDeliveries returns the delivered callbacks of job id, in
@@ -129,57 +111,12 @@ func ReadCallbackDeliveries(r state.Reader, id types.Hash) ([]CallbackDelivery, 
 	return ds, nil
 }
 
-// CallbackHandlerArg is the single argument a job's callback handler
-// receives: a map with job_id (32 bytes), status ("verified" or "failed"),
-// result (bytes or None), result_hash (32 bytes) and fail_reason (int).
-type CallbackHandlerArg struct {
-	JobID      []byte `cbor:"job_id"`
-	Status     string `cbor:"status"`
-	Result     []byte `cbor:"result"`
-	ResultHash []byte `cbor:"result_hash"`
-	FailReason uint64 `cbor:"fail_reason"`
-}
-
-// queueCallback queues the callback of job j (its current outcome) for
-// delivery in a later block.
-func (x *txExec) queueCallback(j *job.Job) {
-	arg := CallbackHandlerArg{JobID: j.Spec.JobID[:], Status: "failed", FailReason: uint64(j.Fail), ResultHash: j.ResultHash[:]}
-	if j.State == job.StateVerified {
-		arg.Status = "verified"
-		if jr, err := ReadJobResult(x.o, j.Spec.JobID); err == nil && jr != nil {
-			arg.Result = jr.Result
-		}
-	}
-	pc := PendingCallback{JobID: j.Spec.JobID, Status: arg.Status, Actor: j.Spec.Callback.Actor, Handler: j.Spec.Callback.Handler,
-		Payload: codec.MustMarshal([]any{arg}), QueuedAt: x.env.Height}
-	x.o.Set(callbackKey(x.env.Height, pc.JobID, pc.Status), codec.MustMarshal(&pc))
-	x.emit(types.ResultVerifierAddress, "JobCallbackQueued", map[string]any{"job_id": pc.JobID, "status": pc.Status, "actor": pc.Actor})
-}
-
-// PendingCallbacks lists the queued callbacks in delivery order.
-func PendingCallbacks(r interface {
-	Scan(prefix []byte, fn func(k, v []byte) error) error
-}) ([]PendingCallback, error) {
-	var out []PendingCallback
-	err := r.Scan(callbackPrefix(), func(_, v []byte) error {
-		var pc PendingCallback
-		if err := codec.Unmarshal(v, &pc); err != nil {
-			return fmt.Errorf("decode callback: %w", err)
-		}
-		out = append(out, pc)
-		return nil
-	})
-	return out, err
-}
-
-var errStopScan = errors.New("stop scan")
-
 // callbackPlan is the job lane's claim on a block, fixed before its
 // transactions like the timer lane's (planTimers): the callbacks the block
 // delivers and the cycles they may use.
 type callbackPlan struct {
-	due   []PendingCallback // oldest first
-	claim uint64            // len(due) × CallbackCycles
+	due   []jobs.PendingCallback // oldest first
+	claim uint64                 // len(due) × CallbackCycles
 }
 
 // planCallbacks picks the callbacks the block at height delivers: those
@@ -197,18 +134,18 @@ func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan
 	}
 	per := e.cfg.Offchain.CallbackCycles
 	n := e.CallbackBudget() / per
-	pre := callbackPrefix()
+	pre := jobs.CallbackPrefix()
 	if err := o.Scan(pre, func(k, v []byte) error {
-		if uint64(len(plan.due)) >= n || len(k) < len(pre)+8 || bytesToU64(k[len(pre):len(pre)+8]) >= height {
-			return errStopScan
+		if uint64(len(plan.due)) >= n || len(k) < len(pre)+8 || system.FromBE8(k[len(pre):len(pre)+8]) >= height {
+			return system.ErrStopScan
 		}
-		var pc PendingCallback
+		var pc jobs.PendingCallback
 		if err := codec.Unmarshal(v, &pc); err != nil {
 			return fmt.Errorf("decode callback: %w", err)
 		}
 		plan.due = append(plan.due, pc)
 		return nil
-	}); err != nil && !errors.Is(err, errStopScan) {
+	}); err != nil && !errors.Is(err, system.ErrStopScan) {
 		return nil, fmt.Errorf("job callbacks: %w", err)
 	}
 	plan.claim = uint64(len(plan.due)) * per
@@ -265,9 +202,9 @@ func checkCallbackBudget(cfg Config) error {
 
 // deliverCallbacks runs the planned callbacks, in order. Each runs within
 // CallbackCycles, so their use stays within the plan's claim.
-func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []PendingCallback) error {
+func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.PendingCallback) error {
 	for _, pc := range due {
-		x0.o.Delete(callbackKey(pc.QueuedAt, pc.JobID, pc.Status))
+		x0.o.Delete(jobs.CallbackKey(pc.QueuedAt, pc.JobID, pc.Status))
 		r, err := e.runCallback(x0, pc)
 		if err != nil {
 			return fmt.Errorf("job %s: %w", pc.JobID, err)
@@ -294,23 +231,14 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []PendingCall
 	return nil
 }
 
-func bytesToU64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
 // runCallback delivers one callback; a failing handler reverts only itself.
-func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, error) {
+func (e *Executor) runCallback(x0 *txExec, pc jobs.PendingCallback) (*types.Receipt, error) {
 	o, env := x0.o, x0.env
-	ev := types.Event{Emitter: types.ResultVerifierAddress, Topic: "JobCallback", Data: codec.MustMarshal(map[string]any{
-		"job_id": pc.JobID, "status": pc.Status, "actor": pc.Actor, "handler": pc.Handler, "queued_at": pc.QueuedAt})}
+	ev := system.Event(types.ResultVerifierAddress, &jobs.JobCallbackEvent{JobID: pc.JobID, Status: pc.Status, Actor: pc.Actor, Handler: pc.Handler, QueuedAt: pc.QueuedAt})
 	rcpt := &types.Receipt{TxHash: JobCallbackReceiptHash(pc.JobID, pc.Status, env.Height), Status: types.ReceiptSuccess,
 		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Return: []byte{}}
 	if e.vm == nil {
-		rcpt.Status, rcpt.Error, rcpt.Events = types.ReceiptFailed, "Unsupported: this node runs without the PVM", []types.Event{ev}
+		rcpt.Status, rcpt.Code, rcpt.Error, rcpt.Events = types.ReceiptFailed, uint32(system.CodeUnsupported), "Unsupported: this node runs without the PVM", []types.Event{ev}
 		return rcpt, nil
 	}
 	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Offchain.CallbackCells}
@@ -326,14 +254,7 @@ func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, 
 		}
 		o.RevertTo(snap)
 		run.events, ret = nil, nil
-		rcpt.Status, rcpt.Error = types.ReceiptFailed, execErr.Error()
-		for i := range x.records {
-			r := &x.records[i]
-			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
-				r.Error = "reverted with the callback"
-			}
-			r.Status = types.ReceiptFailed
-		}
+		markFailed(rcpt, x.records, execErr, "reverted with the callback")
 	}
 	if ret == nil {
 		ret = []byte{}
@@ -350,7 +271,7 @@ func (e *Executor) runCallback(x0 *txExec, pc PendingCallback) (*types.Receipt, 
 // indexed by deadline, so only the bucket height−1 is read.
 func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
 	var ids []types.Hash
-	prefix := jobDuePrefix(x0.env.Height - 1)
+	prefix := jobs.DuePrefix(x0.env.Height - 1)
 	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
 		id, err := types.BytesToHash(k[len(prefix):])
 		if err != nil {
@@ -363,7 +284,7 @@ func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
 	}
 	var events []types.Event
 	for _, id := range ids {
-		j, err := ReadJob(x0.o, id)
+		j, err := jobs.ReadJob(x0.o, id)
 		if err != nil {
 			return err
 		}
@@ -373,7 +294,7 @@ func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
 		run := &txRun{cyclesLimit: e.cfg.Fees.MaxTxCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
 		x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.JobDispatcherAddress, run: run,
 			block: x0.block, mailbox: map[types.Address]int{}}
-		if err := x.step(j, job.Tick{At: x0.env.Height}); err != nil {
+		if err := e.jobs.With(x).Tick(j); err != nil {
 			return fmt.Errorf("job %s: tick: %w", id, err)
 		}
 		events = append(events, run.events...)

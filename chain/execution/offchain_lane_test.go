@@ -15,8 +15,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 func decodeReturn(r *types.Receipt, v any) error { return codec.Unmarshal(r.Return, v) }
@@ -30,7 +30,7 @@ func TestContinuationExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	url := "https://api.example.com/btc"
@@ -104,7 +104,7 @@ func TestContinuationExample(t *testing.T) {
 // TestCallbackBudgetSpills: callbacks beyond the block's callback budget
 // wait, in order, for the next block.
 func TestCallbackBudgetSpills(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	def, _ := newJobChain(t, 0)
 	if b := def.ex.CallbackBudget(); b == 0 || b != def.ex.LaneCaps().Reserved[fees.LaneRunner]/2 {
 		t.Fatalf("default callback budget %d, runner lane %d", b, def.ex.LaneCaps().Reserved[fees.LaneRunner])
@@ -120,8 +120,8 @@ func TestCallbackBudgetSpills(t *testing.T) {
 		txs = append(txs, c.tx(alice, &oracles[i], &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
 	}
 	c.ok(txs...)
-	var pending []execution.PendingCallback
-	c.st.View(func(v *store.View) (err error) { pending, err = execution.PendingCallbacks(v); return err })
+	var pending []jobs.PendingCallback
+	c.st.View(func(v *store.View) (err error) { pending, err = jobs.PendingCallbacks(v); return err })
 	if len(pending) != 2 {
 		t.Fatalf("queued %d callbacks", len(pending))
 	}
@@ -188,7 +188,7 @@ class P:
 // TestContinuationInPublicClass: in a class that marks handlers @public, a
 // continuation stacked with @public receives its result.
 func TestContinuationInPublicClass(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 1, alice)
 	a := deployValue(c, alice, publicContinuationActor, "pub", genesis.CBY(5), nil)
 	rs := c.ok(c.tx(alice, &a, &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x"})}, 0))
@@ -262,8 +262,8 @@ func queueFailedCallbacks(t *testing.T, c *chain, alice *ecdsa.PrivateKey, n int
 		txs = append(txs, c.tx(alice, &oracles[i], &types.Call{Handler: "ask", Args: cborArgs([]any{"https://api.example.com/x", genesis.CBY(21), 0, 5})}, 0))
 	}
 	c.ok(txs...)
-	var pending []execution.PendingCallback
-	c.st.View(func(v *store.View) (err error) { pending, err = execution.PendingCallbacks(v); return err })
+	var pending []jobs.PendingCallback
+	c.st.View(func(v *store.View) (err error) { pending, err = jobs.PendingCallbacks(v); return err })
 	if len(pending) != n {
 		t.Fatalf("queued %d callbacks, want %d", len(pending), n)
 	}
@@ -276,7 +276,7 @@ func queueFailedCallbacks(t *testing.T, c *chain, alice *ecdsa.PrivateKey, n int
 // Verify refuses a block that ignores it, callbacks beyond the budget wait,
 // and a second executor agrees on every block.
 func TestCallbackClaimBoundsBlock(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	users := fundedKeys(5)
 	tune := func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 2_000_000 }
 	c, _ := newJobChainWith(t, 1, tune, append(users, alice)...)
@@ -342,7 +342,7 @@ func TestCallbackClaimBoundsBlock(t *testing.T) {
 // left of it ahead of higher-paying users, and beyond it compete for the
 // rest of the block — both run in the same block, within the cap.
 func TestCallbacksShareRunnerLane(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	users := fundedKeys(5)
 	tune := func(p *execution.OffchainParams) { p.CallbackCycles, p.CallbackBlockCycles = 1_000_000, 2_000_000 }
 	c, rs := newJobChainWith(t, 2, tune, append(users, alice)...)

@@ -11,13 +11,12 @@ import (
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // Failure rows of spec 002 "Payment and Failure Handling" not covered by
@@ -67,7 +66,7 @@ func commitAndSubmit(t *testing.T, c *chain, id types.Hash, rmap map[types.Addre
 }
 
 func TestJobSchemaViolationDissents(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	oracle, id := submitSchemaJob(t, c, alice, genesis.CBY(1))
@@ -116,7 +115,7 @@ func TestJobSchemaViolationDissents(t *testing.T) {
 }
 
 func TestJobFaultRows(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	maxPrice, tip := genesis.CBY(1), big.NewInt(7)
@@ -152,8 +151,8 @@ func TestJobFaultRows(t *testing.T) {
 			if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailVerification {
 				t.Fatalf("job %s %d", j.State, j.Fail)
 			}
-			var pays *execution.JobPayments
-			c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+			var pays *jobs.JobPayments
+			c.st.View(func(v *store.View) (err error) { pays, err = jobs.ReadJobPayments(v, id); return err })
 			// X split 10/1/89, the 89% equally (equal costs) with the
 			// remainder to the aggregator; the tip and the rest refunded.
 			burn, treas := mulDiv(tc.x, 1_000, 10_000), mulDiv(tc.x, 100, 10_000)
@@ -198,12 +197,12 @@ func TestJobFaultRows(t *testing.T) {
 }
 
 func TestJobInvalidSignatureMovesNothing(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(0), 5)
 	j := readJob(t, c, id)
-	_, wrong, _ := ed25519.GenerateKey(nil)
+	_, wrong, _ := genEd25519()
 	var reveals []verify.Reveal
 	for i, a := range j.Runners {
 		r := rmap[a]

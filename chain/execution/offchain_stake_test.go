@@ -14,8 +14,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 func bi(v int64) *big.Int { return big.NewInt(v) }
@@ -90,9 +91,9 @@ func (r testRunner) revealReport(id types.Hash, result string, rep verify.Report
 }
 
 func TestDelegationPayoutsAndUnbonding(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	d1k, _ := crypto.GenerateKey()
-	d2k, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	d1k, _ := genKey()
+	d2k, _ := genKey()
 	c, runners := newJobChain(t, 1, alice, d1k, d2k)
 	r := runners[0]
 	d1, d2 := types.PubkeyToAddress(d1k.PublicKey), types.PubkeyToAddress(d2k.PublicKey)
@@ -165,8 +166,8 @@ func TestDelegationPayoutsAndUnbonding(t *testing.T) {
 	if got := sub(burned(t, c), burnBefore); got.Cmp(burn) != 0 {
 		t.Fatalf("burned %s, want %s", got, burn)
 	}
-	var pays *execution.JobPayments
-	c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+	var pays *jobs.JobPayments
+	c.st.View(func(v *store.View) (err error) { pays, err = jobs.ReadJobPayments(v, id); return err })
 	kinds := []string{}
 	for _, tr := range pays.Transfers {
 		kinds = append(kinds, tr.Kind)
@@ -207,9 +208,9 @@ func TestDelegationPayoutsAndUnbonding(t *testing.T) {
 }
 
 func TestChallengeEquivocationSlashes(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	carol, _ := crypto.GenerateKey()
-	dk, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	carol, _ := genKey()
+	dk, _ := genKey()
 	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) { p.Job.ChallengeWindowBlocks = 20 }, alice, carol, dk)
 	rmap := byAddr(runners)
 	reg, verifier := types.RunnerRegistryAddress, types.ResultVerifierAddress
@@ -280,8 +281,8 @@ func TestChallengeEquivocationSlashes(t *testing.T) {
 	if rec.Stake.Cmp(genesis.CBY(70)) != 0 || rec.Delegated.Cmp(genesis.CBY(35)) != 0 || rec.ConsecutiveSlashes != 1 || rec.Reputation != 80 {
 		t.Fatalf("slashed runner %+v", rec)
 	}
-	var ds []execution.Delegation
-	c.st.View(func(v *store.View) (err error) { ds, err = execution.ReadDelegations(v, culprit.addr); return err })
+	var ds []registry.Delegation
+	c.st.View(func(v *store.View) (err error) { ds, err = registry.ReadDelegations(v, culprit.addr); return err })
 	if len(ds) != 1 || ds[0].Amount.Cmp(genesis.CBY(35)) != 0 {
 		t.Fatalf("delegations %+v", ds)
 	}
@@ -305,10 +306,10 @@ func TestChallengeEquivocationSlashes(t *testing.T) {
 }
 
 func TestDelegatorLimitAndEjection(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	carol, _ := crypto.GenerateKey()
-	d1, _ := crypto.GenerateKey()
-	d2, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	carol, _ := genKey()
+	d1, _ := genKey()
+	d2, _ := genKey()
 	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) {
 		p.MaxDelegators, p.MaxConsecutiveSlashes = 1, 2
 		p.Job.ChallengeWindowBlocks = 20
@@ -341,11 +342,11 @@ func TestDelegatorLimitAndEjection(t *testing.T) {
 	}
 	rec := readRunner(t, c, r.addr)
 	// 100 → 70 → 49 CBY self-bond; ejected with 49 CBY unbonding.
-	if rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 || rec.ConsecutiveSlashes != 2 {
+	if rec.Status != registry.RunnerExited || rec.Stake.Sign() != 0 || rec.ConsecutiveSlashes != 2 {
 		t.Fatalf("ejected runner %+v", rec)
 	}
-	var tr []execution.Tranche
-	c.st.View(func(v *store.View) (err error) { tr, err = execution.ReadTranches(v, r.addr); return err })
+	var tr []registry.Tranche
+	c.st.View(func(v *store.View) (err error) { tr, err = registry.ReadTranches(v, r.addr); return err })
 	if len(tr) != 1 || tr[0].Amount.Cmp(genesis.CBY(49)) != 0 {
 		t.Fatalf("tranches %+v", tr)
 	}
@@ -359,8 +360,8 @@ func TestDelegatorLimitAndEjection(t *testing.T) {
 // TestChallengeDissenterKeepsResult: a dissenter proven to equivocate is
 // slashed once; the accepted result stands and is settled.
 func TestChallengeDissenterKeepsResult(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
-	carol, _ := crypto.GenerateKey()
+	alice, _ := genKey()
+	carol, _ := genKey()
 	c, runners := newJobChainWith(t, 3, func(p *execution.OffchainParams) { p.Job.ChallengeWindowBlocks = 20 }, alice, carol)
 	rmap := byAddr(runners)
 	verifier := types.ResultVerifierAddress
@@ -380,7 +381,7 @@ func TestChallengeDissenterKeepsResult(t *testing.T) {
 	lie, _ := lr.Encode()
 	// Rotating the result key after committing does not disown the lie:
 	// challenges check the key registered when the runner committed.
-	_, newKey, _ := ed25519.GenerateKey(nil)
+	_, newKey, _ := genEd25519()
 	reg := types.RunnerRegistryAddress
 	c.ok(c.txValue(dissenter.key, &reg, &types.RunnerRegister{ResultKey: types.Bytes(newKey.Public().(ed25519.PublicKey)),
 		JobTypes: []uint64{uint64(job.JobTypeHTTP)}, Domains: []string{"api.example.com"}, RateBase: runnerBase,

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"math/big"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +17,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 const oracleActor = `from cowboy_sdk import actor, runtime
@@ -74,22 +74,18 @@ func newJobChainWith(t *testing.T, n int, tune func(*execution.OffchainParams), 
 	var rs []testRunner
 	keys := append([]*ecdsa.PrivateKey(nil), funded...)
 	for i := 0; i < n; i++ {
-		k, _ := crypto.GenerateKey()
-		_, ed, _ := ed25519.GenerateKey(nil)
+		k, _ := genKey()
+		_, ed, _ := genEd25519()
 		rs = append(rs, testRunner{key: k, addr: types.PubkeyToAddress(k.PublicKey), ed: ed})
 		keys = append(keys, k)
 	}
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	g := genesis.Dev(1, types.Address{0x0a, 0x11}, types.PubkeyToAddress(faucet.PublicKey))
 	for _, k := range keys {
 		g.Allocations[0].Balance.Sub(g.Allocations[0].Balance, genesis.CBY(1000))
 		g.Allocations = append(g.Allocations, genesis.Allocation{Address: types.PubkeyToAddress(k.PublicKey), Balance: genesis.CBY(1000)})
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -123,16 +119,16 @@ func newJobChainWith(t *testing.T, n int, tune func(*execution.OffchainParams), 
 func readJob(t *testing.T, c *chain, id types.Hash) *job.Job {
 	t.Helper()
 	var j *job.Job
-	if err := c.st.View(func(v *store.View) (err error) { j, err = execution.ReadJob(v, id); return err }); err != nil || j == nil {
+	if err := c.st.View(func(v *store.View) (err error) { j, err = jobs.ReadJob(v, id); return err }); err != nil || j == nil {
 		t.Fatalf("read job %s: %v %v", id, j, err)
 	}
 	return j
 }
 
-func readRunner(t *testing.T, c *chain, a types.Address) *execution.Runner {
+func readRunner(t *testing.T, c *chain, a types.Address) *registry.Runner {
 	t.Helper()
-	var r *execution.Runner
-	if err := c.st.View(func(v *store.View) (err error) { r, err = execution.ReadRunner(v, a); return err }); err != nil || r == nil {
+	var r *registry.Runner
+	if err := c.st.View(func(v *store.View) (err error) { r, err = registry.ReadRunner(v, a); return err }); err != nil || r == nil {
 		t.Fatalf("read runner %s: %v %v", a, r, err)
 	}
 	return r
@@ -187,7 +183,7 @@ func hasEvent(r *types.Receipt, emitter types.Address, topic string) bool {
 }
 
 func TestJobLifecycleMajorityVote(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 6, alice)
 	rmap := byAddr(runners)
 	auditSupply(t, c)
@@ -340,8 +336,8 @@ func TestJobLifecycleMajorityVote(t *testing.T) {
 	if b := balanceOf(t, c, types.JobDispatcherAddress); b.Sign() != 0 {
 		t.Errorf("dispatcher keeps %s after settlement", b)
 	}
-	var pays *execution.JobPayments
-	c.st.View(func(v *store.View) (err error) { pays, err = execution.ReadJobPayments(v, id); return err })
+	var pays *jobs.JobPayments
+	c.st.View(func(v *store.View) (err error) { pays, err = jobs.ReadJobPayments(v, id); return err })
 	if pays == nil || pays.Payment.Cmp(x) != 0 || pays.Refund.Cmp(refund) != 0 {
 		t.Fatalf("payments record %+v", pays)
 	}
@@ -367,7 +363,7 @@ func committedJob(t *testing.T, c *chain, alice *ecdsa.PrivateKey, runners []tes
 }
 
 func TestJobSubmissionRejected(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	verifier := types.ResultVerifierAddress
@@ -419,7 +415,7 @@ func TestJobSubmissionRejected(t *testing.T) {
 	auditSupply(t, c)
 
 	// Invalid signature: runner 0 signs with a key that is not its result key.
-	_, wrong, _ := ed25519.GenerateKey(nil)
+	_, wrong, _ := genEd25519()
 	id, j, reveals = committedJob(t, c, alice, runners, func(i int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
 		if i == 0 {
 			r.ed = wrong
@@ -435,7 +431,7 @@ func TestJobSubmissionRejected(t *testing.T) {
 }
 
 func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, _ := newJobChain(t, 6, alice)
 	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(1), big.NewInt(5), 3)
 	j := readJob(t, c, id)
@@ -490,7 +486,7 @@ func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
 }
 
 func TestJobAggregatorTimeoutIndividualReveals(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 3, alice)
 	rmap := byAddr(runners)
 	id, j, reveals := committedJob(t, c, alice, runners, func(_ int, r testRunner, id types.Hash) (verify.Reveal, types.Hash) {
@@ -579,13 +575,13 @@ class Bad:
 `
 
 func TestRunnerRegistryRules(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, runners := newJobChain(t, 1, alice)
 	r := runners[0]
 	reg := types.RunnerRegistryAddress
 	edPub := types.Bytes(r.ed.Public().(ed25519.PublicKey))
 	rec := readRunner(t, c, r.addr)
-	if rec.Reputation != 100 || rec.Stake.Cmp(genesis.CBY(100)) != 0 || rec.Status != execution.RunnerActive {
+	if rec.Reputation != 100 || rec.Stake.Cmp(genesis.CBY(100)) != 0 || rec.Status != registry.RunnerActive {
 		t.Fatalf("record %+v", rec)
 	}
 	if got := balanceOf(t, c, reg); got.Cmp(genesis.CBY(100)) != 0 {
@@ -651,11 +647,11 @@ func TestRunnerRegistryRules(t *testing.T) {
 	if got := balanceOf(t, c, aliceAddr); got.Cmp(want) != 0 {
 		t.Fatalf("after deregister %s, want %s", got, want)
 	}
-	if rec := readRunner(t, c, aliceAddr); rec.Status != execution.RunnerExited || rec.Stake.Sign() != 0 {
+	if rec := readRunner(t, c, aliceAddr); rec.Status != registry.RunnerExited || rec.Stake.Sign() != 0 {
 		t.Fatalf("exited record %+v", rec)
 	}
-	var tr []execution.Tranche
-	c.st.View(func(v *store.View) (err error) { tr, err = execution.ReadTranches(v, aliceAddr); return err })
+	var tr []registry.Tranche
+	c.st.View(func(v *store.View) (err error) { tr, err = registry.ReadTranches(v, aliceAddr); return err })
 	if len(tr) != 1 || tr[0].Amount.Cmp(genesis.CBY(30)) != 0 || tr[0].Release != leftAt+unbondingBlocks {
 		t.Fatalf("tranches %+v", tr)
 	}
@@ -714,7 +710,7 @@ func submitOracleJobN(t *testing.T, c *chain, owner *ecdsa.PrivateKey, m int) (t
 }
 
 func TestJobAboveMaxJobValueFindsNoRunner(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c, _ := newJobChain(t, 3, alice) // each declares a max job value of 20 CBY
 	oracle, id, _ := submitOracleJob(t, c, alice, genesis.CBY(21), big.NewInt(0), 5)
 	if j := readJob(t, c, id); j.State != job.StateFailed || j.Fail != job.FailNoCandidates {

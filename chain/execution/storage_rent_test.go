@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -44,7 +45,7 @@ func makeShards(seed byte, sizes ...int) *shardSet {
 }
 
 // answer builds a relay's answer to c from the shards it holds.
-func (s *shardSet) answer(t *testing.T, c *execution.Challenge) *types.StorageProof {
+func (s *shardSet) answer(t *testing.T, c *storage.Challenge) *types.StorageProof {
 	t.Helper()
 	i := c.LeafIndex()
 	l := s.leaves[i]
@@ -120,27 +121,27 @@ func (c *chain) view(f func(v *store.View)) {
 	}
 }
 
-func (c *chain) challengeOf(epoch uint64, vol types.Hash, relay types.Address) *execution.Challenge {
+func (c *chain) challengeOf(epoch uint64, vol types.Hash, relay types.Address) *storage.Challenge {
 	c.t.Helper()
-	var ch *execution.Challenge
+	var ch *storage.Challenge
 	c.view(func(v *store.View) {
 		var err error
-		if ch, err = execution.ReadChallenge(v, epoch, vol, relay); err != nil || ch == nil {
+		if ch, err = storage.ReadChallenge(v, epoch, vol, relay); err != nil || ch == nil {
 			c.t.Fatalf("challenge %d %s: %v %v", epoch, relay, ch, err)
 		}
 	})
 	return ch
 }
 
-func (c *chain) account(vol types.Hash) *execution.VolumeAccount {
-	var a *execution.VolumeAccount
-	c.view(func(v *store.View) { a, _ = execution.ReadVolumeAccount(v, vol) })
+func (c *chain) account(vol types.Hash) *storage.VolumeAccount {
+	var a *storage.VolumeAccount
+	c.view(func(v *store.View) { a, _ = storage.ReadVolumeAccount(v, vol) })
 	return a
 }
 
-func (c *chain) stats(id types.Address) *execution.RelayStats {
-	var s *execution.RelayStats
-	c.view(func(v *store.View) { s, _ = execution.ReadRelayStats(v, id) })
+func (c *chain) stats(id types.Address) *storage.RelayStats {
+	var s *storage.RelayStats
+	c.view(func(v *store.View) { s, _ = storage.ReadRelayStats(v, id) })
 	return s
 }
 
@@ -212,10 +213,10 @@ func rentScenario(t *testing.T) types.Hash {
 	if a := c.account(vol); a.Escrow.Cmp(escrow) != 0 {
 		t.Fatalf("escrow after epoch 1 reservation %s, want %s", a.Escrow, escrow)
 	}
-	ch := map[types.Address]*execution.Challenge{}
+	ch := map[types.Address]*storage.Challenge{}
 	for _, id := range ids {
 		ch[id] = c.challengeOf(1, vol, id)
-		if ch[id].Status != execution.ChallengeOpen || ch[id].Rent.Cmp(rent(id)) != 0 || ch[id].Deadline != E+W {
+		if ch[id].Status != storage.ChallengeOpen || ch[id].Rent.Cmp(rent(id)) != 0 || ch[id].Deadline != E+W {
 			t.Fatalf("challenge %+v", ch[id])
 		}
 	}
@@ -232,24 +233,24 @@ func rentScenario(t *testing.T) types.Hash {
 	if r := c.one(c.tx(keys[1], &mgr, sets[ids[1]].answer(t, ch[ids[1]]), 0)); !strings.Contains(r.Error, "ChallengeClosed") {
 		t.Fatalf("second answer after a failure: %+v", r)
 	}
-	if got := c.challengeOf(1, vol, ids[1]).Status; got != execution.ChallengeFailed {
+	if got := c.challengeOf(1, vol, ids[1]).Status; got != storage.ChallengeFailed {
 		t.Fatalf("wrong proof: status %d", got)
 	}
 	escrow.Add(escrow, rent(ids[1]))
 	c.until(E + W) // the window closes: relay 2 missed
 	escrow.Add(escrow, rent(ids[2]))
-	if got := c.challengeOf(1, vol, ids[2]).Status; got != execution.ChallengeMissed {
+	if got := c.challengeOf(1, vol, ids[2]).Status; got != storage.ChallengeMissed {
 		t.Fatalf("silent relay: status %d", got)
 	}
 	if a := c.account(vol); a.Escrow.Cmp(escrow) != 0 {
 		t.Fatalf("escrow after refunds %s, want %s", a.Escrow, escrow)
 	}
-	for i, want := range []execution.RelayStats{{Answered: 1}, {Failed: 1, Consecutive: 1}, {Missed: 1, Consecutive: 1}} {
+	for i, want := range []storage.RelayStats{{Answered: 1}, {Failed: 1, Consecutive: 1}, {Missed: 1, Consecutive: 1}} {
 		st := c.stats(ids[i])
 		if st.Answered != want.Answered || st.Failed != want.Failed || st.Missed != want.Missed || st.Consecutive != want.Consecutive {
 			t.Fatalf("relay %d stats %+v", i, st)
 		}
-		if flagged := st.Flagged(1); flagged != (i > 0) || (i > 0 && st.Reputation != execution.MaxReputation-execution.ReputationPenalty) {
+		if flagged := st.Flagged(1); flagged != (i > 0) || (i > 0 && st.Reputation != storage.MaxReputation-storage.ReputationPenalty) {
 			t.Fatalf("relay %d flagged=%v reputation %d", i, flagged, st.Reputation)
 		}
 	}
@@ -314,15 +315,15 @@ func rentScenario(t *testing.T) types.Hash {
 			sawArrears = true
 		}
 		for i := 0; i < 2; i++ {
-			var cur, prev *execution.Challenge
+			var cur, prev *storage.Challenge
 			c.view(func(v *store.View) {
-				cur, _ = execution.ReadChallenge(v, e, vol, ids[i])
-				prev, _ = execution.ReadChallenge(v, e-1, vol, ids[i])
+				cur, _ = storage.ReadChallenge(v, e, vol, ids[i])
+				prev, _ = storage.ReadChallenge(v, e-1, vol, ids[i])
 			})
-			if cur != nil && cur.Status == execution.ChallengeOpen {
+			if cur != nil && cur.Status == storage.ChallengeOpen {
 				c.ok(c.tx(keys[i], &mgr, sets[ids[i]].answer(t, cur), 0))
 			}
-			if prev != nil && prev.Status == execution.ChallengeAnswered {
+			if prev != nil && prev.Status == storage.ChallengeAnswered {
 				c.ok(c.tx(keys[i], &mgr, &types.ClaimRent{Epoch: e - 1, Volumes: []types.Hash{vol}}, 0))
 			}
 		}
@@ -339,7 +340,7 @@ func rentScenario(t *testing.T) types.Hash {
 		t.Fatalf("owner refund %s, recorded %s", got, a.Refunded)
 	}
 	c.view(func(v *store.View) {
-		if p, _ := execution.ReadPlacement(v, vol); p != nil {
+		if p, _ := storage.ReadPlacement(v, vol); p != nil {
 			t.Fatalf("placement survives eviction: %+v", p)
 		}
 	})
@@ -396,7 +397,7 @@ func TestChallengeVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	for e := uint64(0); e < 20; e++ {
-		c := &execution.Challenge{Seed: challenge.Seed([32]byte{byte(e)}, [32]byte{1}, [20]byte{2}, e), Bytes: sum.Bytes, Count: sum.Count, ShardsRoot: sum.ShardsRoot}
+		c := &storage.Challenge{Seed: challenge.Seed([32]byte{byte(e)}, [32]byte{1}, [20]byte{2}, e), Bytes: sum.Bytes, Count: sum.Count, ShardsRoot: sum.ShardsRoot}
 		p := s.answer(t, c)
 		a := &challenge.Answer{Leaf: challenge.Leaf{ID: p.ShardID, Hash: p.ShardHash, Size: p.ShardSize}, Chunk: p.Chunk}
 		for _, h := range p.LeafPath {
@@ -432,8 +433,8 @@ func TestChallengeVerify(t *testing.T) {
 // leaves the placement, its open challenge closes without penalty and the
 // reserved rent returns to the escrow.
 func TestRefusePlacement(t *testing.T) {
-	owner, _ := crypto.GenerateKey()
-	rk, _ := crypto.GenerateKey()
+	owner, _ := genKey()
+	rk, _ := genKey()
 	c := rentChain(t, owner, rk)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	id := types.PubkeyToAddress(rk.PublicKey)
@@ -457,23 +458,23 @@ func TestRefusePlacement(t *testing.T) {
 		t.Fatalf("refusing another version: %+v", r)
 	}
 	c.ok(c.tx(rk, &mgr, &types.RefusePlacement{Volume: vol, Version: 1}, 0))
-	if got := c.challengeOf(1, vol, id); got.Status != execution.ChallengeRefused {
+	if got := c.challengeOf(1, vol, id); got.Status != storage.ChallengeRefused {
 		t.Fatalf("challenge after refusal: %d", got.Status)
 	}
 	if a := c.account(vol); a.Escrow.Cmp(fund) != 0 {
 		t.Fatalf("escrow %s, want the reserved %s back: %s", a.Escrow, ch.Rent, fund)
 	}
-	if st := c.stats(id); st.Missed+st.Failed != 0 || st.Flagged(1) || st.Reputation != execution.MaxReputation {
+	if st := c.stats(id); st.Missed+st.Failed != 0 || st.Flagged(1) || st.Reputation != storage.MaxReputation {
 		t.Fatalf("refusal penalised: %+v", st)
 	}
 	c.view(func(v *store.View) {
-		if p, _ := execution.ReadPlacement(v, vol); p != nil {
+		if p, _ := storage.ReadPlacement(v, vol); p != nil {
 			t.Fatalf("placement kept: %+v", p)
 		}
 	})
 	c.until(2 * E)
 	c.view(func(v *store.View) {
-		if ch, _ := execution.ReadChallenge(v, 2, vol, id); ch != nil {
+		if ch, _ := storage.ReadChallenge(v, 2, vol, id); ch != nil {
 			t.Fatal("a refused placement was challenged again")
 		}
 	})
@@ -482,8 +483,8 @@ func TestRefusePlacement(t *testing.T) {
 // A new commitment while a challenge is open supersedes it: no penalty,
 // and the reserved rent stays claimable by the relay.
 func TestSupersededChallenge(t *testing.T) {
-	owner, _ := crypto.GenerateKey()
-	rk, _ := crypto.GenerateKey()
+	owner, _ := genKey()
+	rk, _ := genKey()
 	c := rentChain(t, owner, rk)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	id := types.PubkeyToAddress(rk.PublicKey)
@@ -498,7 +499,7 @@ func TestSupersededChallenge(t *testing.T) {
 	c.until(E)
 	rent := c.challengeOf(1, vol, id).Rent
 	c.ok(c.tx(owner, &mgr, &types.CommitManifest{Volume: vol, Root: types.Hash{2}, Version: 2, Size: 4096, Placement: []types.RelayPlacement{set.placement(id)}}, 0))
-	if ch := c.challengeOf(1, vol, id); ch.Status != execution.ChallengeSuperseded {
+	if ch := c.challengeOf(1, vol, id); ch.Status != storage.ChallengeSuperseded {
 		t.Fatalf("status %d", ch.Status)
 	}
 	c.until(2 * E)

@@ -5,17 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
 func TestRelayRegistryAndStorageManager(t *testing.T) {
-	relayKey, _ := crypto.GenerateKey()
-	owner, _ := crypto.GenerateKey()
+	relayKey, _ := genKey()
+	owner, _ := genKey()
 	c := rentChain(t, relayKey, owner)
 	reg, mgr := types.RelayRegistryAddress, types.StorageManagerAddress
 	relayID := types.PubkeyToAddress(relayKey.PublicKey)
@@ -34,7 +34,7 @@ func TestRelayRegistryAndStorageManager(t *testing.T) {
 	c.ok(c.txValue(relayKey, &reg, &types.RelayRegister{Addr: "127.0.0.1:7000", PubKey: pub, Capacity: 1 << 30}, stake))
 	c.ok(c.tx(relayKey, &reg, &types.RelayHeartbeat{Used: 5, Capacity: 1 << 30}, 0))
 	c.st.View(func(v *store.View) error {
-		r, err := execution.ReadRelay(v, relayID)
+		r, err := storage.ReadRelay(v, relayID)
 		if err != nil || r == nil || r.Stake.Cmp(stake) != 0 || r.Used != 5 || !r.Healthy(v.Head().Height, 60) {
 			t.Fatalf("relay %+v %v", r, err)
 		}
@@ -59,11 +59,11 @@ func TestRelayRegistryAndStorageManager(t *testing.T) {
 	}
 	c.ok(c.tx(owner, &mgr, &types.RevokeToken{Volume: vol, TokenID: types.Hash{9}}, 0))
 	c.st.View(func(v *store.View) error {
-		vv, _ := execution.ReadVolume(v, vol)
+		vv, _ := storage.ReadVolume(v, vol)
 		if vv.Root != root || vv.Version != 1 {
 			t.Fatalf("volume %+v", vv)
 		}
-		if _, ok, _ := v.Get(execution.RevokedKey(vol, types.Hash{9})); !ok {
+		if _, ok, _ := v.Get(storage.RevokedKey(vol, types.Hash{9})); !ok {
 			t.Fatal("revocation missing")
 		}
 		return nil

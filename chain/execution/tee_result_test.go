@@ -59,7 +59,8 @@ func deterministicTEEJob(t *testing.T, result string) (*chain, map[types.Address
 	id := types.Hash(idb)
 	reveals := map[types.Address]verify.Reveal{}
 	var commits []*types.Tx
-	for _, r := range rmap {
+	for _, a := range byAddress(rmap) {
+		r := rmap[a]
 		sig := verify.Sign(r.ed, id, r.addr, []byte(result), nil)
 		reveals[r.addr] = verify.Reveal{Runner: r.addr, Result: []byte(result), Signature: sig}
 		commits = append(commits, c.tx(r.key, &jd, &types.CommitResult{JobID: id, Commitment: verify.Commitment([]byte(result), sig)}, 0))
@@ -92,13 +93,14 @@ func TestDeterministicSubmissionNeedsResultEvidence(t *testing.T) {
 	c, rmap, j, reveals := deterministicTEEJob(t, result)
 	id, agg := j.Spec.JobID, j.Aggregator
 	var member types.Address
-	for a := range rmap {
+	for _, a := range byAddress(rmap) {
 		if a != agg {
 			member = a
 		}
 	}
 	var subs []verify.Reveal
-	for _, rv := range reveals {
+	for _, a := range byAddress(reveals) {
+		rv := reveals[a]
 		subs = append(subs, rv)
 	}
 	slices.SortFunc(subs, func(x, y verify.Reveal) int { return bytes.Compare(x.Runner[:], y.Runner[:]) })
@@ -183,7 +185,8 @@ func TestDeterministicRevealNeedsResultEvidence(t *testing.T) {
 	}
 	verifier, tv := types.ResultVerifierAddress, types.TEEVerifierAddress
 	var txs []*types.Tx
-	for a, rv := range reveals {
+	for _, a := range byAddress(reveals) {
+		rv := reveals[a]
 		b, _ := rv.Encode()
 		rs := c.block(c.tx(rmap[a].key, &verifier, &types.RevealResult{JobID: id, Reveal: b}, 0))
 		expectFail(t, rs[0], "InvalidReveal: "+a.String()+" has no TEE evidence")

@@ -6,7 +6,6 @@ import (
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/sha256"
 	"math/big"
 	"slices"
@@ -20,6 +19,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -173,16 +175,16 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	feeOnly(t, c, before, txs, rs)
 	// Verification is paid up front (also by refused evidence); the record's
 	// bytes are paid in cells only when stored.
-	if rs[0].CyclesUsed < execution.AttestSimCycles || rs[3].CyclesUsed != rs[0].CyclesUsed || rs[0].CellsUsed <= rs[3].CellsUsed {
+	if rs[0].CyclesUsed < tee.AttestSimCycles || rs[3].CyclesUsed != rs[0].CyclesUsed || rs[0].CellsUsed <= rs[3].CellsUsed {
 		t.Fatalf("attestation charge: %d/%d cycles, %d/%d cells", rs[0].CyclesUsed, rs[3].CyclesUsed, rs[0].CellsUsed, rs[3].CellsUsed)
 	}
 	h := c.head().Height
-	att := view(t, c, func(v *store.View) (*execution.Attestation, error) { return execution.ReadAttestation(v, a.addr) })
+	att := view(t, c, func(v *store.View) (*tee.Attestation, error) { return tee.ReadAttestation(v, a.addr) })
 	if att == nil || att.ExpiresAt != h+ttl || att.VerifiedAt != h || !bytes.Equal(att.SealKey, a.seal.PublicKey().Bytes()) ||
 		attest.Backend(att.Backend) != attest.BackendSimulation || att.SecurityVersion != 2 || !bytes.Equal(att.UniqueID, bytes.Repeat([]byte{0xe1}, 32)) {
 		t.Fatalf("attestation record %+v", att)
 	}
-	if v := view(t, c, func(v *store.View) (*execution.Attestation, error) { return execution.ReadAttestation(v, b.addr) }); v != nil {
+	if v := view(t, c, func(v *store.View) (*tee.Attestation, error) { return tee.ReadAttestation(v, b.addr) }); v != nil {
 		t.Fatalf("refused attestation recorded: %+v", v)
 	}
 	c.ok(c.tx(b.key, &tv, b.attestIn(t), 0))
@@ -229,10 +231,10 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	expectFail(t, rs[1], "AttestationRefused")
 	expectFail(t, rs[2], "NotAttested")
 	expectFail(t, rs[3], "NoSuchJob")
-	if ok := view(t, c, func(v *store.View) (bool, error) { return execution.ResultAttested(v, jobID, a.addr, result) }); !ok {
+	if ok := view(t, c, func(v *store.View) (bool, error) { return tee.ResultAttested(v, jobID, a.addr, result) }); !ok {
 		t.Fatal("a's result not attested")
 	}
-	if ok := view(t, c, func(v *store.View) (bool, error) { return execution.ResultAttested(v, jobID, b.addr, result) }); ok {
+	if ok := view(t, c, func(v *store.View) (bool, error) { return tee.ResultAttested(v, jobID, b.addr, result) }); ok {
 		t.Fatal("b's refused result attested")
 	}
 
@@ -243,11 +245,11 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(name string, pol attest.Policy, plaintext string) (*types.SecretPut, []byte) {
-		dek, ct, err := attest.EncryptSecret(rand.Reader, []byte(plaintext), attest.SecretAAD(oaddr, name))
+		dek, ct, err := attest.EncryptSecret(detRand(), []byte(plaintext), attest.SecretAAD(oaddr, name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ok, err := attest.Seal(rand.Reader, ownerSeal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, name, oaddr, ownerSeal.PublicKey().Bytes()))
+		ok, err := attest.Seal(detRand(), ownerSeal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, name, oaddr, ownerSeal.PublicKey().Bytes()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +257,7 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 		return &types.SecretPut{Name: name, Policy: pb, Ciphertext: ct, OwnerKey: ok}, dek
 	}
 	grant := func(name string, dek []byte, r teeRunner, sealKey []byte) *types.SecretGrant {
-		sealed, err := attest.Seal(rand.Reader, sealKey, dek, attest.GrantAAD(oaddr, name, r.addr, sealKey))
+		sealed, err := attest.Seal(detRand(), sealKey, dek, attest.GrantAAD(oaddr, name, r.addr, sealKey))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,9 +295,9 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	expectFail(t, rs[4], "NoSuchSecret")
 	feeOnly(t, c, map[types.Address]*big.Int{oaddr: before[oaddr], types.PubkeyToAddress(stranger.PublicKey): balanceOf(t, c, types.PubkeyToAddress(stranger.PublicKey))}, txs[:4], rs[:4])
 
-	sec := view(t, c, func(v *store.View) (*execution.Secret, error) { return execution.ReadSecret(v, oaddr, "openai") })
-	g := view(t, c, func(v *store.View) (*execution.SecretGrant, error) {
-		return execution.ReadSecretGrant(v, oaddr, "openai", a.addr)
+	sec := view(t, c, func(v *store.View) (*secrets.Secret, error) { return secrets.ReadSecret(v, oaddr, "openai") })
+	g := view(t, c, func(v *store.View) (*secrets.SecretGrant, error) {
+		return secrets.ReadSecretGrant(v, oaddr, "openai", a.addr)
 	})
 	if sec == nil || sec.Version != 1 || sec.Grants != 1 || g == nil || g.Version != 1 {
 		t.Fatalf("secret %+v grant %+v", sec, g)
@@ -312,21 +314,21 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 	if _, err := attest.OpenSecret(b.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext); err == nil {
 		t.Fatal("another enclave opened a's grant")
 	}
-	if gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) { return execution.ListRunnerGrants(v, a.addr) }); len(gs) != 1 || gs[0].Name != "openai" {
+	if gs := view(t, c, func(v *store.View) ([]*secrets.SecretGrant, error) { return secrets.ListRunnerGrants(v, a.addr) }); len(gs) != 1 || gs[0].Name != "openai" {
 		t.Fatalf("runner grant index %+v", gs)
 	}
 
 	// A new version drops the grants: the old sealed key opens nothing new.
 	p1v2, dek1v2 := put("openai", pinned, "sk-live-2")
 	rs = c.ok(c.tx(owner, &sm, p1v2, 0))
-	sec = view(t, c, func(v *store.View) (*execution.Secret, error) { return execution.ReadSecret(v, oaddr, "openai") })
+	sec = view(t, c, func(v *store.View) (*secrets.Secret, error) { return secrets.ReadSecret(v, oaddr, "openai") })
 	if sec.Version != 2 || sec.Grants != 0 {
 		t.Fatalf("v2 %+v", sec)
 	}
 	if _, err := attest.OpenSecret(a.seal, oaddr, "openai", a.addr, g.SealedKey, sec.Ciphertext); err == nil {
 		t.Fatal("v1 grant opened v2")
 	}
-	if gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) { return execution.ListRunnerGrants(v, a.addr) }); len(gs) != 0 {
+	if gs := view(t, c, func(v *store.View) ([]*secrets.SecretGrant, error) { return secrets.ListRunnerGrants(v, a.addr) }); len(gs) != 0 {
 		t.Fatalf("stale runner grants %+v", gs)
 	}
 	c.ok(c.tx(owner, &sm, grant("openai", dek1v2, a, a.seal.PublicKey().Bytes()), 0), c.tx(owner, &sm, grant("openai", dek1v2, b, b.seal.PublicKey().Bytes()), 0))
@@ -335,18 +337,18 @@ func TestTEEVerifierAndSecretsManager(t *testing.T) {
 		t.Fatal(rs[0].Error)
 	}
 	expectFail(t, rs[1], "NoSuchGrant")
-	gs := view(t, c, func(v *store.View) ([]*execution.SecretGrant, error) {
-		return execution.ListSecretGrants(v, oaddr, "openai")
+	gs := view(t, c, func(v *store.View) ([]*secrets.SecretGrant, error) {
+		return secrets.ListSecretGrants(v, oaddr, "openai")
 	})
 	if len(gs) != 1 || gs[0].Runner != a.addr {
 		t.Fatalf("grants after revoke %+v", gs)
 	}
 	c.ok(c.tx(owner, &sm, &types.SecretDelete{Name: "openai"}, 0))
-	if s := view(t, c, func(v *store.View) ([]*execution.Secret, error) { return execution.ListSecrets(v, oaddr) }); len(s) != 1 || s[0].Name != "strict" {
+	if s := view(t, c, func(v *store.View) ([]*secrets.Secret, error) { return secrets.ListSecrets(v, oaddr) }); len(s) != 1 || s[0].Name != "strict" {
 		t.Fatalf("after delete: %+v", s)
 	}
-	if g := view(t, c, func(v *store.View) (*execution.SecretGrant, error) {
-		return execution.ReadSecretGrant(v, oaddr, "openai", a.addr)
+	if g := view(t, c, func(v *store.View) (*secrets.SecretGrant, error) {
+		return secrets.ReadSecretGrant(v, oaddr, "openai", a.addr)
 	}); g != nil {
 		t.Fatalf("grant survived delete: %+v", g)
 	}
@@ -409,9 +411,9 @@ func TestTEEDeterminism(t *testing.T) {
 	oaddr := types.PubkeyToAddress(owner.PublicKey)
 	pol := attest.DevPolicy()
 	pb, _ := pol.Encode()
-	dek, ct, _ := attest.EncryptSecret(rand.Reader, []byte("s"), attest.SecretAAD(oaddr, "k"))
-	ok, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, nil)
-	sealed, _ := attest.Seal(rand.Reader, a.seal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, "k", a.addr, a.seal.PublicKey().Bytes()))
+	dek, ct, _ := attest.EncryptSecret(detRand(), []byte("s"), attest.SecretAAD(oaddr, "k"))
+	ok, _ := attest.Seal(detRand(), a.seal.PublicKey().Bytes(), dek, nil)
+	sealed, _ := attest.Seal(detRand(), a.seal.PublicKey().Bytes(), dek, attest.GrantAAD(oaddr, "k", a.addr, a.seal.PublicKey().Bytes()))
 	blocks := [][]*types.Tx{
 		{registerTEE(c1, a, true)},
 		{c1.tx(a.key, &tv, a.attestIn(t), 0), c1.tx(owner, &sm, &types.SecretPut{Name: "k", Policy: pb, Ciphertext: ct, OwnerKey: ok}, 0)},
@@ -440,11 +442,11 @@ func TestTEEAttestationFollowsResultKey(t *testing.T) {
 	policy := c.ex.TEEParams().Policy
 	inForce := func() bool {
 		return view(t, c, func(v *store.View) (bool, error) {
-			rn, err := execution.ReadRunner(v, a.addr)
+			rn, err := registry.ReadRunner(v, a.addr)
 			if err != nil {
 				return false, err
 			}
-			return execution.TEEAttested(v, rn, v.Head().Height, &policy)
+			return tee.Attested(v, rn.Address, rn.ResultKey, v.Head().Height, &policy)
 		})
 	}
 	if !inForce() {

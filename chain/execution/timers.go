@@ -8,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/pvm"
@@ -63,7 +64,7 @@ const GBAHandler = "get_gas_bid"
 //
 //	keccak256("cowboy/timer" ‖ id ‖ height_be8)
 func TimerReceiptHash(id types.Hash, height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/timer"), id[:], be8(height))
+	return types.Keccak256([]byte("cowboy/timer"), id[:], system.BE8(height))
 }
 
 // TimerDeferralsHash is the TxHash of the block's timer-lane receipt that
@@ -71,16 +72,7 @@ func TimerReceiptHash(id types.Hash, height uint64) types.Hash {
 //
 //	keccak256("cowboy/timer-deferrals" ‖ height_be8)
 func TimerDeferralsHash(height uint64) types.Hash {
-	return types.Keccak256([]byte("cowboy/timer-deferrals"), be8(height))
-}
-
-func be8(v uint64) []byte {
-	b := make([]byte, 8)
-	for i := 7; i >= 0; i-- {
-		b[i] = byte(v)
-		v >>= 8
-	}
-	return b
+	return types.Keccak256([]byte("cowboy/timer-deferrals"), system.BE8(height))
 }
 
 // Timers returns the executor's timer queue (read it over a state.Overlay).
@@ -95,22 +87,10 @@ type timerArgs struct {
 
 func decodeTimerArgs(raw any) (timerArgs, error) {
 	var a timerArgs
-	m := map[string]any{}
-	switch v := raw.(type) {
-	case map[string]any:
-		m = v
-	case map[any]any:
-		for k, x := range v {
-			ks, ok := k.(string)
-			if !ok {
-				return a, errors.New("bad arguments: non-string key")
-			}
-			m[ks] = x
-		}
-	default:
-		return a, errors.New("bad arguments: not a map")
+	m, err := hostArgs(raw)
+	if err != nil {
+		return a, err
 	}
-	var err error
 	u64 := func(k string) uint64 {
 		x, ok := m[k]
 		if !ok || err != nil {
@@ -145,16 +125,8 @@ func decodeTimerArgs(raw any) (timerArgs, error) {
 	return a, err
 }
 
-// HostCall serves the timer ops (pvm.ExtendedHost). Errors are shown to
-// the actor as a catchable HostError; they leave no state change behind.
-func (h *actorHost) HostCall(req *pvm.HostRequest) (*pvm.HostResponse, error) {
-	switch req.Op {
-	case OpSetTimer, OpSetInterval, OpCancelTimer:
-	case OpSubmitJob:
-		return h.submitJobOp(req)
-	default:
-		return nil, fmt.Errorf("unsupported host call: %s", req.Op)
-	}
+// timerOp serves set_timer, set_interval and cancel_timer.
+func (h *actorHost) timerOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
 	if req.ReadOnly || h.x.readOnly {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
@@ -531,6 +503,7 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 		return nil, err
 	}
 	if acc.Balance.Cmp(reserve) < 0 {
+		rcpt.Code = uint32(system.CodeInsufficientBalance)
 		rcpt.Error = fmt.Sprintf("InsufficientBalance: timer owner %s has %s, the bid's maximum fee is %s", t.Owner, acc.Balance, reserve)
 		rcpt.Events = []types.Event{fired}
 		return rcpt, nil
@@ -556,14 +529,7 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 		}
 		o.RevertTo(snap)
 		run.events, ret = nil, nil
-		rcpt.Status, rcpt.Error = types.ReceiptFailed, execErr.Error()
-		for i := range x.records {
-			r := &x.records[i]
-			if r.Status == types.ReceiptSuccess || r.Error == "pending" {
-				r.Error = "reverted with the timer message"
-			}
-			r.Status = types.ReceiptFailed
-		}
+		markFailed(rcpt, x.records, execErr, "reverted with the timer message")
 	}
 	run.cycles = min(run.cycles, bid.CyclesLimit)
 	run.cells = min(run.cells, bid.CellsLimit)

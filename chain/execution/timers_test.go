@@ -100,7 +100,7 @@ func deployValue(c *chain, key *ecdsa.PrivateKey, code, salt string, value *big.
 }
 
 func TestTimerOneShotFiresAndRefunds(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	clock := deployValue(c, alice, timerActor, "c", cby(1), nil)
 	s := c.head().Height + 1
@@ -167,7 +167,7 @@ func TestTimerOneShotFiresAndRefunds(t *testing.T) {
 }
 
 func TestTimerIntervalAndCancel(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	clock := deployValue(c, alice, timerActor, "c", cby(1), nil)
 	s := c.head().Height + 1
@@ -209,7 +209,7 @@ func TestTimerIntervalAndCancel(t *testing.T) {
 }
 
 func TestTimerOwnerCannotPay(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	clock := deployValue(c, alice, timerActor, "c", cby(1), nil)
 	s := c.head().Height + 1
@@ -331,7 +331,7 @@ class Pair:
 // TestTimerCancelledByEarlierTimer: two timers due in one block cancel each
 // other; the first to run wins, the other is skipped (deposit refunded).
 func TestTimerCancelledByEarlierTimer(t *testing.T) {
-	alice, _ := crypto.GenerateKey()
+	alice, _ := genKey()
 	c := newChain(t, alice)
 	pair := deployValue(c, alice, pairActor, "p", cby(1), nil)
 	s := c.head().Height + 1

@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"math/big"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
@@ -35,11 +32,11 @@ func blsKey(t *testing.T, b byte) *bls.SecretKey {
 }
 
 func newVChain(t *testing.T, vals []*bls.SecretKey, funded ...*ecdsa.PrivateKey) (*vchain, []*ecdsa.PrivateKey) {
-	faucet, _ := crypto.GenerateKey()
+	faucet, _ := genKey()
 	var gv []genesis.Validator
 	var keys []*ecdsa.PrivateKey
 	for _, k := range vals {
-		ak, _ := crypto.GenerateKey()
+		ak, _ := genKey()
 		keys = append(keys, ak)
 		a := types.PubkeyToAddress(ak.PublicKey)
 		gv = append(gv, genesis.Validator{Address: a, Stake: 10_000, BLSKey: k.PublicKey().Bytes(), BLSPoP: k.ProvePossession().Bytes()})
@@ -54,11 +51,7 @@ func newVChain(t *testing.T, vals []*bls.SecretKey, funded ...*ecdsa.PrivateKey)
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	if _, err := st.Commit(g.State(), func(root types.Hash) (*types.Block, []*types.Receipt, error) { return g.Block(root), nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +74,7 @@ func (c *vchain) block(signers types.Bytes, txs ...*types.Tx) []*types.Receipt {
 	c.t.Helper()
 	var res *execution.Result
 	var head *types.Header
+	var env execution.BlockEnv
 	if err := c.st.View(func(v *store.View) (err error) {
 		head = v.Head()
 		ep, err := execution.ReadEpoch(v)
@@ -93,19 +87,14 @@ func (c *vchain) block(signers types.Bytes, txs ...*types.Tx) []*types.Receipt {
 				signers[i/8] |= 1 << (i % 8)
 			}
 		}
-		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: 1000 * (head.Height + 1), Proposer: types.Address{0x7a, 1}, Seed: head.Hash(), Signers: signers}
+		env = execution.BlockEnv{Height: head.Height + 1, Timestamp: 1000 * (head.Height + 1), Proposer: types.Address{0x7a, 1}, Seed: seedOf(head), Signers: signers}
 		res, err = c.ex.Apply(context.Background(), v, env, txs, execution.Ordered)
 		return err
 	}); err != nil {
 		c.t.Fatal(err)
 	}
-	raw := make([]types.Bytes, len(res.Included))
-	for i, tx := range res.Included {
-		raw[i] = tx.Encode()
-	}
 	if _, err := c.st.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{ChainID: c.g.ChainID, Height: head.Height + 1, ParentHash: head.Hash(), StateRoot: root,
-			Timestamp: 1000 * (head.Height + 1), TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts)}, Txs: raw}, res.Receipts, nil
+		return res.Block(c.g.ChainID, head, env, root), res.Receipts, nil
 	}); err != nil {
 		c.t.Fatal(err)
 	}
@@ -174,7 +163,7 @@ func failedWith(t *testing.T, r *types.Receipt, want string) {
 
 func TestValidatorRegistry(t *testing.T) {
 	ka, kb := blsKey(t, 1), blsKey(t, 2)
-	carolKey, _ := crypto.GenerateKey()
+	carolKey, _ := genKey()
 	carol := types.PubkeyToAddress(carolKey.PublicKey)
 	c, vkeys := newVChain(t, []*bls.SecretKey{ka, kb}, carolKey)
 	a, b := types.PubkeyToAddress(vkeys[0].PublicKey), types.PubkeyToAddress(vkeys[1].PublicKey)

@@ -89,6 +89,10 @@ type Receipt struct {
 	Created    *Address        `json:"created"` // actor address for a successful deploy
 	Return     Bytes           `json:"return"`
 	Messages   []MessageRecord `json:"messages"` // actor-to-actor messages this transaction sent, in delivery order
+	// Code is the failure's stable numeric code (chain/system codes; 0 on
+	// success). The receipts root commits to it; Error, the text beside
+	// it, is left out of the hash.
+	Code uint32 `json:"code,omitempty"`
 }
 
 // MessageRecord is one actor-to-actor message in a receipt's message tree.
@@ -104,11 +108,26 @@ type MessageRecord struct {
 	Depth   uint64   `json:"depth"`
 	Parent  int64    `json:"parent"`
 	Status  uint8    `json:"status"` // ReceiptSuccess or ReceiptFailed
-	Error   string   `json:"error"`
+	Error   string   `json:"error"`  // human-readable; not part of the receipt hash
+	Code    uint32   `json:"code,omitempty"`
 }
 
-// Hash is keccak256 of the receipt's canonical encoding.
-func (r *Receipt) Hash() Hash { return Keccak256(codec.MustMarshal(r)) }
+// Hash is keccak256 of the canonical encoding of the receipt with its
+// error texts (the receipt's and its messages') blanked: consensus covers
+// the numeric codes, so rewording a message, or a library's error text
+// changing, cannot fork the chain.
+func (r *Receipt) Hash() Hash {
+	c := *r
+	c.Error = ""
+	if len(r.Messages) > 0 {
+		c.Messages = make([]MessageRecord, len(r.Messages))
+		for i, m := range r.Messages {
+			m.Error = ""
+			c.Messages[i] = m
+		}
+	}
+	return Keccak256(codec.MustMarshal(&c))
+}
 
 // MerkleRoot is a binary Merkle root over leaves with domain separation
 // (leaf = keccak(0x00||h), node = keccak(0x01||l||r)); an odd node is carried

@@ -109,7 +109,7 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 				return printJSON(f.Out, j)
 			}
 			w := f.Out
-			status := j.Status
+			status := j.Status.String()
 			if j.FailReason != "" {
 				status += " (" + j.FailReason + ")"
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
@@ -78,7 +79,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	c := sdk.New(h.url)
 	ctx := context.Background()
 	j, err := c.Job(ctx, id)
-	if err != nil || j.Status != "assigned" || len(j.Committee) != 3 {
+	if err != nil || j.Status != job.StateAssigned || len(j.Committee) != 3 {
 		t.Fatalf("job %s: %+v %v", id, j, err)
 	}
 	ks, err := keystore.Open(filepath.Join(h.home, "keys"))
@@ -150,7 +151,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	}
 	sent = nil
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		if jj, err := c.Job(ctx, id); err == nil && jj.Status == "committed" {
+		if jj, err := c.Job(ctx, id); err == nil && jj.Status == job.StateCommitted {
 			break
 		} else if time.Now().After(deadline) {
 			t.Fatalf("job not committed: %+v %v", jj, err)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
-	"strings"
 	"sync"
 	"time"
 
@@ -88,7 +87,7 @@ func (a *Anchor) CommitPlacement(ctx context.Context, vol cbfs.VolumeID, root [3
 		in.Placement = append(in.Placement, types.RelayPlacement{Relay: types.Address(p.Relay), Bytes: p.Bytes, Count: p.Count, ShardsRoot: types.Hash(p.ShardsRoot)})
 	}
 	err := a.send(ctx, in)
-	if err != nil && strings.Contains(err.Error(), "VersionConflict") {
+	if errors.Is(err, sdk.ErrVersionConflict) {
 		return fmt.Errorf("%w: %v", cbfs.ErrConflict, err)
 	}
 	return err
@@ -135,8 +134,8 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
-	if r.Receipt.Status != "success" {
-		return fmt.Errorf("storage manager %s failed: %s", in.InstructionKind(), r.Receipt.Error)
+	if err := sdk.ReceiptErr(r.Receipt); err != nil {
+		return fmt.Errorf("storage manager %s failed: %w", in.InstructionKind(), err)
 	}
 	return nil
 }

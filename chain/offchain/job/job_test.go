@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math/big"
 	"slices"
@@ -411,4 +412,23 @@ func TestChallengeCulprits(t *testing.T) {
 	}
 	// A challenge that is not upheld changes nothing.
 	run(t, threeRunnerJob(), append(slices.Clone(verified), step{ev: Challenged{At: 103}, state: StateVerified}))
+}
+
+// The job state has one definition: its JSON form is its name, as the API
+// serves it and the runner reads it.
+func TestStateText(t *testing.T) {
+	for s := StatePending; s <= StateFailed; s++ {
+		b, err := json.Marshal(s)
+		if err != nil || string(b) != `"`+s.String()+`"` {
+			t.Fatalf("%d: %s %v", s, b, err)
+		}
+		var back State
+		if err := json.Unmarshal(b, &back); err != nil || back != s {
+			t.Fatalf("%s: back %d %v", b, back, err)
+		}
+	}
+	var s State
+	if err := json.Unmarshal([]byte(`"invalid"`), &s); err == nil {
+		t.Fatal("accepted the zero state's name")
+	}
 }

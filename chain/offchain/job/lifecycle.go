@@ -31,12 +31,29 @@ const (
 	StateFailed    State = 7
 )
 
+// stateNames are the states' names: String, and the text form of the API
+// (apitypes.Job.Status) and the runner.
+var stateNames = [...]string{"invalid", "pending", "assigned", "committed", "revealed", "verified", "finalized", "failed"}
+
 func (s State) String() string {
-	names := [...]string{"invalid", "pending", "assigned", "committed", "revealed", "verified", "finalized", "failed"}
-	if int(s) < len(names) {
-		return names[s]
+	if int(s) < len(stateNames) {
+		return stateNames[s]
 	}
 	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// MarshalText is the state's name ("assigned", …; String).
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses a state's name; "invalid" (the zero state) is refused.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if i > 0 && n == string(b) {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("job: unknown state %q", b)
 }
 
 // Terminal reports whether no event can change s.

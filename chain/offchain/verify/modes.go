@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 )
 
@@ -99,7 +100,7 @@ func structuredMatch(spec *job.JobSpec, valid []Reveal, out *Outcome) (group, er
 					continue
 				}
 				v, ok := lookup(docs[i], c.Field)
-				n, isNum := number(v)
+				n, isNum := jsoncanon.Rat(v)
 				if !ok || !isNum || (lo != nil && n.Cmp(lo) < 0) || (hi != nil && n.Cmp(hi) > 0) {
 					drop(i, fmt.Sprintf("checks[%d]: %s out of range", ci, c.Field))
 				}
@@ -159,8 +160,8 @@ func structuredMatch(spec *job.JobSpec, valid []Reveal, out *Outcome) (group, er
 			case job.CheckNumericTolerance:
 				va, oka := lookup(docs[a], c.Field)
 				vb, okb := lookup(docs[b], c.Field)
-				na, isa := number(va)
-				nb, isb := number(vb)
+				na, isa := jsoncanon.Rat(va)
+				nb, isb := jsoncanon.Rat(vb)
 				if !oka || !okb || !isa || !isb {
 					return false
 				}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // benchPages returns a ~6 KB JSON price list and a ~14 KB HTML table of the

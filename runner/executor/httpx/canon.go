@@ -10,9 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // decodeJSON decodes one JSON document as the Result Verifier reads results
@@ -21,7 +21,7 @@ import (
 func decodeJSON(b []byte) (any, error) { return verify.ParseJSON(b) }
 
 // canonicalJSON renders v in the runner's canonical JSON form
-// (runner/executor/jsoncanon: keys sorted, no insignificant white space,
+// (chain/codec/jsoncanon: keys sorted, no insignificant white space,
 // numbers in their shortest exact form), the bytes every executor commits, so
 // committee members fetching the same data sign the same result.
 func canonicalJSON(v any) ([]byte, error) {

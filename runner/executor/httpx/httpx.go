@@ -23,9 +23,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // Executor runs HTTP jobs. It is safe for concurrent use.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 )
 
 // Input is the job input of an LLM job (JobSpec.Input), a JSON object:

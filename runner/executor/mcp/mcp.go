@@ -47,12 +47,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/internal/version"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
-	"github.com/cowboy-foundation/cowboy/runner/executor/jsoncanon"
 )
 
 // ErrToolFailed marks a tool result with isError set; it is wrapped together

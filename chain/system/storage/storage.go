@@ -1,20 +1,20 @@
-package execution
+package storage
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
-// StorageParams are the Relay Registry and Storage Manager parameters
+// Params are the Relay Registry and Storage Manager parameters
 // (docs/RELAY.md, "Challenges and billing"). Zero fields take the defaults;
 // a genesis may set them under "storage".
-type StorageParams struct {
+type Params struct {
 	MinRelayStake    *big.Int `json:"min_relay_stake,omitempty"`   // 100 CBY
 	HeartbeatTimeout uint64   `json:"heartbeat_timeout,omitempty"` // blocks without a heartbeat before a relay is unhealthy: 60
 	MaxShards        uint64   `json:"max_shards,omitempty"`        // K + M limit per volume: 32
@@ -49,7 +49,7 @@ type StorageParams struct {
 	UnbondingBlocks uint64 `json:"unbonding_blocks,omitempty"`
 }
 
-func (p *StorageParams) fill() {
+func (p *Params) fill() {
 	if p.MinRelayStake == nil {
 		p.MinRelayStake = new(big.Int).Mul(big.NewInt(100), new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil))
 	}
@@ -93,7 +93,7 @@ func (p *StorageParams) fill() {
 }
 
 // Epoch is the storage epoch of a height.
-func (p StorageParams) Epoch(height uint64) uint64 { return height / p.EpochBlocks }
+func (p Params) Epoch(height uint64) uint64 { return height / p.EpochBlocks }
 
 // Relay statuses.
 const (
@@ -157,107 +157,91 @@ func RevokedKey(vol, token types.Hash) []byte {
 
 // ReadRelay decodes a relay record (nil if absent).
 func ReadRelay(r state.Reader, id types.Address) (*Relay, error) {
-	b, ok, err := r.Get(RelayKey(id))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var rel Relay
-	if err := codec.Unmarshal(b, &rel); err != nil {
-		return nil, fmt.Errorf("decode relay %s: %w", id, err)
-	}
-	return &rel, nil
+	return system.Get[Relay](r, RelayKey(id), "decode relay %s", id)
 }
 
 // ReadVolume decodes a volume record (nil if absent).
 func ReadVolume(r state.Reader, id types.Hash) (*Volume, error) {
-	b, ok, err := r.Get(VolumeKey(id))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var v Volume
-	if err := codec.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("decode volume %s: %w", id, err)
-	}
-	return &v, nil
+	return system.Get[Volume](r, VolumeKey(id), "decode volume %s", id)
 }
 
-func (x *txExec) relayRegister(from types.Address, in *types.RelayRegister) error {
+func (x *txCtx) relayRegister(from types.Address, in *types.RelayRegister) error {
 	pub, err := crypto.DecompressPubkey(in.PubKey)
 	if err != nil {
-		return failf("InvalidRelayKey: %v", err)
+		return system.Failf(system.CodeInvalidRelayKey, "InvalidRelayKey: %v", err)
 	}
 	if types.PubkeyToAddress(*pub) != from {
-		return failf("InvalidRelayKey: the registration must be sent by the relay's node key %s", types.PubkeyToAddress(*pub))
+		return system.Failf(system.CodeInvalidRelayKey, "InvalidRelayKey: the registration must be sent by the relay's node key %s", types.PubkeyToAddress(*pub))
 	}
 	if in.Addr == "" || len(in.Addr) > 256 {
-		return failf("InvalidRelayAddr: a QUIC host:port of at most 256 bytes is required")
+		return system.Failf(system.CodeInvalidRelayAddr, "InvalidRelayAddr: a QUIC host:port of at most 256 bytes is required")
 	}
-	rel, err := ReadRelay(x.o, from)
+	rel, err := ReadRelay(x.State(), from)
 	if err != nil {
 		return err
 	}
-	stake := x.tx.Value()
+	stake := x.Transaction().Value()
 	if rel == nil {
-		rel = &Relay{ID: from, Stake: new(big.Int), RegisteredAt: x.env.Height}
+		rel = &Relay{ID: from, Stake: new(big.Int), RegisteredAt: x.Env().Height}
 	} else if rel.Status != RelayActive {
 		// Coming back cancels an unbonding: the stake still held counts.
 		if err := x.cancelUnbonding(from); err != nil {
 			return err
 		}
-		rel.RegisteredAt = x.env.Height
+		rel.RegisteredAt = x.Env().Height
 	}
 	rel.Stake.Add(rel.Stake, stake)
-	if rel.Stake.Cmp(x.ex.storage.MinRelayStake) < 0 {
-		return failf("InsufficientStake: relay stake %s below the minimum %s", rel.Stake, x.ex.storage.MinRelayStake)
+	if rel.Stake.Cmp(x.m.p.MinRelayStake) < 0 {
+		return system.Failf(system.CodeInsufficientStake, "InsufficientStake: relay stake %s below the minimum %s", rel.Stake, x.m.p.MinRelayStake)
 	}
 	if stake.Sign() > 0 {
-		if err := x.moveValue(from, types.RelayRegistryAddress, stake); err != nil {
+		if err := x.MoveValue(from, types.RelayRegistryAddress, stake); err != nil {
 			return err
 		}
 	}
 	rel.Addr, rel.PubKey, rel.Capacity = in.Addr, append(types.Bytes(nil), in.PubKey...), in.Capacity
-	rel.LastHeartbeat, rel.Status = x.env.Height, RelayActive
-	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
-	x.emit(types.RelayRegistryAddress, "RelayRegistered", map[string]any{"relay": from, "addr": in.Addr, "stake": rel.Stake})
+	rel.LastHeartbeat, rel.Status = x.Env().Height, RelayActive
+	x.State().Set(RelayKey(from), codec.MustMarshal(rel))
+	x.Emit(types.RelayRegistryAddress, &RelayRegisteredEvent{Relay: from, Addr: in.Addr, Stake: rel.Stake})
 	return nil
 }
 
-func (x *txExec) relayHeartbeat(from types.Address, in *types.RelayHeartbeat) error {
-	rel, err := ReadRelay(x.o, from)
+func (x *txCtx) relayHeartbeat(from types.Address, in *types.RelayHeartbeat) error {
+	rel, err := ReadRelay(x.State(), from)
 	if err != nil {
 		return err
 	}
 	if rel == nil || rel.Status != RelayActive {
-		return failf("NotARelay: %s is not an active relay", from)
+		return system.Failf(system.CodeNotARelay, "NotARelay: %s is not an active relay", from)
 	}
-	rel.Used, rel.Capacity, rel.LastHeartbeat = in.Used, in.Capacity, x.env.Height
-	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
+	rel.Used, rel.Capacity, rel.LastHeartbeat = in.Used, in.Capacity, x.Env().Height
+	x.State().Set(RelayKey(from), codec.MustMarshal(rel))
 	return nil
 }
 
-func (x *txExec) relayDeregister(from types.Address) error {
-	rel, err := ReadRelay(x.o, from)
+func (x *txCtx) relayDeregister(from types.Address) error {
+	rel, err := ReadRelay(x.State(), from)
 	if err != nil {
 		return err
 	}
 	if rel == nil || rel.Status != RelayActive {
-		return failf("NotARelay: %s is not an active relay", from)
+		return system.Failf(system.CodeNotARelay, "NotARelay: %s is not an active relay", from)
 	}
 	// The stake stays bonded (and slashable for challenges still open)
 	// for UnbondingBlocks; the end-of-block sweep then returns it.
 	rel.Status = RelayExited
-	x.o.Set(RelayKey(from), codec.MustMarshal(rel))
-	at := x.env.Height + x.ex.storage.UnbondingBlocks
+	x.State().Set(RelayKey(from), codec.MustMarshal(rel))
+	at := x.Env().Height + x.m.p.UnbondingBlocks
 	if rel.Stake.Sign() > 0 {
-		st, err := ReadRelayStats(x.o, from)
+		st, err := ReadRelayStats(x.State(), from)
 		if err != nil {
 			return err
 		}
 		st.UnbondAt = at
-		writeRelayStats(x.o, from, st)
-		x.o.Set(unbondKey(at, from), []byte{1})
+		writeRelayStats(x.State(), from, st)
+		x.State().Set(unbondKey(at, from), []byte{1})
 	}
-	x.emit(types.RelayRegistryAddress, "RelayDeregistered", map[string]any{"relay": from, "stake": rel.Stake, "unbond_at": at})
+	x.Emit(types.RelayRegistryAddress, &RelayDeregisteredEvent{Relay: from, Stake: rel.Stake, UnbondAt: at})
 	return nil
 }
 
@@ -267,74 +251,70 @@ func volumeOwner(id types.Hash) types.Address {
 	return a
 }
 
-func (x *txExec) volumeCreate(from types.Address, in *types.VolumeCreate) error {
+func (x *txCtx) volumeCreate(from types.Address, in *types.VolumeCreate) error {
 	if volumeOwner(in.Volume) != from {
-		return failf("NotVolumeOwner: volume ids start with the owner's address (%s)", from)
+		return system.Failf(system.CodeNotVolumeOwner, "NotVolumeOwner: volume ids start with the owner's address (%s)", from)
 	}
-	if in.K == 0 || in.K+in.M > x.ex.storage.MaxShards {
-		return failf("InvalidErasure: need 1 <= K and K + M <= %d (got K=%d M=%d)", x.ex.storage.MaxShards, in.K, in.M)
+	if in.K == 0 || in.K+in.M > x.m.p.MaxShards {
+		return system.Failf(system.CodeInvalidErasure, "InvalidErasure: need 1 <= K and K + M <= %d (got K=%d M=%d)", x.m.p.MaxShards, in.K, in.M)
 	}
-	if v, err := ReadVolume(x.o, in.Volume); err != nil {
+	if v, err := ReadVolume(x.State(), in.Volume); err != nil {
 		return err
 	} else if v != nil {
-		return failf("VolumeExists: volume %s already exists", in.Volume)
+		return system.Failf(system.CodeVolumeExists, "VolumeExists: volume %s already exists", in.Volume)
 	}
-	v := &Volume{ID: in.Volume, Owner: from, K: in.K, M: in.M, CreatedAt: x.env.Height, UpdatedAt: x.env.Height}
-	x.o.Set(VolumeKey(in.Volume), codec.MustMarshal(v))
-	x.emit(types.StorageManagerAddress, "VolumeCreated", map[string]any{"volume": in.Volume, "owner": from, "k": in.K, "m": in.M})
+	v := &Volume{ID: in.Volume, Owner: from, K: in.K, M: in.M, CreatedAt: x.Env().Height, UpdatedAt: x.Env().Height}
+	x.State().Set(VolumeKey(in.Volume), codec.MustMarshal(v))
+	x.Emit(types.StorageManagerAddress, &VolumeCreatedEvent{Volume: in.Volume, Owner: from, K: in.K, M: in.M})
 	return nil
 }
 
 // ownedVolume loads a volume that from must own.
-func (x *txExec) ownedVolume(from types.Address, id types.Hash, what string) (*Volume, error) {
-	v, err := ReadVolume(x.o, id)
+func (x *txCtx) ownedVolume(from types.Address, id types.Hash, what string) (*Volume, error) {
+	v, err := ReadVolume(x.State(), id)
 	if err != nil {
 		return nil, err
 	}
 	if v == nil {
-		return nil, failf("NoSuchVolume: volume %s does not exist", id)
+		return nil, system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", id)
 	}
 	if v.Owner != from {
-		return nil, failf("NotVolumeOwner: only %s may %s of %s", v.Owner, what, id)
+		return nil, system.Failf(system.CodeNotVolumeOwner, "NotVolumeOwner: only %s may %s of %s", v.Owner, what, id)
 	}
 	return v, nil
 }
 
-func (x *txExec) commitManifest(from types.Address, in *types.CommitManifest) error {
+func (x *txCtx) commitManifest(from types.Address, in *types.CommitManifest) error {
 	v, err := x.ownedVolume(from, in.Volume, "commit manifests")
 	if err != nil {
 		return err
 	}
 	if in.Version != v.Version+1 {
-		return failf("VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
+		return system.Failf(system.CodeVersionConflict, "VersionConflict: volume %s is at version %d, commit is for %d", in.Volume, v.Version, in.Version)
 	}
-	acct, err := ReadVolumeAccount(x.o, in.Volume)
+	acct, err := ReadVolumeAccount(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
 	if acct.Evicted != 0 {
-		return failf("VolumeEvicted: volume %s was evicted at height %d for unpaid rent; fund it (volume_fund) to commit again", in.Volume, acct.Evicted)
+		return system.Failf(system.CodeVolumeEvicted, "VolumeEvicted: volume %s was evicted at height %d for unpaid rent; fund it (volume_fund) to commit again", in.Volume, acct.Evicted)
 	}
 	if err := x.setPlacement(in); err != nil {
 		return err
 	}
-	v.Root, v.Version, v.Size, v.UpdatedAt = in.Root, in.Version, in.Size, x.env.Height
-	x.o.Set(VolumeKey(in.Volume), codec.MustMarshal(v))
-	x.emit(types.StorageManagerAddress, "StorageCommitment", map[string]any{"volume": in.Volume, "root": in.Root, "version": in.Version, "size": in.Size, "relays": len(in.Placement)})
+	v.Root, v.Version, v.Size, v.UpdatedAt = in.Root, in.Version, in.Size, x.Env().Height
+	x.State().Set(VolumeKey(in.Volume), codec.MustMarshal(v))
+	x.Emit(types.StorageManagerAddress, &StorageCommitmentEvent{Volume: in.Volume, Root: in.Root, Version: in.Version, Size: in.Size, Relays: len(in.Placement)})
 	return nil
 }
 
-func (x *txExec) revokeToken(from types.Address, in *types.RevokeToken) error {
+func (x *txCtx) revokeToken(from types.Address, in *types.RevokeToken) error {
 	if _, err := x.ownedVolume(from, in.Volume, "revoke tokens"); err != nil {
 		return err
 	}
 	var h [8]byte
-	binary.BigEndian.PutUint64(h[:], x.env.Height)
-	x.o.Set(RevokedKey(in.Volume, in.TokenID), h[:])
-	x.emit(types.StorageManagerAddress, "TokenRevoked", map[string]any{"volume": in.Volume, "token": in.TokenID})
+	binary.BigEndian.PutUint64(h[:], x.Env().Height)
+	x.State().Set(RevokedKey(in.Volume, in.TokenID), h[:])
+	x.Emit(types.StorageManagerAddress, &TokenRevokedEvent{Volume: in.Volume, Token: in.TokenID})
 	return nil
-}
-
-func (x *txExec) emit(emitter types.Address, topic string, data map[string]any) {
-	x.run.events = append(x.run.events, types.Event{Emitter: emitter, Topic: topic, Data: codec.MustMarshal(data)})
 }

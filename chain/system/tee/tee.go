@@ -1,4 +1,4 @@
-package execution
+package tee
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -17,9 +17,9 @@ import (
 // admitted); any other chain without a policy refuses all evidence.
 const DevChainID = 7357
 
-// TEEParams are the TEE Verifier (0x…05) and Secrets Manager (0x…04)
+// Params are the TEE Verifier (0x…05) and Secrets Manager (0x…04)
 // parameters. Zero fields take the defaults.
-type TEEParams struct {
+type Params struct {
 	// Policy is the chain's TEE policy: evidence that does not satisfy it is
 	// refused. The zero policy means "none configured": every attestation
 	// fails, except on the dev chain id, which gets attest.DevPolicy.
@@ -35,7 +35,7 @@ type TEEParams struct {
 	MaxSecrets uint64
 }
 
-func (p *TEEParams) fill(chainID uint64) {
+func (p *Params) fill(chainID uint64) {
 	if p.Policy.IsZero() && chainID == DevChainID {
 		p.Policy = attest.DevPolicy()
 	}
@@ -52,9 +52,6 @@ func (p *TEEParams) fill(chainID uint64) {
 		p.MaxSecrets = 256
 	}
 }
-
-// TEEParams returns the TEE Verifier and Secrets Manager parameters.
-func (e *Executor) TEEParams() TEEParams { return e.cfg.TEE }
 
 // Execution costs of the TEE instructions beyond their intrinsic cost. Each
 // also pays one cell per byte it stores.
@@ -111,7 +108,7 @@ type ResultAttestation struct {
 	Height       uint64        `json:"height"`
 }
 
-func teeKey(parts ...[]byte) []byte { return offKey(types.TEEVerifierAddress, parts...) }
+func teeKey(parts ...[]byte) []byte { return system.Key(types.TEEVerifierAddress, parts...) }
 
 // AttestationKey is the state key of a runner's attestation.
 func AttestationKey(runner types.Address) []byte { return teeKey([]byte("att/"), runner[:]) }
@@ -129,15 +126,7 @@ func ResultAttestationPrefix(jobID types.Hash) []byte { return teeKey([]byte("jo
 
 // ReadAttestation decodes a runner's attestation (nil if absent).
 func ReadAttestation(r state.Reader, runner types.Address) (*Attestation, error) {
-	b, ok, err := r.Get(AttestationKey(runner))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var a Attestation
-	if err := codec.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("decode attestation %s: %w", runner, err)
-	}
-	return &a, nil
+	return system.Get[Attestation](r, AttestationKey(runner), "decode attestation %s", runner)
 }
 
 // ReadResultAttestations returns a job's per-job evidence records in
@@ -155,16 +144,16 @@ func ReadResultAttestations(r state.Reader, jobID types.Hash) ([]ResultAttestati
 	return out, err
 }
 
-// TEEAttested reports whether runner rn has an attestation in force at
+// Attested reports whether runner has an attestation in force at
 // height under the chain policy p that binds its registered result key:
 // what the Job Dispatcher's tee_required filter demands beyond the
 // runner's declared TEE support.
-func TEEAttested(r state.Reader, rn *Runner, height uint64, p *attest.Policy) (bool, error) {
-	a, err := ReadAttestation(r, rn.Address)
+func Attested(r state.Reader, runner types.Address, resultKey []byte, height uint64, p *attest.Policy) (bool, error) {
+	a, err := ReadAttestation(r, runner)
 	if err != nil {
 		return false, err
 	}
-	return a.Current(height, rn.ResultKey, p.ID()), nil
+	return a.Current(height, resultKey, p.ID()), nil
 }
 
 // ResultAttested reports whether runner recorded per-job evidence that its
@@ -197,30 +186,6 @@ func CheckResultEvidence(p *attest.Policy, a *Attestation, runner types.Address,
 	return c, nil
 }
 
-// teeFilter narrows the candidates' declared TEE support to runners with an
-// attestation in force (the tee_required filter of CIP-2 §4: "attestation
-// verified by TEE Verifier 0x05").
-func (x *txExec) teeFilter(cands []selection.Candidate) ([]selection.Candidate, error) {
-	p := &x.ex.cfg.TEE.Policy
-	for i := range cands {
-		if !cands[i].TEE {
-			continue
-		}
-		rn, err := ReadRunner(x.o, cands[i].Address)
-		if err != nil {
-			return nil, err
-		}
-		ok := false
-		if rn != nil {
-			if ok, err = TEEAttested(x.o, rn, x.env.Height, p); err != nil {
-				return nil, err
-			}
-		}
-		cands[i].TEE = ok
-	}
-	return cands, nil
-}
-
 // evidenceCycles is the verification charge of encoded evidence, judged
 // from its backend byte before decoding (malformed evidence pays the
 // simulation rate and fails).
@@ -231,129 +196,81 @@ func evidenceCycles(evidence []byte) uint64 {
 	return AttestSimCycles
 }
 
-func (x *txExec) teeAttest(from types.Address, in *types.TEEAttest) error {
-	p := &x.ex.cfg.TEE
-	if err := x.charge(evidenceCycles(in.Evidence), 0); err != nil {
+func (x *txCtx) teeAttest(from types.Address, in *types.TEEAttest) error {
+	p := &x.m.p
+	if err := x.Charge(evidenceCycles(in.Evidence), 0); err != nil {
 		return err
 	}
 	if len(in.SealKey) != attest.SealKeySize {
-		return failf("InvalidSealKey: an X25519 public key is %d bytes", attest.SealKeySize)
+		return system.Failf(system.CodeInvalidSealKey, "InvalidSealKey: an X25519 public key is %d bytes", attest.SealKeySize)
 	}
-	rn, err := x.activeRunner(from)
+	rn, err := x.m.activeRunner(x.State(), from)
 	if err != nil {
 		return err
 	}
 	if !rn.TEE {
-		return failf("NoTEESupport: %s did not declare TEE support at registration", from)
+		return system.Failf(system.CodeNoTEESupport, "NoTEESupport: %s did not declare TEE support at registration", from)
 	}
 	if p.Policy.IsZero() {
-		return failf("NoTEEPolicy: this chain has no TEE policy configured, so it accepts no evidence")
+		return system.Failf(system.CodeNoTEEPolicy, "NoTEEPolicy: this chain has no TEE policy configured, so it accepts no evidence")
 	}
 	ev, err := attest.DecodeEvidence(in.Evidence)
 	if err != nil {
-		return failf("InvalidEvidence: %v", err)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
 	c, err := attest.CheckEvidence(&p.Policy, ev, attest.ReportDataForKey(from, rn.ResultKey, in.SealKey))
 	if err != nil {
-		return failf("AttestationRefused: %v", err)
+		return system.Failf(system.CodeAttestationRefused, "AttestationRefused: %v", err)
 	}
 	a := &Attestation{Runner: from, Backend: uint8(c.Backend), UniqueID: c.UniqueID, SignerID: c.SignerID, ProductID: c.ProductID,
 		SecurityVersion: c.SecurityVersion, Debug: c.Debug, TCB: uint8(c.TCB), ResultKey: slices.Clone(rn.ResultKey),
 		SealKey: slices.Clone(in.SealKey), EvidenceHash: types.Keccak256(in.Evidence), PolicyID: p.Policy.ID(),
-		VerifiedAt: x.env.Height, ExpiresAt: x.env.Height + p.AttestationTTL}
+		VerifiedAt: x.Env().Height, ExpiresAt: x.Env().Height + p.AttestationTTL}
 	b := codec.MustMarshal(a)
-	if err := x.charge(0, uint64(len(b))); err != nil {
+	if err := x.Charge(0, uint64(len(b))); err != nil {
 		return err
 	}
-	x.o.Set(AttestationKey(from), b)
-	x.emit(types.TEEVerifierAddress, "AttestationVerified", map[string]any{"runner": from, "backend": c.Backend.String(),
-		"unique_id": c.UniqueID, "signer_id": c.SignerID, "security_version": c.SecurityVersion, "expires_at": a.ExpiresAt})
+	x.State().Set(AttestationKey(from), b)
+	x.Emit(types.TEEVerifierAddress, &AttestationVerifiedEvent{Runner: from, Backend: c.Backend.String(), UniqueID: c.UniqueID, SignerID: c.SignerID, SecurityVersion: c.SecurityVersion, ExpiresAt: a.ExpiresAt})
 	return nil
 }
 
-func (x *txExec) teeAttestResult(from types.Address, in *types.TEEAttestResult) error {
-	if err := x.charge(evidenceCycles(in.Evidence), 0); err != nil {
+func (x *txCtx) teeAttestResult(from types.Address, in *types.TEEAttestResult) error {
+	if err := x.Charge(evidenceCycles(in.Evidence), 0); err != nil {
 		return err
 	}
-	rn, err := x.activeRunner(from)
+	rn, err := x.m.activeRunner(x.State(), from)
 	if err != nil {
 		return err
 	}
-	p := &x.ex.cfg.TEE.Policy
-	a, err := ReadAttestation(x.o, from)
+	p := &x.m.p.Policy
+	a, err := ReadAttestation(x.State(), from)
 	if err != nil {
 		return err
 	}
-	if !a.Current(x.env.Height, rn.ResultKey, p.ID()) {
-		return failf("NotAttested: %s has no attestation in force", from)
+	if !a.Current(x.Env().Height, rn.ResultKey, p.ID()) {
+		return system.Failf(system.CodeNotAttested, "NotAttested: %s has no attestation in force", from)
 	}
-	j, err := ReadJob(x.o, in.JobID)
+	committee, ok, err := x.m.reg.Committee(x.State(), in.JobID)
 	if err != nil {
 		return err
 	}
-	if j == nil {
-		return failf("NoSuchJob: job %s does not exist", in.JobID)
+	if !ok {
+		return system.Failf(system.CodeNoSuchJob, "NoSuchJob: job %s does not exist", in.JobID)
 	}
-	if !slices.Contains(j.Runners, from) {
-		return failf("NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
+	if !slices.Contains(committee, from) {
+		return system.Failf(system.CodeNotInCommittee, "NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
 	}
 	if _, err := CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence); err != nil {
-		return failf("AttestationRefused: %v", err)
+		return system.Failf(system.CodeAttestationRefused, "AttestationRefused: %v", err)
 	}
 	ra := &ResultAttestation{JobID: in.JobID, Runner: from, ResultHash: in.ResultHash, UniqueID: a.UniqueID,
-		EvidenceHash: types.Keccak256(in.Evidence), Height: x.env.Height}
+		EvidenceHash: types.Keccak256(in.Evidence), Height: x.Env().Height}
 	b := codec.MustMarshal(ra)
-	if err := x.charge(0, uint64(len(b))); err != nil {
+	if err := x.Charge(0, uint64(len(b))); err != nil {
 		return err
 	}
-	x.o.Set(ResultAttestationKey(in.JobID, from), b)
-	x.emit(types.TEEVerifierAddress, "ResultAttested", map[string]any{"job_id": in.JobID, "runner": from, "result_hash": in.ResultHash})
+	x.State().Set(ResultAttestationKey(in.JobID, from), b)
+	x.Emit(types.TEEVerifierAddress, &ResultAttestedEvent{JobID: in.JobID, Runner: from, ResultHash: in.ResultHash})
 	return nil
-}
-
-// checkTEETx is CheckTx for the TEE Verifier and Secrets Manager
-// instructions: each goes to its system actor and carries no value.
-func checkTEETx(tx *types.Tx, in types.Instruction) error {
-	to, hasTo := tx.To()
-	want := types.SecretsManagerAddress
-	switch in.(type) {
-	case *types.TEEAttest, *types.TEEAttestResult:
-		want = types.TEEVerifierAddress
-	}
-	if !hasTo || to != want {
-		return fmt.Errorf("%w: %s transactions go to %s", types.ErrMalformedTx, in.InstructionKind(), want)
-	}
-	if tx.Value().Sign() != 0 {
-		return fmt.Errorf("%w: %s carries no value", types.ErrMalformedTx, in.InstructionKind())
-	}
-	return nil
-}
-
-// dispatchTEE executes a TEE Verifier or Secrets Manager instruction.
-func (x *txExec) dispatchTEE(from types.Address, in types.Instruction) error {
-	switch v := in.(type) {
-	case *types.TEEAttest:
-		return x.teeAttest(from, v)
-	case *types.TEEAttestResult:
-		return x.teeAttestResult(from, v)
-	case *types.SecretPut:
-		return x.secretPut(from, v)
-	case *types.SecretGrant:
-		return x.secretGrant(from, v)
-	case *types.SecretRevoke:
-		return x.secretRevoke(from, v)
-	case *types.SecretDelete:
-		return x.secretDelete(from, v)
-	}
-	return fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
-}
-
-// isTEEInstruction reports whether in belongs to the TEE Verifier or the
-// Secrets Manager.
-func isTEEInstruction(in types.Instruction) bool {
-	switch in.(type) {
-	case *types.TEEAttest, *types.TEEAttestResult, *types.SecretPut, *types.SecretGrant, *types.SecretRevoke, *types.SecretDelete:
-		return true
-	}
-	return false
 }

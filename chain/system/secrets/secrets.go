@@ -1,4 +1,4 @@
-package execution
+package secrets
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -58,7 +60,7 @@ type SecretGrant struct {
 	GrantedAt uint64        `json:"granted_at"`
 }
 
-func secKey(parts ...[]byte) []byte { return offKey(types.SecretsManagerAddress, parts...) }
+func secKey(parts ...[]byte) []byte { return system.Key(types.SecretsManagerAddress, parts...) }
 
 // nameKey is the length-prefixed name, so one name is never a key prefix
 // of another.
@@ -94,15 +96,7 @@ func secretCountKey(owner types.Address) []byte { return secKey([]byte("count/")
 
 // ReadSecret decodes a secret (nil if absent).
 func ReadSecret(r state.Reader, owner types.Address, name string) (*Secret, error) {
-	b, ok, err := r.Get(SecretKey(owner, name))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var s Secret
-	if err := codec.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("decode secret %s/%s: %w", owner, name, err)
-	}
-	return &s, nil
+	return system.Get[Secret](r, SecretKey(owner, name), "decode secret %s/%s", owner, name)
 }
 
 // ListSecrets returns an owner's secrets in name-length, then name order.
@@ -121,15 +115,7 @@ func ListSecrets(r state.Reader, owner types.Address) ([]*Secret, error) {
 
 // ReadSecretGrant decodes a runner's grant (nil if absent).
 func ReadSecretGrant(r state.Reader, owner types.Address, name string, runner types.Address) (*SecretGrant, error) {
-	b, ok, err := r.Get(SecretGrantKey(owner, name, runner))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var g SecretGrant
-	if err := codec.Unmarshal(b, &g); err != nil {
-		return nil, fmt.Errorf("decode grant: %w", err)
-	}
-	return &g, nil
+	return system.Get[SecretGrant](r, SecretGrantKey(owner, name, runner), "decode grant")
 }
 
 // ListSecretGrants returns a secret's grants in runner order.
@@ -174,8 +160,8 @@ func ListRunnerGrants(r state.Reader, runner types.Address) ([]*SecretGrant, err
 	return out, nil
 }
 
-func (x *txExec) secretCount(owner types.Address) (uint64, error) {
-	b, ok, err := x.o.Get(secretCountKey(owner))
+func (x *txCtx) secretCount(owner types.Address) (uint64, error) {
+	b, ok, err := x.State().Get(secretCountKey(owner))
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -185,40 +171,40 @@ func (x *txExec) secretCount(owner types.Address) (uint64, error) {
 	return binary.BigEndian.Uint64(b), nil
 }
 
-func (x *txExec) setSecretCount(owner types.Address, n uint64) {
+func (x *txCtx) setSecretCount(owner types.Address, n uint64) {
 	if n == 0 {
-		x.o.Delete(secretCountKey(owner))
+		x.State().Delete(secretCountKey(owner))
 		return
 	}
-	x.o.Set(secretCountKey(owner), be8(n))
+	x.State().Set(secretCountKey(owner), system.BE8(n))
 }
 
 func checkSecretName(name string) error {
 	if !SecretNameRE.MatchString(name) {
-		return failf("InvalidSecretName: names are 1..64 characters of [A-Za-z0-9._-]")
+		return system.Failf(system.CodeInvalidSecretName, "InvalidSecretName: names are 1..64 characters of [A-Za-z0-9._-]")
 	}
 	return nil
 }
 
 // dropGrants deletes every grant of a secret (and the runner index).
-func (x *txExec) dropGrants(owner types.Address, name string) (int, error) {
-	grants, err := ListSecretGrants(x.o, owner, name)
+func (x *txCtx) dropGrants(owner types.Address, name string) (int, error) {
+	grants, err := ListSecretGrants(x.State(), owner, name)
 	if err != nil {
 		return 0, err
 	}
-	if err := x.charge(uint64(len(grants))*SecretPerGrantCycles, 0); err != nil {
+	if err := x.Charge(uint64(len(grants))*SecretPerGrantCycles, 0); err != nil {
 		return 0, err
 	}
 	for _, g := range grants {
-		x.o.Delete(SecretGrantKey(owner, name, g.Runner))
-		x.o.Delete(runnerGrantKey(g.Runner, owner, name))
+		x.State().Delete(SecretGrantKey(owner, name, g.Runner))
+		x.State().Delete(runnerGrantKey(g.Runner, owner, name))
 	}
 	return len(grants), nil
 }
 
-func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
-	p := &x.ex.cfg.TEE
-	if err := x.charge(SecretPutCycles, 0); err != nil {
+func (x *txCtx) secretPut(from types.Address, in *types.SecretPut) error {
+	p := &x.m.p
+	if err := x.Charge(SecretPutCycles, 0); err != nil {
 		return err
 	}
 	if err := checkSecretName(in.Name); err != nil {
@@ -226,15 +212,15 @@ func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
 	}
 	pol, err := attest.DecodePolicy(in.Policy)
 	if err != nil {
-		return failf("InvalidPolicy: %v", err)
+		return system.Failf(system.CodeInvalidPolicy, "InvalidPolicy: %v", err)
 	}
 	if n := uint64(len(in.Ciphertext)); n < attest.SecretOverhead || n > p.MaxSecretBytes {
-		return failf("InvalidCiphertext: %d bytes (%d..%d)", n, attest.SecretOverhead, p.MaxSecretBytes)
+		return system.Failf(system.CodeInvalidCiphertext, "InvalidCiphertext: %d bytes (%d..%d)", n, attest.SecretOverhead, p.MaxSecretBytes)
 	}
 	if len(in.OwnerKey) != attest.SealOverhead+attest.DEKSize {
-		return failf("InvalidOwnerKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
+		return system.Failf(system.CodeInvalidOwnerKey, "InvalidOwnerKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
 	}
-	s, err := ReadSecret(x.o, from, in.Name)
+	s, err := ReadSecret(x.State(), from, in.Name)
 	if err != nil {
 		return err
 	}
@@ -244,10 +230,10 @@ func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
 			return err
 		}
 		if n >= p.MaxSecrets {
-			return failf("TooManySecrets: %s already holds %d secrets", from, n)
+			return system.Failf(system.CodeTooManySecrets, "TooManySecrets: %s already holds %d secrets", from, n)
 		}
 		x.setSecretCount(from, n+1)
-		s = &Secret{Owner: from, Name: in.Name, CreatedAt: x.env.Height}
+		s = &Secret{Owner: from, Name: in.Name, CreatedAt: x.Env().Height}
 	} else {
 		// A new version has a new data key: the old grants cannot open it.
 		if _, err := x.dropGrants(from, in.Name); err != nil {
@@ -256,110 +242,110 @@ func (x *txExec) secretPut(from types.Address, in *types.SecretPut) error {
 	}
 	s.Version++
 	s.Policy, s.Ciphertext, s.OwnerKey = *pol, slices.Clone(in.Ciphertext), slices.Clone(in.OwnerKey)
-	s.Grants, s.UpdatedAt = 0, x.env.Height
+	s.Grants, s.UpdatedAt = 0, x.Env().Height
 	b := codec.MustMarshal(s)
-	if err := x.charge(0, uint64(len(b))); err != nil {
+	if err := x.Charge(0, uint64(len(b))); err != nil {
 		return err
 	}
-	x.o.Set(SecretKey(from, in.Name), b)
-	x.emit(types.SecretsManagerAddress, "SecretPut", map[string]any{"owner": from, "name": in.Name, "version": s.Version, "policy_id": pol.ID()})
+	x.State().Set(SecretKey(from, in.Name), b)
+	x.Emit(types.SecretsManagerAddress, &SecretPutEvent{Owner: from, Name: in.Name, Version: s.Version, PolicyID: pol.ID()})
 	return nil
 }
 
-func (x *txExec) ownedSecret(from types.Address, name string) (*Secret, error) {
+func (x *txCtx) ownedSecret(from types.Address, name string) (*Secret, error) {
 	if err := checkSecretName(name); err != nil {
 		return nil, err
 	}
-	s, err := ReadSecret(x.o, from, name)
+	s, err := ReadSecret(x.State(), from, name)
 	if err != nil {
 		return nil, err
 	}
 	if s == nil {
-		return nil, failf("NoSuchSecret: %s has no secret %q", from, name)
+		return nil, system.Failf(system.CodeNoSuchSecret, "NoSuchSecret: %s has no secret %q", from, name)
 	}
 	return s, nil
 }
 
-func (x *txExec) secretGrant(from types.Address, in *types.SecretGrant) error {
-	p := &x.ex.cfg.TEE
-	if err := x.charge(SecretGrantCycles, 0); err != nil {
+func (x *txCtx) secretGrant(from types.Address, in *types.SecretGrant) error {
+	p := &x.m.p
+	if err := x.Charge(SecretGrantCycles, 0); err != nil {
 		return err
 	}
 	s, err := x.ownedSecret(from, in.Name)
 	if err != nil {
 		return err
 	}
-	rn, err := ReadRunner(x.o, in.Runner)
+	rn, err := x.m.reg.Runner(x.State(), in.Runner)
 	if err != nil {
 		return err
 	}
-	if rn == nil || rn.Status != RunnerActive {
-		return failf("NotARunner: %s is not an active runner", in.Runner)
+	if rn == nil || !rn.Active {
+		return system.Failf(system.CodeNotARunner, "NotARunner: %s is not an active runner", in.Runner)
 	}
-	a, err := ReadAttestation(x.o, in.Runner)
+	a, err := tee.ReadAttestation(x.State(), in.Runner)
 	if err != nil {
 		return err
 	}
-	if !a.Current(x.env.Height, rn.ResultKey, p.Policy.ID()) {
-		return failf("NotAttested: %s has no attestation in force", in.Runner)
+	if !a.Current(x.Env().Height, rn.ResultKey, p.Policy.ID()) {
+		return system.Failf(system.CodeNotAttested, "NotAttested: %s has no attestation in force", in.Runner)
 	}
 	if err := s.Policy.Check(a.Claims()); err != nil {
-		return failf("PolicyMismatch: runner %s does not satisfy the secret's policy: %v", in.Runner, err)
+		return system.Failf(system.CodePolicyMismatch, "PolicyMismatch: runner %s does not satisfy the secret's policy: %v", in.Runner, err)
 	}
 	if !bytes.Equal(in.SealKey, a.SealKey) {
-		return failf("StaleSealKey: %s's attested seal key is %s", in.Runner, a.SealKey)
+		return system.Failf(system.CodeStaleSealKey, "StaleSealKey: %s's attested seal key is %s", in.Runner, a.SealKey)
 	}
 	if len(in.SealedKey) != attest.SealOverhead+attest.DEKSize {
-		return failf("InvalidSealedKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
+		return system.Failf(system.CodeInvalidSealedKey, "InvalidSealedKey: the sealed data key is %d bytes", attest.SealOverhead+attest.DEKSize)
 	}
-	old, err := ReadSecretGrant(x.o, from, in.Name, in.Runner)
+	old, err := ReadSecretGrant(x.State(), from, in.Name, in.Runner)
 	if err != nil {
 		return err
 	}
 	if old == nil {
 		if s.Grants >= p.MaxGrants {
-			return failf("TooManyGrants: secret %q is granted to %d runners", in.Name, s.Grants)
+			return system.Failf(system.CodeTooManyGrants, "TooManyGrants: secret %q is granted to %d runners", in.Name, s.Grants)
 		}
 		s.Grants++
-		x.o.Set(SecretKey(from, in.Name), codec.MustMarshal(s))
+		x.State().Set(SecretKey(from, in.Name), codec.MustMarshal(s))
 	}
 	g := &SecretGrant{Owner: from, Name: in.Name, Version: s.Version, Runner: in.Runner, SealKey: slices.Clone(in.SealKey),
-		SealedKey: slices.Clone(in.SealedKey), UniqueID: slices.Clone(a.UniqueID), GrantedAt: x.env.Height}
+		SealedKey: slices.Clone(in.SealedKey), UniqueID: slices.Clone(a.UniqueID), GrantedAt: x.Env().Height}
 	b := codec.MustMarshal(g)
-	if err := x.charge(0, uint64(len(b))); err != nil {
+	if err := x.Charge(0, uint64(len(b))); err != nil {
 		return err
 	}
-	x.o.Set(SecretGrantKey(from, in.Name, in.Runner), b)
-	x.o.Set(runnerGrantKey(in.Runner, from, in.Name), []byte{1})
-	x.emit(types.SecretsManagerAddress, "SecretGranted", map[string]any{"owner": from, "name": in.Name, "version": s.Version, "runner": in.Runner})
+	x.State().Set(SecretGrantKey(from, in.Name, in.Runner), b)
+	x.State().Set(runnerGrantKey(in.Runner, from, in.Name), []byte{1})
+	x.Emit(types.SecretsManagerAddress, &SecretGrantedEvent{Owner: from, Name: in.Name, Version: s.Version, Runner: in.Runner})
 	return nil
 }
 
-func (x *txExec) secretRevoke(from types.Address, in *types.SecretRevoke) error {
-	if err := x.charge(SecretRemoveCycles, 0); err != nil {
+func (x *txCtx) secretRevoke(from types.Address, in *types.SecretRevoke) error {
+	if err := x.Charge(SecretRemoveCycles, 0); err != nil {
 		return err
 	}
 	s, err := x.ownedSecret(from, in.Name)
 	if err != nil {
 		return err
 	}
-	g, err := ReadSecretGrant(x.o, from, in.Name, in.Runner)
+	g, err := ReadSecretGrant(x.State(), from, in.Name, in.Runner)
 	if err != nil {
 		return err
 	}
 	if g == nil {
-		return failf("NoSuchGrant: secret %q is not granted to %s", in.Name, in.Runner)
+		return system.Failf(system.CodeNoSuchGrant, "NoSuchGrant: secret %q is not granted to %s", in.Name, in.Runner)
 	}
-	x.o.Delete(SecretGrantKey(from, in.Name, in.Runner))
-	x.o.Delete(runnerGrantKey(in.Runner, from, in.Name))
+	x.State().Delete(SecretGrantKey(from, in.Name, in.Runner))
+	x.State().Delete(runnerGrantKey(in.Runner, from, in.Name))
 	s.Grants--
-	x.o.Set(SecretKey(from, in.Name), codec.MustMarshal(s))
-	x.emit(types.SecretsManagerAddress, "SecretRevoked", map[string]any{"owner": from, "name": in.Name, "runner": in.Runner})
+	x.State().Set(SecretKey(from, in.Name), codec.MustMarshal(s))
+	x.Emit(types.SecretsManagerAddress, &SecretRevokedEvent{Owner: from, Name: in.Name, Runner: in.Runner})
 	return nil
 }
 
-func (x *txExec) secretDelete(from types.Address, in *types.SecretDelete) error {
-	if err := x.charge(SecretRemoveCycles, 0); err != nil {
+func (x *txCtx) secretDelete(from types.Address, in *types.SecretDelete) error {
+	if err := x.Charge(SecretRemoveCycles, 0); err != nil {
 		return err
 	}
 	if _, err := x.ownedSecret(from, in.Name); err != nil {
@@ -368,12 +354,12 @@ func (x *txExec) secretDelete(from types.Address, in *types.SecretDelete) error 
 	if _, err := x.dropGrants(from, in.Name); err != nil {
 		return err
 	}
-	x.o.Delete(SecretKey(from, in.Name))
+	x.State().Delete(SecretKey(from, in.Name))
 	n, err := x.secretCount(from)
 	if err != nil {
 		return err
 	}
 	x.setSecretCount(from, n-min(n, 1))
-	x.emit(types.SecretsManagerAddress, "SecretDeleted", map[string]any{"owner": from, "name": in.Name})
+	x.Emit(types.SecretsManagerAddress, &SecretDeletedEvent{Owner: from, Name: in.Name})
 	return nil
 }

@@ -1,4 +1,4 @@
-package execution
+package validators
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/vrf"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -23,9 +24,9 @@ import (
 // them (ReadEpoch) to reconfigure consensus. Chains whose genesis has no
 // BLS validators (--dev) have no epoch record and none of this runs.
 
-// ValidatorParams are the registry's parameters; zero fields take the
+// Params are the registry's parameters; zero fields take the
 // defaults of spec 002 §13.
-type ValidatorParams struct {
+type Params struct {
 	EpochLength    uint64   // blocks per epoch; default 3,600
 	UnbondingMs    uint64   // default 7 days
 	JailMs         uint64   // default 24 hours
@@ -34,7 +35,7 @@ type ValidatorParams struct {
 	SlashBps       uint64   // equivocation slash in basis points; default 100 (1%)
 }
 
-func (p *ValidatorParams) fill() {
+func (p *Params) fill() {
 	if p.EpochLength == 0 {
 		p.EpochLength = 3600
 	}
@@ -127,28 +128,12 @@ func evidenceKey(a types.Address, round uint64) []byte {
 // ReadEpoch returns the current epoch, or nil on a chain without a
 // validator registry (a --dev chain).
 func ReadEpoch(r state.Reader) (*Epoch, error) {
-	b, ok, err := r.Get(epochKey)
-	if err != nil || !ok {
-		return nil, err
-	}
-	var e Epoch
-	if err := codec.Unmarshal(b, &e); err != nil {
-		return nil, fmt.Errorf("decode epoch: %w", err)
-	}
-	return &e, nil
+	return system.Get[Epoch](r, epochKey, "decode epoch")
 }
 
 // ReadValidator returns a validator record, or nil.
 func ReadValidator(r state.Reader, a types.Address) (*ValidatorRecord, error) {
-	b, ok, err := r.Get(ValidatorKey(a))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var v ValidatorRecord
-	if err := codec.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("decode validator %s: %w", a, err)
-	}
-	return &v, nil
+	return system.Get[ValidatorRecord](r, ValidatorKey(a), "decode validator %s", a)
 }
 
 func writeValidator(o *state.Overlay, v *ValidatorRecord) {
@@ -189,13 +174,13 @@ func checkValidatorTx(tx *types.Tx, in types.Instruction) error {
 	return nil
 }
 
-func (x *txExec) dispatchValidators(from types.Address, in types.Instruction) error {
-	ep, err := ReadEpoch(x.o)
+func (x *txCtx) dispatch(from types.Address, in types.Instruction) error {
+	ep, err := ReadEpoch(x.State())
 	if err != nil {
 		return err
 	}
 	if ep == nil {
-		return failf("NoValidatorRegistry: this chain has a fixed single validator (--dev)")
+		return system.Failf(system.CodeNoValidatorRegistry, "NoValidatorRegistry: this chain has a fixed single validator (--dev)")
 	}
 	switch v := in.(type) {
 	case *types.ValidatorRegister:
@@ -212,161 +197,161 @@ func (x *txExec) dispatchValidators(from types.Address, in types.Instruction) er
 	return fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }
 
-func (x *txExec) validatorRegister(from types.Address, in *types.ValidatorRegister) error {
-	p := x.ex.cfg.Validators
+func (x *txCtx) validatorRegister(from types.Address, in *types.ValidatorRegister) error {
+	p := x.m.p
 	pk, err := bls.PublicKeyFromBytes(in.BLSKey)
 	if err != nil {
-		return failf("InvalidBLSKey: %v", err)
+		return system.Failf(system.CodeInvalidBLSKey, "InvalidBLSKey: %v", err)
 	}
 	pop, err := bls.SignatureFromBytes(in.BLSPoP)
 	if err != nil || !pk.VerifyPossession(pop) {
-		return failf("InvalidProofOfPossession: bls_pop does not prove possession of bls_key")
+		return system.Failf(system.CodeInvalidProofOfPossession, "InvalidProofOfPossession: bls_pop does not prove possession of bls_key")
 	}
-	rec, err := ReadValidator(x.o, from)
+	rec, err := ReadValidator(x.State(), from)
 	if err != nil {
 		return err
 	}
-	owner, used, err := x.o.Get(blsKeyIndex(in.BLSKey))
+	owner, used, err := x.State().Get(blsKeyIndex(in.BLSKey))
 	if err != nil {
 		return err
 	}
 	if used && types.Address(owner) != from {
-		return failf("BLSKeyInUse: the key belongs to validator %s", types.Address(owner))
+		return system.Failf(system.CodeBLSKeyInUse, "BLSKeyInUse: the key belongs to validator %s", types.Address(owner))
 	}
-	stake := x.tx.Value()
+	stake := x.Transaction().Value()
 	switch {
 	case rec == nil:
-		rec = &ValidatorRecord{Address: from, BLSKey: append(types.Bytes(nil), in.BLSKey...), Stake: new(big.Int), Status: ValidatorPending, RegisteredAt: x.env.Height}
+		rec = &ValidatorRecord{Address: from, BLSKey: append(types.Bytes(nil), in.BLSKey...), Stake: new(big.Int), Status: ValidatorPending, RegisteredAt: x.Env().Height}
 	case rec.Status == ValidatorExiting || rec.Status == ValidatorExited:
-		return failf("ValidatorExiting: withdraw the stake before registering again")
+		return system.Failf(system.CodeValidatorExiting, "ValidatorExiting: withdraw the stake before registering again")
 	case string(rec.BLSKey) != string(in.BLSKey):
-		return failf("BLSKeyMismatch: a registered validator keeps its key")
+		return system.Failf(system.CodeBLSKeyMismatch, "BLSKeyMismatch: a registered validator keeps its key")
 	}
 	rec.Stake.Add(rec.Stake, stake)
 	if rec.Stake.Cmp(p.MinStake) < 0 {
-		return failf("InsufficientStake: validator stake %s below the minimum %s", rec.Stake, p.MinStake)
+		return system.Failf(system.CodeInsufficientStake, "InsufficientStake: validator stake %s below the minimum %s", rec.Stake, p.MinStake)
 	}
 	if stake.Sign() > 0 {
-		if err := x.moveValue(from, types.ValidatorRegistryAddress, stake); err != nil {
+		if err := x.MoveValue(from, types.ValidatorRegistryAddress, stake); err != nil {
 			return err
 		}
 	}
-	writeValidator(x.o, rec)
-	x.o.Set(blsKeyIndex(in.BLSKey), from[:])
-	x.emit(types.ValidatorRegistryAddress, "ValidatorRegistered", map[string]any{"validator": from, "stake": rec.Stake})
+	writeValidator(x.State(), rec)
+	x.State().Set(blsKeyIndex(in.BLSKey), from[:])
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorRegisteredEvent{Validator: from, Stake: rec.Stake})
 	return nil
 }
 
-func (x *txExec) validatorExit(from types.Address) error {
-	rec, err := ReadValidator(x.o, from)
+func (x *txCtx) validatorExit(from types.Address) error {
+	rec, err := ReadValidator(x.State(), from)
 	if err != nil {
 		return err
 	}
 	if rec == nil || (rec.Status != ValidatorActive && rec.Status != ValidatorPending) {
-		return failf("NotAValidator: %s is not a bonded validator", from)
+		return system.Failf(system.CodeNotAValidator, "NotAValidator: %s is not a bonded validator", from)
 	}
 	rec.Status = ValidatorExiting
-	rec.UnbondAt = x.env.Timestamp + x.ex.cfg.Validators.UnbondingMs
-	writeValidator(x.o, rec)
-	x.emit(types.ValidatorRegistryAddress, "ValidatorExiting", map[string]any{"validator": from, "unbond_at_ms": rec.UnbondAt})
+	rec.UnbondAt = x.Env().Timestamp + x.m.p.UnbondingMs
+	writeValidator(x.State(), rec)
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorExitingEvent{Validator: from, UnbondAtMs: rec.UnbondAt})
 	return nil
 }
 
-func (x *txExec) validatorWithdraw(from types.Address) error {
-	rec, err := ReadValidator(x.o, from)
+func (x *txCtx) validatorWithdraw(from types.Address) error {
+	rec, err := ReadValidator(x.State(), from)
 	if err != nil {
 		return err
 	}
 	if rec == nil || (rec.Status != ValidatorExiting && rec.Status != ValidatorExited) {
-		return failf("NotExiting: %s has not signalled an exit", from)
+		return system.Failf(system.CodeNotExiting, "NotExiting: %s has not signalled an exit", from)
 	}
-	if rec.Status != ValidatorExited || x.env.Timestamp < rec.UnbondAt {
-		return failf("StillBonded: the stake unbonds at %d ms after leaving the set", rec.UnbondAt)
+	if rec.Status != ValidatorExited || x.Env().Timestamp < rec.UnbondAt {
+		return system.Failf(system.CodeStillBonded, "StillBonded: the stake unbonds at %d ms after leaving the set", rec.UnbondAt)
 	}
 	if rec.Stake.Sign() > 0 {
-		if err := x.moveValue(types.ValidatorRegistryAddress, from, rec.Stake); err != nil {
+		if err := x.MoveValue(types.ValidatorRegistryAddress, from, rec.Stake); err != nil {
 			return err
 		}
 	}
-	x.o.Delete(ValidatorKey(from))
-	x.o.Delete(blsKeyIndex(rec.BLSKey))
-	x.emit(types.ValidatorRegistryAddress, "ValidatorWithdrawn", map[string]any{"validator": from, "stake": rec.Stake})
+	x.State().Delete(ValidatorKey(from))
+	x.State().Delete(blsKeyIndex(rec.BLSKey))
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorWithdrawnEvent{Validator: from, Stake: rec.Stake})
 	return nil
 }
 
-func (x *txExec) validatorUnjail(from types.Address) error {
-	rec, err := ReadValidator(x.o, from)
+func (x *txCtx) validatorUnjail(from types.Address) error {
+	rec, err := ReadValidator(x.State(), from)
 	if err != nil {
 		return err
 	}
 	if rec == nil || !rec.Jailed {
-		return failf("NotJailed: %s is not jailed", from)
+		return system.Failf(system.CodeNotJailed, "NotJailed: %s is not jailed", from)
 	}
-	if x.env.Timestamp < rec.JailedUntil {
-		return failf("StillJailed: until %d ms", rec.JailedUntil)
+	if x.Env().Timestamp < rec.JailedUntil {
+		return system.Failf(system.CodeStillJailed, "StillJailed: until %d ms", rec.JailedUntil)
 	}
 	rec.Jailed = false
-	writeValidator(x.o, rec)
-	x.emit(types.ValidatorRegistryAddress, "ValidatorUnjailed", map[string]any{"validator": from})
+	writeValidator(x.State(), rec)
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorUnjailedEvent{Validator: from})
 	return nil
 }
 
 // validatorEvidence verifies equivocation evidence against the accused's
 // registered key and slashes SlashBps of its stake (burned) and jails it,
 // once per validator and round.
-func (x *txExec) validatorEvidence(in *types.ValidatorEvidence) error {
+func (x *txCtx) validatorEvidence(in *types.ValidatorEvidence) error {
 	ev, err := consensus.DecodeEvidence(in.Evidence)
 	if err != nil {
-		return failf("InvalidEvidence: %v", err)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
-	ep, err := ReadEpoch(x.o)
+	ep, err := ReadEpoch(x.State())
 	if err != nil {
 		return err
 	}
-	if in.Epoch > ep.Number || ev.ChainID != consensus.EpochDomain(x.ex.cfg.ChainID, in.Epoch) {
-		return failf("InvalidEvidence: signing domain %d is not epoch %d's of this chain", ev.ChainID, in.Epoch)
+	if in.Epoch > ep.Number || ev.ChainID != consensus.EpochDomain(x.m.chainID, in.Epoch) {
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: signing domain %d is not epoch %d's of this chain", ev.ChainID, in.Epoch)
 	}
-	rec, err := ReadValidator(x.o, ev.Validator)
+	rec, err := ReadValidator(x.State(), ev.Validator)
 	if err != nil {
 		return err
 	}
 	if rec == nil {
-		return failf("InvalidEvidence: %s is not a registered validator", ev.Validator)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %s is not a registered validator", ev.Validator)
 	}
 	pk, err := (consensus.BLS{}).ParsePublicKey(rec.BLSKey)
 	if err != nil {
 		return err
 	}
 	if err := ev.Verify(consensus.BLS{}, pk); err != nil {
-		return failf("InvalidEvidence: %v", err)
+		return system.Failf(system.CodeInvalidEvidence, "InvalidEvidence: %v", err)
 	}
 	k := evidenceKey(ev.Validator, ev.A.Round)
-	if _, seen, err := x.o.Get(k); err != nil {
+	if _, seen, err := x.State().Get(k); err != nil {
 		return err
 	} else if seen {
-		return failf("EvidenceKnown: already punished for round %d", ev.A.Round)
+		return system.Failf(system.CodeEvidenceKnown, "EvidenceKnown: already punished for round %d", ev.A.Round)
 	}
-	x.o.Set(k, []byte{1})
-	slash := new(big.Int).Mul(rec.Stake, new(big.Int).SetUint64(x.ex.cfg.Validators.SlashBps))
+	x.State().Set(k, []byte{1})
+	slash := new(big.Int).Mul(rec.Stake, new(big.Int).SetUint64(x.m.p.SlashBps))
 	slash.Quo(slash, big.NewInt(10_000))
 	if slash.Sign() > 0 {
-		if err := x.o.SubBalance(types.ValidatorRegistryAddress, slash); err != nil {
+		if err := x.State().SubBalance(types.ValidatorRegistryAddress, slash); err != nil {
 			return err
 		}
-		if err := x.o.AddBigRecord(state.RecordBurned, slash); err != nil {
+		if err := x.State().AddBigRecord(state.RecordBurned, slash); err != nil {
 			return err
 		}
 		rec.Stake.Sub(rec.Stake, slash)
 	}
 	x.jail(rec)
-	writeValidator(x.o, rec)
-	x.emit(types.ValidatorRegistryAddress, "ValidatorSlashed", map[string]any{"validator": ev.Validator, "kind": ev.Kind, "round": ev.A.Round, "slashed": slash})
+	writeValidator(x.State(), rec)
+	x.Emit(types.ValidatorRegistryAddress, &ValidatorSlashedEvent{Validator: ev.Validator, Kind: ev.Kind, Round: ev.A.Round, Slashed: slash})
 	return nil
 }
 
-func (x *txExec) jail(rec *ValidatorRecord) {
+func (x *txCtx) jail(rec *ValidatorRecord) {
 	rec.Jailed = true
-	rec.JailedUntil = max(rec.JailedUntil, x.env.Timestamp+x.ex.cfg.Validators.JailMs)
+	rec.JailedUntil = max(rec.JailedUntil, x.Env().Timestamp+x.m.p.JailMs)
 }
 
 // Inflation (spec 002 §8.2): gross annual rate by year since genesis, in
@@ -387,25 +372,24 @@ func inflationBps(year uint64) uint64 {
 
 const yearMs = 365 * 24 * 3600 * 1000
 
-// advanceValidators is the registry's end-of-block work: mint the block
-// reward to the epoch's members by weight, count missed votes (env.Signers
-// is the signer bitmap of the QC certifying the parent) and jail at the end
-// of a downtime window, and at the last block of an epoch compute the next
+// EndBlock is the registry's end-of-block work: mint the block reward to
+// the epoch's members by weight, count missed votes (env.Signers is the
+// signer bitmap of the QC certifying the parent) and jail at the end of a
+// downtime window, and at the last block of an epoch compute the next
 // epoch's set and seed.
-func (e *Executor) advanceValidators(x0 *txExec) error {
-	ep, err := ReadEpoch(x0.o)
-	if err != nil || ep == nil || x0.env.Height == 0 {
+func (m *Module) EndBlock(sx system.Tx) error {
+	ep, err := ReadEpoch(sx.State())
+	if err != nil || ep == nil || sx.Env().Height == 0 {
 		return err
 	}
-	x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.ValidatorRegistryAddress,
-		run: &txRun{}, block: x0.block, mailbox: map[types.Address]int{}}
+	x := &txCtx{Tx: sx, m: m}
 	if err := x.mintRewards(ep); err != nil {
 		return fmt.Errorf("validators: rewards: %w", err)
 	}
 	if err := x.countDowntime(ep); err != nil {
 		return fmt.Errorf("validators: downtime: %w", err)
 	}
-	if x.env.Height%e.cfg.Validators.EpochLength == 0 {
+	if x.Env().Height%m.p.EpochLength == 0 {
 		if err := x.nextEpoch(ep); err != nil {
 			return fmt.Errorf("validators: epoch boundary: %w", err)
 		}
@@ -421,21 +405,21 @@ func readU64(r state.Reader, k []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(b), nil
 }
 
-func (x *txExec) mintRewards(ep *Epoch) error {
-	last, err := readU64(x.o, rewardTsKey)
+func (x *txCtx) mintRewards(ep *Epoch) error {
+	last, err := readU64(x.State(), rewardTsKey)
 	if err != nil {
 		return err
 	}
-	gts, err := readU64(x.o, genesisTsKey)
+	gts, err := readU64(x.State(), genesisTsKey)
 	if err != nil {
 		return err
 	}
-	ts := x.env.Timestamp
+	ts := x.Env().Timestamp
 	if ts <= last {
 		return nil
 	}
-	x.o.Set(rewardTsKey, binary.BigEndian.AppendUint64(nil, ts))
-	supply, err := state.BigRecord(x.o, state.RecordGenesisSupply)
+	x.State().Set(rewardTsKey, binary.BigEndian.AppendUint64(nil, ts))
+	supply, err := state.BigRecord(x.State(), state.RecordGenesisSupply)
 	if err != nil {
 		return err
 	}
@@ -458,7 +442,7 @@ func (x *txExec) mintRewards(ep *Epoch) error {
 		if share.Sign() == 0 {
 			continue
 		}
-		if err := x.o.AddBalance(m.Address, share); err != nil {
+		if err := x.State().AddBalance(m.Address, share); err != nil {
 			return err
 		}
 		minted.Add(minted, share)
@@ -466,30 +450,30 @@ func (x *txExec) mintRewards(ep *Epoch) error {
 	if minted.Sign() == 0 {
 		return nil
 	}
-	return x.o.AddBigRecord(state.RecordMinted, minted)
+	return x.State().AddBigRecord(state.RecordMinted, minted)
 }
 
-func (x *txExec) countDowntime(ep *Epoch) error {
-	w := x.ex.cfg.Validators.DowntimeWindow
+func (x *txCtx) countDowntime(ep *Epoch) error {
+	w := x.m.p.DowntimeWindow
 	// The first block of an epoch carries the previous set's bitmap.
-	if x.env.Height > ep.StartHeight && len(x.env.Signers) == (len(ep.Members)+7)/8 {
+	if x.Env().Height > ep.StartHeight && len(x.Env().Signers) == (len(ep.Members)+7)/8 {
 		for i, m := range ep.Members {
-			if x.env.Signers[i/8]&(1<<(i%8)) != 0 {
+			if x.Env().Signers[i/8]&(1<<(i%8)) != 0 {
 				continue
 			}
-			rec, err := ReadValidator(x.o, m.Address)
+			rec, err := ReadValidator(x.State(), m.Address)
 			if err != nil || rec == nil {
 				return err
 			}
 			rec.Missed++
-			writeValidator(x.o, rec)
+			writeValidator(x.State(), rec)
 		}
 	}
-	if x.env.Height%w != 0 {
+	if x.Env().Height%w != 0 {
 		return nil
 	}
 	for _, m := range ep.Members {
-		rec, err := ReadValidator(x.o, m.Address)
+		rec, err := ReadValidator(x.State(), m.Address)
 		if err != nil || rec == nil {
 			return err
 		}
@@ -498,10 +482,10 @@ func (x *txExec) countDowntime(ep *Epoch) error {
 		}
 		if rec.Missed*2 > w && !rec.Jailed {
 			x.jail(rec)
-			x.emit(types.ValidatorRegistryAddress, "ValidatorJailed", map[string]any{"validator": m.Address, "missed": rec.Missed})
+			x.Emit(types.ValidatorRegistryAddress, &ValidatorJailedEvent{Validator: m.Address, Missed: rec.Missed})
 		}
 		rec.Missed = 0
-		writeValidator(x.o, rec)
+		writeValidator(x.State(), rec)
 	}
 	return nil
 }
@@ -511,10 +495,10 @@ func (x *txExec) countDowntime(ep *Epoch) error {
 // sorted by address. Pending validators become active; exiting ones leave
 // (their unbonding runs from the exit). An empty result keeps the current
 // members, so that the chain cannot halt itself.
-func (x *txExec) nextEpoch(ep *Epoch) error {
-	next := &Epoch{Number: ep.Number + 1, StartHeight: x.env.Height + 1}
+func (x *txCtx) nextEpoch(ep *Epoch) error {
+	next := &Epoch{Number: ep.Number + 1, StartHeight: x.Env().Height + 1}
 	var recs []*ValidatorRecord
-	err := x.o.Scan(ValidatorPrefix(), func(_, v []byte) error {
+	err := x.State().Scan(ValidatorPrefix(), func(_, v []byte) error {
 		var r ValidatorRecord
 		if err := codec.Unmarshal(v, &r); err != nil {
 			return err
@@ -530,16 +514,16 @@ func (x *txExec) nextEpoch(ep *Epoch) error {
 		switch r.Status {
 		case ValidatorExiting:
 			r.Status = ValidatorExited
-			writeValidator(x.o, r)
+			writeValidator(x.State(), r)
 			continue
 		case ValidatorPending:
 			r.Status = ValidatorActive
-			writeValidator(x.o, r)
+			writeValidator(x.State(), r)
 		case ValidatorExited:
 			continue
 		}
 		weight := new(big.Int).Quo(r.Stake, baseUnitsPerCBY)
-		if r.Jailed || r.Stake.Cmp(x.ex.cfg.Validators.MinStake) < 0 || !weight.IsUint64() || weight.Sign() == 0 {
+		if r.Jailed || r.Stake.Cmp(x.m.p.MinStake) < 0 || !weight.IsUint64() || weight.Sign() == 0 {
 			continue
 		}
 		next.Members = append(next.Members, SetMember{Address: r.Address, BLSKey: r.BLSKey, Weight: weight.Uint64()})
@@ -549,7 +533,7 @@ func (x *txExec) nextEpoch(ep *Epoch) error {
 	}
 	// The seed mixes the previous seed with the beacon value this block
 	// was executed with (R of its parent), known to every node.
-	next.Seed = vrf.EpochSeed(ep.Seed, x.env.Seed, next.Number)
-	x.o.Set(epochKey, codec.MustMarshal(next))
+	next.Seed = vrf.EpochSeed(ep.Seed, x.Env().Seed, next.Number)
+	x.State().Set(epochKey, codec.MustMarshal(next))
 	return nil
 }

@@ -1,4 +1,4 @@
-package execution
+package entitlements
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -68,24 +69,26 @@ func (k readOnlyKV) Scan(prefix []byte, fn func(key, v []byte) error) error {
 	return k.r.Scan(append(bytes.Clone(k.pre), prefix...), func(key, v []byte) error { return fn(key[n:], v) })
 }
 
-// EntitlementRegistry returns a read-only view of the registry over r (for
-// the API and CLI): lazy expiry is computed but not written.
-func EntitlementRegistry(r state.Reader) *entitlement.Registry {
+// ReadOnly returns a read-only view of the registry over r (for the API and
+// CLI): lazy expiry is computed but not written.
+func ReadOnly(r state.Reader) *entitlement.Registry {
 	return entitlement.NewRegistry(readOnlyKV{r: r, pre: state.Key(state.PrefixSystem, types.EntitlementRegistryAddress[:])}, types.GovernanceAddress)
 }
 
-func (x *txExec) entitlements() *entitlement.Registry {
-	return entitlement.NewRegistry(newEntitlementKV(x.o), types.GovernanceAddress)
+// Writable returns the registry over the block's overlay o: what the Job
+// Dispatcher's pool filter checks runners against.
+func Writable(o *state.Overlay) *entitlement.Registry {
+	return entitlement.NewRegistry(newEntitlementKV(o), types.GovernanceAddress)
 }
 
 // ScopeOwnerKey holds the owner of a RunnerPool or Namespace scope.
 func ScopeOwnerKey(s entitlement.Scope) []byte {
-	return offKey(types.EntitlementRegistryAddress, []byte("owner/"), []byte{byte(s.Kind)}, s.ID)
+	return system.Key(types.EntitlementRegistryAddress, []byte("owner/"), []byte{byte(s.Kind)}, s.ID)
 }
 
 // mayGrant applies the authority rules above, claiming an unowned pool or
 // namespace for from.
-func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
+func (x *txCtx) mayGrant(from types.Address, s entitlement.Scope) error {
 	if from == types.GovernanceAddress {
 		return nil
 	}
@@ -97,7 +100,7 @@ func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
 		if s.Kind == entitlement.ScopeActor {
 			// An actor cannot send instructions: its owner (deployer)
 			// grants under its scope.
-			if b, ok, err := x.o.Get(state.StorageKey(s.Addr, KeyOwner)); err != nil {
+			if b, ok, err := x.State().Get(state.StorageKey(s.Addr, []byte(system.ActorOwnerKey))); err != nil {
 				return err
 			} else if ok {
 				var owner []byte
@@ -105,25 +108,25 @@ func (x *txExec) mayGrant(from types.Address, s entitlement.Scope) error {
 					return nil
 				}
 			}
-			return failf("Unauthorized: only actor %s's owner grants under its scope", s.Addr)
+			return system.Failf(system.CodeUnauthorized, "Unauthorized: only actor %s's owner grants under its scope", s.Addr)
 		}
-		return failf("Unauthorized: only %s grants under its own scope", s.Addr)
+		return system.Failf(system.CodeUnauthorized, "Unauthorized: only %s grants under its own scope", s.Addr)
 	case entitlement.ScopeRunnerPool, entitlement.ScopeNamespace:
 		k := ScopeOwnerKey(s)
-		owner, ok, err := x.o.Get(k)
+		owner, ok, err := x.State().Get(k)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			x.o.Set(k, from[:])
-			x.emit(types.EntitlementRegistryAddress, "ScopeClaimed", map[string]any{"scope_kind": uint64(s.Kind), "id": s.ID, "owner": from})
+			x.State().Set(k, from[:])
+			x.Emit(types.EntitlementRegistryAddress, &ScopeClaimedEvent{ScopeKind: uint64(s.Kind), ID: s.ID, Owner: from})
 			return nil
 		}
 		if !bytes.Equal(owner, from[:]) {
-			return failf("Unauthorized: scope is owned by %x", owner)
+			return system.Failf(system.CodeUnauthorized, "Unauthorized: scope is owned by %x", owner)
 		}
 	default:
-		return failf("Unauthorized: global and token scopes are granted by governance")
+		return system.Failf(system.CodeUnauthorized, "Unauthorized: global and token scopes are granted by governance")
 	}
 	return nil
 }
@@ -133,31 +136,31 @@ func entitlementError(err error) error {
 	for _, e := range []error{entitlement.ErrNotFound, entitlement.ErrExists, entitlement.ErrLimit, entitlement.ErrUnauthorized,
 		entitlement.ErrInvalid, entitlement.ErrNotNarrower, entitlement.ErrDenied} {
 		if errors.Is(err, e) {
-			return failf("Entitlement: %v", err)
+			return system.Failf(system.CodeEntitlement, "Entitlement: %v", err)
 		}
 	}
 	return err
 }
 
-func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) ([]byte, error) {
-	reg := x.entitlements()
-	at := x.env.Height
+func (x *txCtx) dispatch(from types.Address, in types.Instruction) ([]byte, error) {
+	reg := Writable(x.State())
+	at := x.Env().Height
 	switch v := in.(type) {
 	case *types.EntitlementGrant:
-		if err := x.charge(entitlement.GrantCycles, entitlement.GrantCells); err != nil {
+		if err := x.Charge(entitlement.GrantCycles, entitlement.GrantCells); err != nil {
 			return nil, err
 		}
 		s, err := entitlement.DecodeScope(v.Scope)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: scope: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: scope: %v", err)
 		}
 		a, err := entitlement.DecodeAction(v.Action)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: action: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: action: %v", err)
 		}
 		c, err := entitlement.DecodeConstraints(v.Constraints)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: constraints: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: constraints: %v", err)
 		}
 		if err := x.mayGrant(from, s); err != nil {
 			return nil, err
@@ -166,46 +169,46 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "EntitlementGranted", map[string]any{"id": id, "granter": from, "grantee": v.Grantee})
+		x.Emit(types.EntitlementRegistryAddress, &EntitlementGrantedEvent{ID: id, Granter: from, Grantee: v.Grantee})
 		return id[:], nil
 	case *types.EntitlementRevoke:
-		if err := x.charge(entitlement.RevokeCycles, entitlement.RevokeCells); err != nil {
+		if err := x.Charge(entitlement.RevokeCycles, entitlement.RevokeCells); err != nil {
 			return nil, err
 		}
 		if err := reg.Revoke(from, v.ID); err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "EntitlementRevoked", map[string]any{"id": v.ID, "by": from})
+		x.Emit(types.EntitlementRegistryAddress, &EntitlementRevokedEvent{ID: v.ID, By: from})
 		return nil, nil
 	case *types.EntitlementDelegate:
-		if err := x.charge(entitlement.DelegateCycles, entitlement.DelegateCells); err != nil {
+		if err := x.Charge(entitlement.DelegateCycles, entitlement.DelegateCells); err != nil {
 			return nil, err
 		}
 		c, err := entitlement.DecodeConstraints(v.Constraints)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: constraints: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: constraints: %v", err)
 		}
 		id, err := reg.Delegate(from, v.Parent, v.Grantee, c, at)
 		if err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "EntitlementDelegated", map[string]any{"id": id, "parent": v.Parent, "grantee": v.Grantee})
+		x.Emit(types.EntitlementRegistryAddress, &EntitlementDelegatedEvent{ID: id, Parent: v.Parent, Grantee: v.Grantee})
 		return id[:], nil
 	case *types.RoleCreate:
-		if err := x.charge(entitlement.CreateRoleCycles, entitlement.CreateRoleCells); err != nil {
+		if err := x.Charge(entitlement.CreateRoleCycles, entitlement.CreateRoleCells); err != nil {
 			return nil, err
 		}
 		scopes, err := entitlement.DecodeScopes(v.Scopes)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: scopes: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: scopes: %v", err)
 		}
 		actions, err := entitlement.DecodeActions(v.Actions)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: actions: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: actions: %v", err)
 		}
 		c, err := entitlement.DecodeConstraints(v.Constraints)
 		if err != nil {
-			return nil, failf("InvalidEntitlement: constraints: %v", err)
+			return nil, system.Failf(system.CodeInvalidEntitlement, "InvalidEntitlement: constraints: %v", err)
 		}
 		for _, s := range scopes {
 			if err := x.mayGrant(from, s); err != nil {
@@ -216,40 +219,26 @@ func (x *txExec) dispatchEntitlement(from types.Address, in types.Instruction) (
 		if err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "RoleCreated", map[string]any{"id": id, "creator": from, "name": v.Name})
+		x.Emit(types.EntitlementRegistryAddress, &RoleCreatedEvent{ID: id, Creator: from, Name: v.Name})
 		return id[:], nil
 	case *types.RoleAssign:
-		if err := x.charge(entitlement.AssignRoleCycles, entitlement.AssignRoleCells); err != nil {
+		if err := x.Charge(entitlement.AssignRoleCycles, entitlement.AssignRoleCells); err != nil {
 			return nil, err
 		}
 		if err := reg.AssignRole(from, v.RoleID, v.Assignee); err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "RoleAssigned", map[string]any{"role": v.RoleID, "assignee": v.Assignee})
+		x.Emit(types.EntitlementRegistryAddress, &RoleAssignedEvent{Role: v.RoleID, Assignee: v.Assignee})
 		return nil, nil
 	case *types.RoleRevoke:
-		if err := x.charge(entitlement.AssignRoleCycles, entitlement.AssignRoleCells); err != nil {
+		if err := x.Charge(entitlement.AssignRoleCycles, entitlement.AssignRoleCells); err != nil {
 			return nil, err
 		}
 		if err := reg.RevokeRole(from, v.RoleID, v.Assignee); err != nil {
 			return nil, entitlementError(err)
 		}
-		x.emit(types.EntitlementRegistryAddress, "RoleRevoked", map[string]any{"role": v.RoleID, "assignee": v.Assignee})
+		x.Emit(types.EntitlementRegistryAddress, &RoleRevokedEvent{Role: v.RoleID, Assignee: v.Assignee})
 		return nil, nil
 	}
 	return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
-}
-
-// poolChecker is the §4 filter 7 over the live registry; each check is
-// charged entitlement.CheckCycles.
-type poolChecker struct {
-	x   *txExec
-	reg *entitlement.Registry
-}
-
-func (p poolChecker) InPool(runner types.Address, pool []byte, at uint64) (bool, error) {
-	if err := p.x.charge(entitlement.CheckCycles, entitlement.CheckCells); err != nil {
-		return false, err
-	}
-	return p.reg.InPool(runner, pool, at)
 }

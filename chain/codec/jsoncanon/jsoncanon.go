@@ -1,5 +1,7 @@
-// Package jsoncanon owns the canonical JSON form runners commit for JSON
-// results, so that committee members whose services returned the same JSON
+// Package jsoncanon is Cowboy's one canonical-JSON package. It owns the
+// decoded-document model the Result Verifier judges results with (Parse,
+// Lookup, EqualityKey; document.go) and the canonical JSON form runners
+// commit for JSON results, so that committee members whose services returned the same JSON
 // value sign the same bytes even when the services formatted it differently
 // (key order, whitespace, escapes, "1.0" vs "1").
 //
@@ -23,17 +25,16 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 )
 
-// Limits, the same as the chain's verifier applies to results
-// (chain/offchain/verify), so that a canonicalised result is never one the
-// verifier refuses for its shape.
+// Limits on JSON documents, the same for the chain's verifier (Parse) and
+// the runners' canonical form, so that a canonicalised result is never one
+// the verifier refuses for its shape. They keep exact arithmetic cheap:
+// big.Rat of "1e999999" alone costs ~50 ms.
 const (
-	MaxDepth       = verify.MaxJSONDepth
-	MaxNumberBytes = verify.MaxJSONNumberBytes
-	MaxExponent    = verify.MaxJSONExponent
+	MaxDepth       = 64  // nesting of arrays/objects
+	MaxNumberBytes = 100 // length of a number's text
+	MaxExponent    = 400 // |exponent| of a number
 )
 
 // ErrNotJSON wraps every rejection.

@@ -1,4 +1,4 @@
-package execution
+package storage
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/storage/challenge"
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -154,44 +155,36 @@ func VolumeAccountKey(vol types.Hash) []byte { return smKey([]byte("acct/"), vol
 
 // ChallengeKey is the state key of a challenge.
 func ChallengeKey(epoch uint64, vol types.Hash, relay types.Address) []byte {
-	return smKey([]byte("chal/"), be8(epoch), vol[:], relay[:])
+	return smKey([]byte("chal/"), system.BE8(epoch), vol[:], relay[:])
 }
 
 // ChallengeEpochPrefix prefixes the challenges of one epoch (by volume).
-func ChallengeEpochPrefix(epoch uint64) []byte { return smKey([]byte("chal/"), be8(epoch)) }
+func ChallengeEpochPrefix(epoch uint64) []byte { return smKey([]byte("chal/"), system.BE8(epoch)) }
 
 // RelayChallengePrefix prefixes a relay's challenge index (by epoch,
 // volume); values are empty.
 func RelayChallengePrefix(relay types.Address) []byte { return smKey([]byte("rchal/"), relay[:]) }
 
 func relayChallengeKey(relay types.Address, epoch uint64, vol types.Hash) []byte {
-	return smKey([]byte("rchal/"), relay[:], be8(epoch), vol[:])
+	return smKey([]byte("rchal/"), relay[:], system.BE8(epoch), vol[:])
 }
 
-func challengeDuePrefix(height uint64) []byte { return smKey([]byte("due/"), be8(height)) }
+func challengeDuePrefix(height uint64) []byte { return smKey([]byte("due/"), system.BE8(height)) }
 
 func challengeDueKey(c *Challenge) []byte {
-	return smKey([]byte("due/"), be8(c.Deadline), be8(c.Epoch), c.Volume[:], c.Relay[:])
+	return smKey([]byte("due/"), system.BE8(c.Deadline), system.BE8(c.Epoch), c.Volume[:], c.Relay[:])
 }
 
 // RelayStatsKey is the state key of a relay's challenge record.
 func RelayStatsKey(id types.Address) []byte { return rrKey([]byte("stats/"), id[:]) }
 
 func unbondKey(height uint64, id types.Address) []byte {
-	return rrKey([]byte("unbond/"), be8(height), id[:])
+	return rrKey([]byte("unbond/"), system.BE8(height), id[:])
 }
 
 // ReadPlacement decodes a volume's placement (nil if none).
 func ReadPlacement(r state.Reader, vol types.Hash) (*Placement, error) {
-	b, ok, err := r.Get(PlacementKey(vol))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var p Placement
-	if err := codec.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("decode placement %s: %w", vol, err)
-	}
-	return &p, nil
+	return system.Get[Placement](r, PlacementKey(vol), "decode placement %s", vol)
 }
 
 // ReadVolumeAccount decodes a volume's escrow (zero if absent).
@@ -209,15 +202,7 @@ func ReadVolumeAccount(r state.Reader, vol types.Hash) (*VolumeAccount, error) {
 
 // ReadChallenge decodes a challenge (nil if absent).
 func ReadChallenge(r state.Reader, epoch uint64, vol types.Hash, relay types.Address) (*Challenge, error) {
-	b, ok, err := r.Get(ChallengeKey(epoch, vol, relay))
-	if err != nil || !ok {
-		return nil, err
-	}
-	var c Challenge
-	if err := codec.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("decode challenge: %w", err)
-	}
-	return &c, nil
+	return system.Get[Challenge](r, ChallengeKey(epoch, vol, relay), "decode challenge")
 }
 
 // ReadRelayStats decodes a relay's challenge record (a fresh one if absent).
@@ -246,7 +231,7 @@ func writeChallenge(o *state.Overlay, c *Challenge) {
 }
 
 // RentPerEpoch is what a placement costs per epoch: shard bytes × rate.
-func (p StorageParams) RentPerEpoch(pl *Placement) *big.Int {
+func (p Params) RentPerEpoch(pl *Placement) *big.Int {
 	var b uint64
 	if pl != nil {
 		for _, r := range pl.Relays {
@@ -257,43 +242,43 @@ func (p StorageParams) RentPerEpoch(pl *Placement) *big.Int {
 }
 
 // setPlacement records (or clears) the placement of a new commitment.
-func (x *txExec) setPlacement(in *types.CommitManifest) error {
+func (x *txCtx) setPlacement(in *types.CommitManifest) error {
 	if err := x.supersede(in.Volume); err != nil {
 		return err
 	}
 	if len(in.Placement) == 0 {
-		x.o.Delete(PlacementKey(in.Volume))
+		x.State().Delete(PlacementKey(in.Volume))
 		return nil
 	}
 	if len(in.Placement) > MaxPlacementRelays {
-		return failf("InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
+		return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: %d relays, at most %d", len(in.Placement), MaxPlacementRelays)
 	}
 	for i, p := range in.Placement {
 		if i > 0 && bytes.Compare(in.Placement[i-1].Relay[:], p.Relay[:]) >= 0 {
-			return failf("InvalidPlacement: relays must be sorted and unique")
+			return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: relays must be sorted and unique")
 		}
 		if p.Count == 0 || p.Count > 1<<challenge.MaxProofDepth {
-			return failf("InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
+			return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: relay %s: shard count %d", p.Relay, p.Count)
 		}
-		rel, err := ReadRelay(x.o, p.Relay)
+		rel, err := ReadRelay(x.State(), p.Relay)
 		if err != nil {
 			return err
 		}
 		if rel == nil || rel.Status != RelayActive {
-			return failf("InvalidPlacement: %s is not an active relay", p.Relay)
+			return system.Failf(system.CodeInvalidPlacement, "InvalidPlacement: %s is not an active relay", p.Relay)
 		}
 	}
-	x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
+	x.State().Set(PlacementKey(in.Volume), codec.MustMarshal(&Placement{Version: in.Version, Relays: in.Placement}))
 	return nil
 }
 
 // supersede closes the volume's open challenges of this epoch: a new
 // commitment replaces the version they are about.
-func (x *txExec) supersede(vol types.Hash) error {
-	epoch := x.ex.storage.Epoch(x.env.Height)
-	prefix := smKey([]byte("chal/"), be8(epoch), vol[:])
+func (x *txCtx) supersede(vol types.Hash) error {
+	epoch := x.m.p.Epoch(x.Env().Height)
+	prefix := smKey([]byte("chal/"), system.BE8(epoch), vol[:])
 	var open []*Challenge
-	if err := x.o.Scan(prefix, func(_, v []byte) error {
+	if err := x.State().Scan(prefix, func(_, v []byte) error {
 		var c Challenge
 		if err := codec.Unmarshal(v, &c); err != nil {
 			return err
@@ -306,55 +291,55 @@ func (x *txExec) supersede(vol types.Hash) error {
 		return err
 	}
 	for _, c := range open {
-		c.Status, c.Closed = ChallengeSuperseded, x.env.Height
-		writeChallenge(x.o, c)
+		c.Status, c.Closed = ChallengeSuperseded, x.Env().Height
+		writeChallenge(x.State(), c)
 	}
 	return nil
 }
 
-func (x *txExec) volumeFund(from types.Address, in *types.VolumeFund) error {
-	v, err := ReadVolume(x.o, in.Volume)
+func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
+	v, err := ReadVolume(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
 	if v == nil {
-		return failf("NoSuchVolume: volume %s does not exist", in.Volume)
+		return system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", in.Volume)
 	}
-	acct, err := ReadVolumeAccount(x.o, in.Volume)
+	acct, err := ReadVolumeAccount(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
-	val := x.tx.Value()
+	val := x.Transaction().Value()
 	if val.Sign() <= 0 {
-		return failf("NoValue: volume_fund credits the transaction value")
+		return system.Failf(system.CodeNoValue, "NoValue: volume_fund credits the transaction value")
 	}
 	if acct.Evicted != 0 {
 		// Funding an evicted volume revives it: the next commitment places
 		// it again (relays may have deleted its shards meanwhile; the
 		// owner's repair puts back what is missing).
-		x.emit(types.StorageManagerAddress, "VolumeRevived", map[string]any{"volume": in.Volume, "evicted": acct.Evicted})
+		x.Emit(types.StorageManagerAddress, &VolumeRevivedEvent{Volume: in.Volume, Evicted: acct.Evicted})
 		acct.Evicted, acct.Arrears = 0, 0
 	}
-	if err := x.moveValue(from, types.StorageManagerAddress, val); err != nil {
+	if err := x.MoveValue(from, types.StorageManagerAddress, val); err != nil {
 		return err
 	}
 	acct.Escrow.Add(acct.Escrow, val)
 	acct.Funded.Add(acct.Funded, val)
-	x.o.Set(VolumeAccountKey(in.Volume), codec.MustMarshal(acct))
-	x.emit(types.StorageManagerAddress, "VolumeFunded", map[string]any{"volume": in.Volume, "from": from, "value": val, "escrow": acct.Escrow})
+	x.State().Set(VolumeAccountKey(in.Volume), codec.MustMarshal(acct))
+	x.Emit(types.StorageManagerAddress, &VolumeFundedEvent{Volume: in.Volume, From: from, Value: val, Escrow: acct.Escrow})
 	return nil
 }
 
-func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error {
-	c, err := ReadChallenge(x.o, in.Epoch, in.Volume, from)
+func (x *txCtx) storageProof(from types.Address, in *types.StorageProof) error {
+	c, err := ReadChallenge(x.State(), in.Epoch, in.Volume, from)
 	if err != nil {
 		return err
 	}
 	if c == nil {
-		return failf("NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
+		return system.Failf(system.CodeNoSuchChallenge, "NoSuchChallenge: relay %s has no challenge for volume %s in epoch %d", from, in.Volume, in.Epoch)
 	}
 	if c.Status != ChallengeOpen {
-		return failf("ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
+		return system.Failf(system.CodeChallengeClosed, "ChallengeClosed: the challenge is %s", ChallengeStatusName(c.Status))
 	}
 	ans := &challenge.Answer{
 		Leaf:      challenge.Leaf{ID: in.ShardID, Hash: in.ShardHash, Size: in.ShardSize},
@@ -363,21 +348,21 @@ func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error 
 		ChunkPath: hashes(in.ChunkPath),
 	}
 	verr := challenge.Verify(c.Summary(), c.Seed, ans)
-	c.Closed = x.env.Height
+	c.Closed = x.Env().Height
 	if verr != nil {
 		// A wrong answer is final: it counts as a failure now (the receipt
 		// succeeds and carries ChallengeFailed) and the rent goes back.
 		c.Status = ChallengeFailed
-		writeChallenge(x.o, c)
+		writeChallenge(x.State(), c)
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
-		x.emit(types.StorageManagerAddress, "ChallengeFailed", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch, "error": verr.Error()})
+		x.Emit(types.StorageManagerAddress, &ChallengeFailedEvent{Volume: c.Volume, Relay: from, Epoch: c.Epoch, Error: verr.Error()})
 		return x.penalise(c)
 	}
 	c.Status = ChallengeAnswered
-	writeChallenge(x.o, c)
-	st, err := ReadRelayStats(x.o, from)
+	writeChallenge(x.State(), c)
+	st, err := ReadRelayStats(x.State(), from)
 	if err != nil {
 		return err
 	}
@@ -386,8 +371,8 @@ func (x *txExec) storageProof(from types.Address, in *types.StorageProof) error 
 	// runs its FlagEpochs, whatever the order of answers in a block.
 	st.Consecutive = 0
 	st.Reputation = min(st.Reputation+ReputationReward, MaxReputation)
-	writeRelayStats(x.o, from, st)
-	x.emit(types.StorageManagerAddress, "ChallengeAnswered", map[string]any{"volume": c.Volume, "relay": from, "epoch": c.Epoch})
+	writeRelayStats(x.State(), from, st)
+	x.Emit(types.StorageManagerAddress, &ChallengeAnsweredEvent{Volume: c.Volume, Relay: from, Epoch: c.Epoch})
 	return nil
 }
 
@@ -399,61 +384,61 @@ func hashes(hs []types.Hash) []merkle.Hash {
 	return out
 }
 
-func (x *txExec) claimRent(from types.Address, in *types.ClaimRent) error {
-	p := x.ex.storage
-	if x.env.Height < (in.Epoch+1)*p.EpochBlocks {
-		return failf("EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
+func (x *txCtx) claimRent(from types.Address, in *types.ClaimRent) error {
+	p := x.m.p
+	if x.Env().Height < (in.Epoch+1)*p.EpochBlocks {
+		return system.Failf(system.CodeEpochNotOver, "EpochNotOver: rent for epoch %d is claimable from height %d", in.Epoch, (in.Epoch+1)*p.EpochBlocks)
 	}
 	if len(in.Volumes) == 0 || len(in.Volumes) > MaxClaimVolumes {
-		return failf("InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
+		return system.Failf(system.CodeInvalidClaim, "InvalidClaim: between 1 and %d volumes", MaxClaimVolumes)
 	}
 	total := new(big.Int)
 	for i, vol := range in.Volumes {
 		if i > 0 && bytes.Compare(in.Volumes[i-1][:], vol[:]) >= 0 {
-			return failf("InvalidClaim: volumes must be sorted and unique")
+			return system.Failf(system.CodeInvalidClaim, "InvalidClaim: volumes must be sorted and unique")
 		}
-		c, err := ReadChallenge(x.o, in.Epoch, vol, from)
+		c, err := ReadChallenge(x.State(), in.Epoch, vol, from)
 		if err != nil {
 			return err
 		}
 		if c == nil {
-			return failf("NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
+			return system.Failf(system.CodeNothingToClaim, "NothingToClaim: no challenge of relay %s for volume %s in epoch %d", from, vol, in.Epoch)
 		}
 		if !claimable(c.Status) {
-			return failf("NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
+			return system.Failf(system.CodeNothingToClaim, "NothingToClaim: volume %s epoch %d: the challenge is %s", vol, in.Epoch, ChallengeStatusName(c.Status))
 		}
-		c.Status, c.Closed = ChallengeClaimed, x.env.Height
-		writeChallenge(x.o, c)
-		acct, err := ReadVolumeAccount(x.o, vol)
+		c.Status, c.Closed = ChallengeClaimed, x.Env().Height
+		writeChallenge(x.State(), c)
+		acct, err := ReadVolumeAccount(x.State(), vol)
 		if err != nil {
 			return err
 		}
 		acct.Paid.Add(acct.Paid, c.Rent)
-		x.o.Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
+		x.State().Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
 		total.Add(total, c.Rent)
 	}
 	if total.Sign() > 0 {
-		if err := x.moveValue(types.StorageManagerAddress, from, total); err != nil {
+		if err := x.MoveValue(types.StorageManagerAddress, from, total); err != nil {
 			return err
 		}
 	}
-	st, err := ReadRelayStats(x.o, from)
+	st, err := ReadRelayStats(x.State(), from)
 	if err != nil {
 		return err
 	}
 	st.Earned.Add(st.Earned, total)
-	writeRelayStats(x.o, from, st)
-	x.emit(types.StorageManagerAddress, "RentPaid", map[string]any{"relay": from, "epoch": in.Epoch, "volumes": len(in.Volumes), "amount": total})
+	writeRelayStats(x.State(), from, st)
+	x.Emit(types.StorageManagerAddress, &RentPaidEvent{Relay: from, Epoch: in.Epoch, Volumes: len(in.Volumes), Amount: total})
 	return nil
 }
 
-func (x *txExec) refusePlacement(from types.Address, in *types.RefusePlacement) error {
-	pl, err := ReadPlacement(x.o, in.Volume)
+func (x *txCtx) refusePlacement(from types.Address, in *types.RefusePlacement) error {
+	pl, err := ReadPlacement(x.State(), in.Volume)
 	if err != nil {
 		return err
 	}
 	if pl == nil || pl.Version != in.Version {
-		return failf("NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
+		return system.Failf(system.CodeNoSuchPlacement, "NoSuchPlacement: volume %s has no placement at version %d", in.Volume, in.Version)
 	}
 	i := -1
 	for j, r := range pl.Relays {
@@ -462,48 +447,48 @@ func (x *txExec) refusePlacement(from types.Address, in *types.RefusePlacement) 
 		}
 	}
 	if i < 0 {
-		return failf("NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
+		return system.Failf(system.CodeNoSuchPlacement, "NoSuchPlacement: relay %s holds nothing of volume %s v%d", from, in.Volume, in.Version)
 	}
 	pl.Relays = append(pl.Relays[:i:i], pl.Relays[i+1:]...)
 	if len(pl.Relays) == 0 {
-		x.o.Delete(PlacementKey(in.Volume))
+		x.State().Delete(PlacementKey(in.Volume))
 	} else {
-		x.o.Set(PlacementKey(in.Volume), codec.MustMarshal(pl))
+		x.State().Set(PlacementKey(in.Volume), codec.MustMarshal(pl))
 	}
 	// An open challenge of this epoch closes without pay and without
 	// penalty: the relay declared it does not hold the data.
-	c, err := ReadChallenge(x.o, x.ex.storage.Epoch(x.env.Height), in.Volume, from)
+	c, err := ReadChallenge(x.State(), x.m.p.Epoch(x.Env().Height), in.Volume, from)
 	if err != nil {
 		return err
 	}
 	if c != nil && c.Status == ChallengeOpen && c.Version == in.Version {
-		c.Status, c.Closed = ChallengeRefused, x.env.Height
-		writeChallenge(x.o, c)
+		c.Status, c.Closed = ChallengeRefused, x.Env().Height
+		writeChallenge(x.State(), c)
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
 	}
-	x.emit(types.StorageManagerAddress, "PlacementRefused", map[string]any{"volume": in.Volume, "version": in.Version, "relay": from})
+	x.Emit(types.StorageManagerAddress, &PlacementRefusedEvent{Volume: in.Volume, Version: in.Version, Relay: from})
 	return nil
 }
 
 // refundRent returns a challenge's reserved rent to the volume's escrow.
-func (x *txExec) refundRent(c *Challenge) error {
+func (x *txCtx) refundRent(c *Challenge) error {
 	if c.Rent.Sign() == 0 {
 		return nil
 	}
-	acct, err := ReadVolumeAccount(x.o, c.Volume)
+	acct, err := ReadVolumeAccount(x.State(), c.Volume)
 	if err != nil {
 		return err
 	}
 	if acct.Evicted != 0 {
 		// Rent still reserved when the volume was evicted goes to the owner.
-		v, err := ReadVolume(x.o, c.Volume)
+		v, err := ReadVolume(x.State(), c.Volume)
 		if err != nil {
 			return err
 		}
 		if v != nil {
-			if err := x.moveValue(types.StorageManagerAddress, v.Owner, c.Rent); err != nil {
+			if err := x.MoveValue(types.StorageManagerAddress, v.Owner, c.Rent); err != nil {
 				return err
 			}
 			acct.Refunded.Add(acct.Refunded, c.Rent)
@@ -511,16 +496,16 @@ func (x *txExec) refundRent(c *Challenge) error {
 	} else {
 		acct.Escrow.Add(acct.Escrow, c.Rent)
 	}
-	x.o.Set(VolumeAccountKey(c.Volume), codec.MustMarshal(acct))
+	x.State().Set(VolumeAccountKey(c.Volume), codec.MustMarshal(acct))
 	return nil
 }
 
 // penalise records a failed or missed challenge: reputation cut, relay
 // flagged (clients stop placing on it and repair away from it), and from
 // SlashAfter consecutive failures on a slash of SlashBps of the stake.
-func (x *txExec) penalise(c *Challenge) error {
-	p := x.ex.storage
-	st, err := ReadRelayStats(x.o, c.Relay)
+func (x *txCtx) penalise(c *Challenge) error {
+	p := x.m.p
+	st, err := ReadRelayStats(x.State(), c.Relay)
 	if err != nil {
 		return err
 	}
@@ -531,9 +516,9 @@ func (x *txExec) penalise(c *Challenge) error {
 	}
 	st.Consecutive++
 	st.Reputation -= min(st.Reputation, ReputationPenalty)
-	st.FlaggedUntil = max(st.FlaggedUntil, p.Epoch(x.env.Height)+p.FlagEpochs)
+	st.FlaggedUntil = max(st.FlaggedUntil, p.Epoch(x.Env().Height)+p.FlagEpochs)
 	if st.Consecutive >= p.SlashAfter {
-		rel, err := ReadRelay(x.o, c.Relay)
+		rel, err := ReadRelay(x.State(), c.Relay)
 		if err != nil {
 			return err
 		}
@@ -541,57 +526,56 @@ func (x *txExec) penalise(c *Challenge) error {
 			cut := new(big.Int).Mul(rel.Stake, new(big.Int).SetUint64(p.SlashBps))
 			cut.Quo(cut, big.NewInt(10_000))
 			if cut.Sign() > 0 {
-				if err := x.o.SubBalance(types.RelayRegistryAddress, cut); err != nil {
+				if err := x.State().SubBalance(types.RelayRegistryAddress, cut); err != nil {
 					return err
 				}
-				if err := x.o.AddBigRecord(state.RecordBurned, cut); err != nil {
+				if err := x.State().AddBigRecord(state.RecordBurned, cut); err != nil {
 					return err
 				}
 				rel.Stake.Sub(rel.Stake, cut)
-				x.o.Set(RelayKey(c.Relay), codec.MustMarshal(rel))
+				x.State().Set(RelayKey(c.Relay), codec.MustMarshal(rel))
 				st.Slashed.Add(st.Slashed, cut)
-				x.emit(types.RelayRegistryAddress, "RelaySlashed", map[string]any{"relay": c.Relay, "amount": cut, "consecutive": st.Consecutive})
+				x.Emit(types.RelayRegistryAddress, &RelaySlashedEvent{Relay: c.Relay, Amount: cut, Consecutive: st.Consecutive})
 			}
 		}
 	}
-	writeRelayStats(x.o, c.Relay, st)
+	writeRelayStats(x.State(), c.Relay, st)
 	return nil
 }
 
 // cancelUnbonding stops a pending stake return (the relay re-registered).
-func (x *txExec) cancelUnbonding(id types.Address) error {
-	st, err := ReadRelayStats(x.o, id)
+func (x *txCtx) cancelUnbonding(id types.Address) error {
+	st, err := ReadRelayStats(x.State(), id)
 	if err != nil {
 		return err
 	}
 	if st.UnbondAt != 0 {
-		x.o.Delete(unbondKey(st.UnbondAt, id))
+		x.State().Delete(unbondKey(st.UnbondAt, id))
 		st.UnbondAt = 0
-		writeRelayStats(x.o, id, st)
+		writeRelayStats(x.State(), id, st)
 	}
 	return nil
 }
 
-// advanceStorage is the end-of-block step of the Storage Manager and the
+// EndBlock is the end-of-block step of the Storage Manager and the
 // Relay Registry: challenges whose window ends here are closed as missed,
 // stakes whose unbonding ends here are returned, and at an epoch boundary
 // old challenge records expire and the new epoch's rent is reserved and its
 // challenges issued. Events go nowhere (there is no receipt); the API shows
 // the records.
-func (e *Executor) advanceStorage(x0 *txExec) error {
-	h := x0.env.Height
+func (m *Module) EndBlock(sx system.Tx) error {
+	h := sx.Env().Height
 	if h == 0 {
 		return nil
 	}
-	x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.StorageManagerAddress,
-		run: &txRun{}, block: x0.block, mailbox: map[types.Address]int{}}
+	x := &txCtx{Tx: sx, m: m}
 	if err := x.closeMissed(h); err != nil {
 		return fmt.Errorf("storage: close missed challenges: %w", err)
 	}
 	if err := x.returnStakes(h); err != nil {
 		return fmt.Errorf("storage: return stakes: %w", err)
 	}
-	p := e.storage
+	p := m.p
 	if h%p.EpochBlocks != 0 {
 		return nil
 	}
@@ -607,31 +591,20 @@ func (e *Executor) advanceStorage(x0 *txExec) error {
 	return nil
 }
 
-// scanKeys collects the keys under prefix (so the caller can write while
-// iterating).
-func scanKeys(r state.Reader, prefix []byte) ([][]byte, error) {
-	var ks [][]byte
-	err := r.Scan(prefix, func(k, _ []byte) error {
-		ks = append(ks, append([]byte(nil), k...))
-		return nil
-	})
-	return ks, err
-}
-
-func (x *txExec) closeMissed(h uint64) error {
+func (x *txCtx) closeMissed(h uint64) error {
 	prefix := challengeDuePrefix(h)
-	ks, err := scanKeys(x.o, prefix)
+	ks, err := system.ScanKeys(x.State(), prefix)
 	if err != nil {
 		return err
 	}
 	for _, k := range ks {
-		x.o.Delete(k)
+		x.State().Delete(k)
 		rest := k[len(prefix):] // epoch, volume, relay
 		if len(rest) != 8+32+20 {
 			return fmt.Errorf("malformed due key %x", k)
 		}
 		epoch := binary.BigEndian.Uint64(rest)
-		c, err := ReadChallenge(x.o, epoch, types.Hash(rest[8:40]), types.Address(rest[40:]))
+		c, err := ReadChallenge(x.State(), epoch, types.Hash(rest[8:40]), types.Address(rest[40:]))
 		if err != nil {
 			return err
 		}
@@ -639,7 +612,7 @@ func (x *txExec) closeMissed(h uint64) error {
 			continue
 		}
 		c.Status, c.Closed = ChallengeMissed, h
-		writeChallenge(x.o, c)
+		writeChallenge(x.State(), c)
 		if err := x.refundRent(c); err != nil {
 			return err
 		}
@@ -650,43 +623,43 @@ func (x *txExec) closeMissed(h uint64) error {
 	return nil
 }
 
-func (x *txExec) returnStakes(h uint64) error {
-	prefix := rrKey([]byte("unbond/"), be8(h))
-	ks, err := scanKeys(x.o, prefix)
+func (x *txCtx) returnStakes(h uint64) error {
+	prefix := rrKey([]byte("unbond/"), system.BE8(h))
+	ks, err := system.ScanKeys(x.State(), prefix)
 	if err != nil {
 		return err
 	}
 	for _, k := range ks {
-		x.o.Delete(k)
+		x.State().Delete(k)
 		id := types.Address(k[len(prefix):])
-		rel, err := ReadRelay(x.o, id)
+		rel, err := ReadRelay(x.State(), id)
 		if err != nil {
 			return err
 		}
 		if rel == nil || rel.Status == RelayActive || rel.Stake.Sign() == 0 {
 			continue
 		}
-		if err := x.moveValue(types.RelayRegistryAddress, id, rel.Stake); err != nil {
+		if err := x.MoveValue(types.RelayRegistryAddress, id, rel.Stake); err != nil {
 			return err
 		}
 		rel.Stake = new(big.Int)
-		x.o.Set(RelayKey(id), codec.MustMarshal(rel))
-		st, err := ReadRelayStats(x.o, id)
+		x.State().Set(RelayKey(id), codec.MustMarshal(rel))
+		st, err := ReadRelayStats(x.State(), id)
 		if err != nil {
 			return err
 		}
 		st.UnbondAt = 0
-		writeRelayStats(x.o, id, st)
+		writeRelayStats(x.State(), id, st)
 	}
 	return nil
 }
 
 // expireEpoch returns the unclaimed rent of an epoch past its claim window
 // and deletes the epoch's challenge records.
-func (x *txExec) expireEpoch(epoch uint64) error {
+func (x *txCtx) expireEpoch(epoch uint64) error {
 	prefix := ChallengeEpochPrefix(epoch)
 	var cs []Challenge
-	if err := x.o.Scan(prefix, func(_, v []byte) error {
+	if err := x.State().Scan(prefix, func(_, v []byte) error {
 		var c Challenge
 		if err := codec.Unmarshal(v, &c); err != nil {
 			return err
@@ -703,8 +676,8 @@ func (x *txExec) expireEpoch(epoch uint64) error {
 				return err
 			}
 		}
-		x.o.Delete(ChallengeKey(c.Epoch, c.Volume, c.Relay))
-		x.o.Delete(relayChallengeKey(c.Relay, c.Epoch, c.Volume))
+		x.State().Delete(ChallengeKey(c.Epoch, c.Volume, c.Relay))
+		x.State().Delete(relayChallengeKey(c.Relay, c.Epoch, c.Volume))
 	}
 	return nil
 }
@@ -712,15 +685,15 @@ func (x *txExec) expireEpoch(epoch uint64) error {
 // issueChallenges reserves each placed volume's rent for epoch and issues
 // one challenge per (volume, relay); a volume whose escrow cannot pay goes
 // into arrears, and past the grace period its placement is evicted.
-func (x *txExec) issueChallenges(epoch uint64) error {
-	p := x.ex.storage
+func (x *txCtx) issueChallenges(epoch uint64) error {
+	p := x.m.p
 	type placed struct {
 		vol types.Hash
 		pl  Placement
 	}
 	var all []placed
 	prefix := PlacementPrefix()
-	if err := x.o.Scan(prefix, func(k, v []byte) error {
+	if err := x.State().Scan(prefix, func(k, v []byte) error {
 		var pl Placement
 		if err := codec.Unmarshal(v, &pl); err != nil {
 			return err
@@ -730,9 +703,9 @@ func (x *txExec) issueChallenges(epoch uint64) error {
 	}); err != nil {
 		return err
 	}
-	h := x.env.Height
+	h := x.Env().Height
 	for _, it := range all {
-		acct, err := ReadVolumeAccount(x.o, it.vol)
+		acct, err := ReadVolumeAccount(x.State(), it.vol)
 		if err != nil {
 			return err
 		}
@@ -748,21 +721,21 @@ func (x *txExec) issueChallenges(epoch uint64) error {
 				}
 				continue
 			}
-			x.o.Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
+			x.State().Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
 			continue
 		}
 		acct.Escrow.Sub(acct.Escrow, due)
 		acct.Arrears = 0
-		x.o.Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
+		x.State().Set(VolumeAccountKey(it.vol), codec.MustMarshal(acct))
 		for _, r := range it.pl.Relays {
 			rent := new(big.Int).Mul(new(big.Int).SetUint64(r.Bytes), p.RentRate)
 			rent.Mul(rent, periods)
 			c := &Challenge{Volume: it.vol, Relay: r.Relay, Epoch: epoch, Version: it.pl.Version, Issued: h,
-				Deadline: h + p.ResponseWindow, Seed: challenge.Seed(x.env.Seed, it.vol, r.Relay, epoch),
+				Deadline: h + p.ResponseWindow, Seed: challenge.Seed(x.Env().Seed, it.vol, r.Relay, epoch),
 				Bytes: r.Bytes, Count: r.Count, ShardsRoot: r.ShardsRoot, Rent: rent, Status: ChallengeOpen}
-			writeChallenge(x.o, c)
-			x.o.Set(relayChallengeKey(r.Relay, epoch, it.vol), []byte{1})
-			x.o.Set(challengeDueKey(c), []byte{1})
+			writeChallenge(x.State(), c)
+			x.State().Set(relayChallengeKey(r.Relay, epoch, it.vol), []byte{1})
+			x.State().Set(challengeDueKey(c), []byte{1})
 		}
 	}
 	return nil
@@ -771,20 +744,20 @@ func (x *txExec) issueChallenges(epoch uint64) error {
 // evict drops a volume's placement after the grace period and returns what
 // is left of its escrow to the owner; the volume takes no further
 // commitments or funding.
-func (x *txExec) evict(vol types.Hash, acct *VolumeAccount) error {
-	v, err := ReadVolume(x.o, vol)
+func (x *txCtx) evict(vol types.Hash, acct *VolumeAccount) error {
+	v, err := ReadVolume(x.State(), vol)
 	if err != nil {
 		return err
 	}
-	x.o.Delete(PlacementKey(vol))
-	acct.Evicted = x.env.Height
+	x.State().Delete(PlacementKey(vol))
+	acct.Evicted = x.Env().Height
 	if acct.Escrow.Sign() > 0 && v != nil {
-		if err := x.moveValue(types.StorageManagerAddress, v.Owner, acct.Escrow); err != nil {
+		if err := x.MoveValue(types.StorageManagerAddress, v.Owner, acct.Escrow); err != nil {
 			return err
 		}
 		acct.Refunded.Add(acct.Refunded, acct.Escrow)
 		acct.Escrow = new(big.Int)
 	}
-	x.o.Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
+	x.State().Set(VolumeAccountKey(vol), codec.MustMarshal(acct))
 	return nil
 }

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
+	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/storage"
+	"github.com/cowboy-foundation/cowboy/chain/system/tee"
+	"github.com/cowboy-foundation/cowboy/chain/timers"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Backend is everything the HTTP handlers need of a node, in the manner of
+// go-ethereum's internal/ethapi.Backend: reads of committed state through a
+// store view (the system modules' read functions take it as their
+// state.Reader), the mempool, submission, read-only queries, the faucet
+// and the executor's parameters. NodeBackend adapts a *node.Node; the
+// handlers see nothing else of the node.
+type Backend interface {
+	// View runs fn over a consistent view of the committed chain.
+	View(fn func(v *store.View) error) error
+	Head() (*types.Header, error)
+	// NewHead is closed at the next committed block.
+	NewHead() <-chan struct{}
+	Consensus() (node.ConsensusStatus, bool)
+
+	Fees() fees.Schedule
+	OffchainParams() execution.OffchainParams
+	StorageParams() storage.Params
+	TEEParams() tee.Params
+	Timers() *timers.Queue
+	TimerLaneBudget() uint64
+
+	PendingTxs() int
+	PendingNonce(a types.Address, stateNonce uint64) uint64
+	PendingTx(h types.Hash) (*types.Tx, bool)
+	SubmitTx(raw []byte) (types.Hash, error)
+	Query(ctx context.Context, actor, caller types.Address, handler string, args []byte) (ret []byte, cycles uint64, height uint64, err error)
+	HasFaucet() bool
+	Faucet(to types.Address, value *big.Int) (types.Hash, error)
+}
+
+// NodeBackend is the Backend of a running node.
+type NodeBackend struct{ N *node.Node }
+
+var _ Backend = NodeBackend{}
+
+func (b NodeBackend) View(fn func(v *store.View) error) error { return b.N.Store().View(fn) }
+func (b NodeBackend) Head() (*types.Header, error)            { return b.N.Store().Head() }
+func (b NodeBackend) NewHead() <-chan struct{}                { return b.N.NewHead() }
+func (b NodeBackend) Consensus() (node.ConsensusStatus, bool) { return b.N.Consensus() }
+
+func (b NodeBackend) Fees() fees.Schedule { return b.N.Genesis().Fees }
+func (b NodeBackend) OffchainParams() execution.OffchainParams {
+	return b.N.Executor().OffchainParams()
+}
+func (b NodeBackend) StorageParams() storage.Params { return b.N.Executor().StorageParams() }
+func (b NodeBackend) TEEParams() tee.Params         { return b.N.Executor().TEEParams() }
+func (b NodeBackend) Timers() *timers.Queue         { return b.N.Executor().Timers() }
+func (b NodeBackend) TimerLaneBudget() uint64       { return b.N.Executor().TimerLaneBudget() }
+
+func (b NodeBackend) PendingTxs() int { return b.N.Pool().Len() }
+func (b NodeBackend) PendingNonce(a types.Address, stateNonce uint64) uint64 {
+	return b.N.Pool().PendingNonce(a, stateNonce)
+}
+func (b NodeBackend) PendingTx(h types.Hash) (*types.Tx, bool) { return b.N.Pool().Get(h) }
+func (b NodeBackend) SubmitTx(raw []byte) (types.Hash, error)  { return b.N.SubmitTx(raw) }
+func (b NodeBackend) Query(ctx context.Context, actor, caller types.Address, handler string, args []byte) ([]byte, uint64, uint64, error) {
+	return b.N.Query(ctx, actor, caller, handler, args)
+}
+func (b NodeBackend) HasFaucet() bool { return b.N.HasFaucet() }
+func (b NodeBackend) Faucet(to types.Address, value *big.Int) (types.Hash, error) {
+	return b.N.Faucet(to, value)
+}

@@ -1,0 +1,259 @@
+package system
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Code is the stable numeric code of a failed transaction or message. It
+// is what receipts and message records commit to (the receipts root); the
+// human-readable text next to it is not consensus data and may change
+// between releases. Codes are never renumbered: a retired code stays
+// reserved, and new codes take the next free number of their owner's range.
+type Code uint32
+
+// Codes that belong to no single system actor.
+const (
+	CodeOK           Code = 0 // success
+	CodeFailed       Code = 1 // a failure without a more specific code
+	CodeActorError   Code = 2 // actor code raised (the text carries its exception)
+	CodeReverted     Code = 3 // the message succeeded, but its transaction, timer or callback failed
+	CodeNotDelivered Code = 4 // not delivered: the sending handler failed
+	CodePending      Code = 5 // queued, not yet delivered (never in a committed receipt)
+)
+
+// Codes of the actors and libraries (chain/execution).
+const (
+	CodeUnresolvedImport    Code = 101
+	CodeOutOfCycles         Code = 102
+	CodeOutOfCells          Code = 103
+	CodeTooManyLibraries    Code = 104
+	CodeValidationError     Code = 105
+	CodeActorExists         Code = 106
+	CodeNoActor             Code = 107
+	CodeActorBlockCycles    Code = 108
+	CodeDuplicateMessage    Code = 109
+	CodeInvalidLibraryName  Code = 110
+	CodeNoSuchLibrary       Code = 111
+	CodeInvalidManifest     Code = 112
+	CodeInsufficientBalance Code = 113
+	CodeInvalidLibrary      Code = 114
+	CodeInvalidSource       Code = 115
+	CodeValueNotAccepted    Code = 116
+	CodeUnsupported         Code = 117
+)
+
+// Codes of the Relay Registry and Storage Manager (chain/system/storage).
+const (
+	CodeInvalidRelayKey   Code = 201
+	CodeInvalidRelayAddr  Code = 202
+	CodeInsufficientStake Code = 203
+	CodeNotARelay         Code = 204
+	CodeNotVolumeOwner    Code = 205
+	CodeInvalidErasure    Code = 206
+	CodeVolumeExists      Code = 207
+	CodeNoSuchVolume      Code = 208
+	CodeVersionConflict   Code = 209
+	CodeVolumeEvicted     Code = 210
+	CodeInvalidPlacement  Code = 211
+	CodeNoValue           Code = 212
+	CodeNoSuchChallenge   Code = 213
+	CodeChallengeClosed   Code = 214
+	CodeEpochNotOver      Code = 215
+	CodeInvalidClaim      Code = 216
+	CodeNothingToClaim    Code = 217
+	CodeNoSuchPlacement   Code = 218
+)
+
+// Codes of the Runner Registry, Job Dispatcher, Result Verifier and callback lane (chain/execution offchain*.go).
+const (
+	CodeInvalidResultKey     Code = 401
+	CodeInvalidCapabilities  Code = 402
+	CodeInvalidRateCard      Code = 403
+	CodeInvalidEndpoint      Code = 404
+	CodeInsufficientSelfBond Code = 405
+	CodeNotARunner           Code = 406
+	CodeRunnerBusy           Code = 407
+	CodeInvalidJobSpec       Code = 408
+	CodeJobExists            Code = 409
+	CodeJobTransition        Code = 410
+	CodeNoSuchJob            Code = 411
+	CodeNotAggregator        Code = 412
+	CodeInvalidSubmission    Code = 413
+	CodeInvalidReveal        Code = 414
+	CodeTooManyTranches      Code = 415
+	CodeInvalidAmount        Code = 416
+	CodeInvalidDelegation    Code = 417
+	CodeTooManyDelegators    Code = 418
+	CodeNoDelegation         Code = 419
+	CodeInvalidCommission    Code = 420
+	CodeNothingToWithdraw    Code = 421
+	CodeChallengeBond        Code = 422
+	CodeNotChallengeable     Code = 423
+	CodeAlreadySlashed       Code = 424
+	CodeInvalidEvidence      Code = 425
+)
+
+// Codes of the Entitlements (chain/execution/offchain_entitlement.go).
+const (
+	CodeUnauthorized       Code = 601
+	CodeEntitlement        Code = 602
+	CodeInvalidEntitlement Code = 603
+)
+
+// Codes of the Validator Registry (chain/system/validators).
+const (
+	CodeNoValidatorRegistry      Code = 701
+	CodeInvalidBLSKey            Code = 702
+	CodeInvalidProofOfPossession Code = 703
+	CodeBLSKeyInUse              Code = 704
+	CodeValidatorExiting         Code = 705
+	CodeBLSKeyMismatch           Code = 706
+	CodeNotAValidator            Code = 707
+	CodeNotExiting               Code = 708
+	CodeStillBonded              Code = 709
+	CodeNotJailed                Code = 710
+	CodeStillJailed              Code = 711
+	CodeEvidenceKnown            Code = 712
+)
+
+// Codes of the TEE Verifier (chain/execution/tee.go).
+const (
+	CodeInvalidSealKey     Code = 801
+	CodeNoTEESupport       Code = 802
+	CodeNoTEEPolicy        Code = 803
+	CodeAttestationRefused Code = 804
+	CodeNotAttested        Code = 805
+	CodeNotInCommittee     Code = 806
+)
+
+// Codes of the Secrets Manager (chain/execution/secrets.go).
+const (
+	CodeInvalidSecretName Code = 901
+	CodeInvalidPolicy     Code = 902
+	CodeInvalidCiphertext Code = 903
+	CodeInvalidOwnerKey   Code = 904
+	CodeTooManySecrets    Code = 905
+	CodeNoSuchSecret      Code = 906
+	CodePolicyMismatch    Code = 907
+	CodeStaleSealKey      Code = 908
+	CodeInvalidSealedKey  Code = 909
+	CodeTooManyGrants     Code = 910
+	CodeNoSuchGrant       Code = 911
+)
+
+var codeNames = map[Code]string{
+	CodeOK:                       "OK",
+	CodeFailed:                   "Failed",
+	CodeActorError:               "ActorError",
+	CodeReverted:                 "Reverted",
+	CodeNotDelivered:             "NotDelivered",
+	CodePending:                  "Pending",
+	CodeUnresolvedImport:         "UnresolvedImport",
+	CodeOutOfCycles:              "OutOfCycles",
+	CodeOutOfCells:               "OutOfCells",
+	CodeTooManyLibraries:         "TooManyLibraries",
+	CodeValidationError:          "ValidationError",
+	CodeActorExists:              "ActorExists",
+	CodeNoActor:                  "NoActor",
+	CodeActorBlockCycles:         "ActorBlockCycles",
+	CodeDuplicateMessage:         "DuplicateMessage",
+	CodeInvalidLibraryName:       "InvalidLibraryName",
+	CodeNoSuchLibrary:            "NoSuchLibrary",
+	CodeInvalidManifest:          "InvalidManifest",
+	CodeInsufficientBalance:      "InsufficientBalance",
+	CodeInvalidLibrary:           "InvalidLibrary",
+	CodeInvalidRelayKey:          "InvalidRelayKey",
+	CodeInvalidRelayAddr:         "InvalidRelayAddr",
+	CodeInsufficientStake:        "InsufficientStake",
+	CodeNotARelay:                "NotARelay",
+	CodeNotVolumeOwner:           "NotVolumeOwner",
+	CodeInvalidErasure:           "InvalidErasure",
+	CodeVolumeExists:             "VolumeExists",
+	CodeNoSuchVolume:             "NoSuchVolume",
+	CodeVersionConflict:          "VersionConflict",
+	CodeVolumeEvicted:            "VolumeEvicted",
+	CodeInvalidPlacement:         "InvalidPlacement",
+	CodeNoValue:                  "NoValue",
+	CodeNoSuchChallenge:          "NoSuchChallenge",
+	CodeChallengeClosed:          "ChallengeClosed",
+	CodeEpochNotOver:             "EpochNotOver",
+	CodeInvalidClaim:             "InvalidClaim",
+	CodeNothingToClaim:           "NothingToClaim",
+	CodeNoSuchPlacement:          "NoSuchPlacement",
+	CodeInvalidResultKey:         "InvalidResultKey",
+	CodeInvalidCapabilities:      "InvalidCapabilities",
+	CodeInvalidRateCard:          "InvalidRateCard",
+	CodeInvalidEndpoint:          "InvalidEndpoint",
+	CodeInsufficientSelfBond:     "InsufficientSelfBond",
+	CodeNotARunner:               "NotARunner",
+	CodeRunnerBusy:               "RunnerBusy",
+	CodeInvalidJobSpec:           "InvalidJobSpec",
+	CodeJobExists:                "JobExists",
+	CodeJobTransition:            "JobTransition",
+	CodeNoSuchJob:                "NoSuchJob",
+	CodeNotAggregator:            "NotAggregator",
+	CodeInvalidSubmission:        "InvalidSubmission",
+	CodeInvalidReveal:            "InvalidReveal",
+	CodeTooManyTranches:          "TooManyTranches",
+	CodeInvalidAmount:            "InvalidAmount",
+	CodeInvalidDelegation:        "InvalidDelegation",
+	CodeTooManyDelegators:        "TooManyDelegators",
+	CodeNoDelegation:             "NoDelegation",
+	CodeInvalidCommission:        "InvalidCommission",
+	CodeNothingToWithdraw:        "NothingToWithdraw",
+	CodeChallengeBond:            "ChallengeBond",
+	CodeNotChallengeable:         "NotChallengeable",
+	CodeAlreadySlashed:           "AlreadySlashed",
+	CodeInvalidEvidence:          "InvalidEvidence",
+	CodeUnauthorized:             "Unauthorized",
+	CodeEntitlement:              "Entitlement",
+	CodeInvalidEntitlement:       "InvalidEntitlement",
+	CodeNoValidatorRegistry:      "NoValidatorRegistry",
+	CodeInvalidBLSKey:            "InvalidBLSKey",
+	CodeInvalidProofOfPossession: "InvalidProofOfPossession",
+	CodeBLSKeyInUse:              "BLSKeyInUse",
+	CodeValidatorExiting:         "ValidatorExiting",
+	CodeBLSKeyMismatch:           "BLSKeyMismatch",
+	CodeNotAValidator:            "NotAValidator",
+	CodeNotExiting:               "NotExiting",
+	CodeStillBonded:              "StillBonded",
+	CodeNotJailed:                "NotJailed",
+	CodeStillJailed:              "StillJailed",
+	CodeEvidenceKnown:            "EvidenceKnown",
+	CodeInvalidSealKey:           "InvalidSealKey",
+	CodeNoTEESupport:             "NoTEESupport",
+	CodeNoTEEPolicy:              "NoTEEPolicy",
+	CodeAttestationRefused:       "AttestationRefused",
+	CodeNotAttested:              "NotAttested",
+	CodeNotInCommittee:           "NotInCommittee",
+	CodeInvalidSecretName:        "InvalidSecretName",
+	CodeInvalidPolicy:            "InvalidPolicy",
+	CodeInvalidCiphertext:        "InvalidCiphertext",
+	CodeInvalidOwnerKey:          "InvalidOwnerKey",
+	CodeTooManySecrets:           "TooManySecrets",
+	CodeNoSuchSecret:             "NoSuchSecret",
+	CodePolicyMismatch:           "PolicyMismatch",
+	CodeStaleSealKey:             "StaleSealKey",
+	CodeInvalidSealedKey:         "InvalidSealedKey",
+	CodeTooManyGrants:            "TooManyGrants",
+	CodeNoSuchGrant:              "NoSuchGrant",
+}
+
+// String is the code's name, e.g. "VersionConflict".
+func (c Code) String() string {
+	if n, ok := codeNames[c]; ok {
+		return n
+	}
+	return fmt.Sprintf("Code(%d)", uint32(c))
+}
+
+// Codes returns every defined code, for clients that map them to errors.
+func Codes() []Code {
+	out := make([]Code, 0, len(codeNames))
+	for c := range codeNames {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
