@@ -26,14 +26,17 @@ var nodeSeries = []string{
 	"cowboy_state_txs_executed_total", "cowboy_state_blocks_committed_total",
 }
 
-// scrape fetches url and returns each family's value: a gauge's or
+// scrape fetches url through hc (nil: http.DefaultClient) and returns each family's value: a gauge's or
 // counter's value, a histogram's sample count.
-func scrape(t testing.TB, url string) map[string]float64 {
+func scrape(t testing.TB, hc *http.Client, url string) map[string]float64 {
 	t.Helper()
+	if hc == nil {
+		hc = http.DefaultClient
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatalf("scrape %s: %v", url, err)
 	}
@@ -76,7 +79,7 @@ func TestMetricsDevnet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	first := scrape(t, d.url()+"/metrics")
+	first := scrape(t, nil, d.url()+"/metrics")
 	for _, name := range nodeSeries {
 		if _, ok := first[name]; !ok {
 			t.Errorf("series %s missing from /metrics", name)
@@ -111,7 +114,7 @@ func TestMetricsDevnet(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	second := scrape(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", mport))
+	second := scrape(t, nil, fmt.Sprintf("http://127.0.0.1:%d/metrics", mport))
 	if second["cowboy_consensus_height"] < float64(st.Height) || second["cowboy_consensus_height"] <= first["cowboy_consensus_height"] {
 		t.Errorf("height %v → %v (status says %d)", first["cowboy_consensus_height"], second["cowboy_consensus_height"], st.Height)
 	}

@@ -360,9 +360,8 @@ func removeNS(ns string) error {
 	return nil
 }
 
-// nsPids lists the processes in namespace ns, except this one: it shows up
-// when a thread that entered the namespace was the main one (the runtime
-// parks that thread rather than let it exit).
+// nsPids lists the processes in namespace ns, except this one (a thread of
+// it may be inside for a moment, in inNS).
 func nsPids(ns string) []int {
 	out, err := exec.Command("ip", "netns", "pids", ns).Output()
 	if err != nil {
@@ -386,24 +385,39 @@ func ip(args ...string) error {
 }
 
 // inNS runs f on an OS thread switched into namespace ns. Sockets and TUN
-// devices f creates stay in ns after it returns. The thread is never
-// switched back: it stays locked and exits with the goroutine.
+// devices f creates stay in ns after it returns. The thread is switched
+// back before it is released: a thread that exits would deliver Pdeathsig
+// to the processes forked from it (Command). If switching back fails the
+// thread stays locked and exits with the goroutine.
 func inNS(ns string, f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("open this thread's namespace: %w", err)
+			return
+		}
+		defer unix.Close(orig)
 		fd, err := unix.Open(netnsDir+"/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("open namespace %s: %w", ns, err)
 			return
 		}
 		err = unix.Setns(fd, unix.CLONE_NEWNET)
 		unix.Close(fd)
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("enter namespace %s: %w", ns, err)
 			return
 		}
-		errc <- f()
+		ferr := f()
+		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- ferr
 	}()
 	return <-errc
 }
