@@ -10,3 +10,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go test -run XXX -bench . -benchtime "${BENCHTIME:-3x}" -timeout 60m ./... 2>&1 |
   grep -E "^(Benchmark|goos|goarch|cpu|pkg|ok|PASS|FAIL|---)"
+# Finality at 50 ms RTT in network namespaces, beside CometBFT (root only).
+./scripts/bench-netns.sh
