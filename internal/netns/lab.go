@@ -329,7 +329,7 @@ func Sweep() error {
 		}
 		pidStr, _, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidStr)
-		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) == nil {
+		if err != nil || pid == os.Getpid() || alive(pid) {
 			continue // not ours, or its owner still runs
 		}
 		if err := removeNS(e.Name()); err != nil {
@@ -337,6 +337,21 @@ func Sweep() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// alive reports whether pid runs; a zombie (killed, not yet reaped) does
+// not.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) S …: the state follows the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 // removeNS kills every process left in a namespace and deletes it.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +190,42 @@ func TestLabLoss(t *testing.T) {
 	t.Logf("%d of %d datagrams arrived at 30%% loss", got, sent)
 	if got < 600 || got > 800 {
 		t.Fatalf("%d of %d datagrams arrived at 30%% loss", got, sent)
+	}
+}
+
+// TestSweepRemovesLeftovers: a namespace named for a process that no
+// longer runs is deleted by Sweep, and a process left inside it killed;
+// one named for a running process is kept.
+func TestSweepRemovesLeftovers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipping: network namespaces need root")
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := Prefix + strconv.Itoa(gone.Process.Pid) + "-sweep-h0"
+	live := Prefix + strconv.Itoa(os.Getppid()) + "-sweep-h0"
+	for _, ns := range []string{stale, live} {
+		if err := ip("netns", "add", ns); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = removeNS(ns) })
+	}
+	left := exec.Command("ip", "netns", "exec", stale, "sleep", "60")
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(netnsDir + "/" + stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale namespace %s kept (%v)", stale, err)
+	}
+	if _, err := os.Stat(netnsDir + "/" + live); err != nil {
+		t.Errorf("namespace of a running process removed: %v", err)
+	}
+	if err := left.Wait(); err == nil {
+		t.Error("process in a stale namespace survived Sweep")
 	}
 }
