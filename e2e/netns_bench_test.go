@@ -150,7 +150,7 @@ func cometBFTCommitLatency(t *testing.T, bin string, n, count int, timeoutCommit
 			"--rpc.laddr", rpc, "--log_level", "error")
 		logs[i] = &syncBuf{}
 		c.Stdout, c.Stderr = logs[i], logs[i]
-		if err := lab.Start(c); err != nil {
+		if _, err := lab.Start(c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -37,14 +37,11 @@ var wan = netns.Link{Delay: 25 * time.Millisecond, Loss: 0.01}
 
 // nsnet is a testnet whose validators run in a netns lab.
 type nsnet struct {
-	t     *testing.T
-	lab   *netns.Lab
-	man   *node.Testnet
-	hc    *http.Client
-	mu    sync.Mutex
-	procs []*exec.Cmd
-	logs  []*syncBuf
-	dead  []chan struct{}
+	t    *testing.T
+	lab  *netns.Lab
+	man  *node.Testnet
+	hc   *http.Client
+	logs []*syncBuf // each validator's output, shown when the test fails
 }
 
 // syncBuf is a log buffer written by a process and read by the test.
@@ -101,7 +98,7 @@ func newNSNet(t *testing.T, n int, link netns.Link, initFlags ...string) *nsnet 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tn := &nsnet{t: t, lab: lab, man: man, hc: lab.HTTPClient(), procs: make([]*exec.Cmd, n), logs: make([]*syncBuf, n), dead: make([]chan struct{}, n)}
+	tn := &nsnet{t: t, lab: lab, man: man, hc: lab.HTTPClient(), logs: make([]*syncBuf, n)}
 	t.Cleanup(func() {
 		if t.Failed() {
 			for i, l := range tn.logs {
@@ -122,14 +119,10 @@ func (tn *nsnet) start(i int) {
 	c := tn.lab.Command(i, filepath.Join(binDir, "cowboyd"), "--home", tn.man.Nodes[i].Home, "--no-pvm", "--log-level", "info")
 	lg := &syncBuf{}
 	c.Stdout, c.Stderr = lg, lg
-	if err := tn.lab.Start(c); err != nil {
+	if _, err := tn.lab.Start(c); err != nil {
 		tn.t.Fatal(err)
 	}
-	dead := make(chan struct{})
-	go func() { _ = c.Wait(); close(dead) }()
-	tn.mu.Lock()
-	tn.procs[i], tn.logs[i], tn.dead[i] = c, lg, dead
-	tn.mu.Unlock()
+	tn.logs[i] = lg
 }
 
 func (tn *nsnet) client(i int) *sdk.Client {

@@ -75,8 +75,15 @@ type Lab struct {
 	mu    sync.Mutex
 	link  Link
 	cut   map[[2]int]bool // host pairs that cannot reach each other
-	procs []*exec.Cmd
+	procs []proc
 	done  bool
+}
+
+// proc is a process started in the lab and the channel its exit lands on
+// (buffered, read by at most one of Close and the caller).
+type proc struct {
+	cmd    *exec.Cmd
+	exited chan error
 }
 
 // Host is one namespace of the lab.
@@ -93,9 +100,8 @@ type packet struct {
 	b  []byte
 }
 
-// New creates n hosts shaped by link. Call Close when done (also on
-// failure paths: the tests register it with t.Cleanup before anything
-// else can fail).
+// New creates n hosts shaped by link. Call Close when done; on error New
+// has already removed what it created.
 func New(n int, link Link, log *slog.Logger) (*Lab, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: running as uid %d", ErrUnsupported, os.Geteuid())
@@ -118,7 +124,7 @@ func New(n int, link Link, log *slog.Logger) (*Lab, error) {
 	l := &Lab{id: Prefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(rb[:]), log: log, ctx: ctx, stop: stop, link: link, cut: map[[2]int]bool{}}
 	for i := range n {
 		if err := l.addHost(i); err != nil {
-			return l, errors.Join(fmt.Errorf("netns: host %d: %w", i, err), l.Close())
+			return nil, errors.Join(fmt.Errorf("netns: host %d: %w", i, err), l.Close())
 		}
 	}
 	for _, h := range l.hosts {
@@ -208,18 +214,22 @@ func (l *Lab) Command(i int, name string, args ...string) *exec.Cmd {
 	return c
 }
 
-// Start starts c (from Command) and tracks it for Close.
-func (l *Lab) Start(c *exec.Cmd) error {
+// Start starts c (from Command) and tracks it for Close. The lab waits for
+// the process: the caller must not call c.Wait but reads its exit from the
+// returned channel.
+func (l *Lab) Start(c *exec.Cmd) (<-chan error, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done {
-		return errors.New("netns: lab closed")
+		return nil, errors.New("netns: lab closed")
 	}
 	if err := c.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	l.procs = append(l.procs, c)
-	return nil
+	exited := make(chan error, 1)
+	l.procs = append(l.procs, proc{c, exited})
+	go func() { exited <- c.Wait() }()
+	return exited, nil
 }
 
 // DialContext dials addr from inside the namespace of the host that owns
@@ -290,10 +300,8 @@ func (l *Lab) Close() error {
 	l.done = true
 	procs := l.procs
 	l.mu.Unlock()
-	for _, c := range procs {
-		if c.ProcessState == nil {
-			_ = c.Process.Kill()
-		}
+	for _, p := range procs {
+		_ = p.cmd.Process.Kill() // fails harmlessly if it already exited
 	}
 	var errs []error
 	for _, h := range l.hosts {

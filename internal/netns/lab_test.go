@@ -129,7 +129,8 @@ func TestLabShapesPartitionsAndCleansUp(t *testing.T) {
 
 	// Close removes every namespace, even with a process still inside.
 	sleeper := l.Command(2, "sleep", "60")
-	if err := l.Start(sleeper); err != nil {
+	exited, err := l.Start(sleeper)
+	if err != nil {
 		t.Fatal(err)
 	}
 	names := []string{l.Host(0).NS, l.Host(1).NS, l.Host(2).NS}
@@ -141,7 +142,12 @@ func TestLabShapesPartitionsAndCleansUp(t *testing.T) {
 			t.Errorf("namespace %s left behind (%v)", ns, err)
 		}
 	}
-	if err := sleeper.Wait(); err == nil {
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Error("process in the lab exited cleanly instead of being killed")
+		}
+	case <-time.After(5 * time.Second):
 		t.Error("process in the lab survived Close")
 	}
 }
@@ -215,6 +221,11 @@ func TestSweepRemovesLeftovers(t *testing.T) {
 	left := exec.Command("ip", "netns", "exec", stale, "sleep", "60")
 	if err := left.Start(); err != nil {
 		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(nsPids(stale)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("sleep never entered the namespace")
+		}
 	}
 	if err := Sweep(); err != nil {
 		t.Fatal(err)
