@@ -153,22 +153,25 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.rpc, err)
 	}
+	var mln net.Listener
+	if o.metrics != "" {
+		if mln, err = net.Listen("tcp", o.metrics); err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics: listen on %s: %w", o.metrics, err)
+		}
+	}
 	met.Attach(n)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", met.Handler())
 	mux.Handle("/", api.New(n, log).Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	srvErr := make(chan error, 2)
+	srvErr, metErr := make(chan error, 1), make(chan error, 1) // metErr stays silent without --metrics
 	go func() { srvErr <- srv.Serve(ln) }()
 	log.Info("HTTP API listening", "addr", ln.Addr().String(), "version", version.String())
-	if o.metrics != "" {
-		mln, err := net.Listen("tcp", o.metrics)
-		if err != nil {
-			return fmt.Errorf("--metrics: listen on %s: %w", o.metrics, err)
-		}
+	if mln != nil {
 		msrv := &http.Server{Handler: met.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		defer msrv.Close()
-		go func() { srvErr <- fmt.Errorf("metrics listener: %w", msrv.Serve(mln)) }()
+		go func() { metErr <- msrv.Serve(mln) }()
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
 
@@ -181,6 +184,8 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 		log.Info("shutting down")
 	case err := <-srvErr:
 		result = fmt.Errorf("HTTP API: %w", err)
+	case err := <-metErr:
+		result = fmt.Errorf("metrics listener: %w", err)
 	case err := <-runErr:
 		result = err
 	}
