@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	neturl "net/url"
 	"os"
@@ -41,9 +42,10 @@ func TestNetnsBenchFinality(t *testing.T) {
 	cbft := map[string][]time.Duration{}
 	for _, commit := range []string{"1s", "500ms"} {
 		t.Run("cometbft4-"+commit, func(t *testing.T) {
-			lat := cometBFTCommitLatency(t, cometbft, 4, txs, commit)
-			cbft[commit] = lat
-			results = append(results, fmt.Sprintf("CometBFT 0.38 kvstore, 4 validators, timeout_commit %s: broadcast_tx_commit %s", commit, summary(lat)))
+			pace, _ := time.ParseDuration(commit)
+			lat, jit := cometBFTCommitLatency(t, cometbft, 4, txs, commit, pace)
+			cbft[commit], cbft[commit+" random"] = lat, jit
+			results = append(results, fmt.Sprintf("CometBFT 0.38 kvstore, 4 validators, timeout_commit %s: broadcast_tx_commit %s; random arrival %s", commit, summary(lat), summary(jit)))
 		})
 	}
 	cowboy := map[string][]time.Duration{}
@@ -61,16 +63,18 @@ func TestNetnsBenchFinality(t *testing.T) {
 			tn := newNSNet(t, c.n, wan, flags...)
 			tn.waitHeight(2, 90*time.Second, all(c.n)...)
 			key := tn.fund()
-			lat := tn.finality(key, txs, all(c.n))
+			pace, _ := time.ParseDuration(cmp.Or(c.interval, "1s"))
+			lat := tn.finality(key, txs, all(c.n), 0)
+			jit := tn.finality(key, txs, all(c.n), pace)
 			if c.n == 4 {
-				cowboy[cmp.Or(c.interval, "1s")] = lat
+				cowboy[pace.String()], cowboy[pace.String()+" random"] = lat, jit
 			}
 			interval := c.interval
 			if interval == "" {
 				interval = "default 1s"
 			}
-			results = append(results, fmt.Sprintf("Cowboy, %d validators, block interval %s: submit→final %s; measured block interval %v",
-				c.n, interval, summary(lat), tn.blockInterval(0, 20).Round(time.Millisecond)))
+			results = append(results, fmt.Sprintf("Cowboy, %d validators, block interval %s: submit→final %s; random arrival %s; measured block interval %v",
+				c.n, interval, summary(lat), summary(jit), tn.blockInterval(0, 20).Round(time.Millisecond)))
 			tn.checkSameChain(all(c.n)...)
 		})
 	}
@@ -80,12 +84,12 @@ func TestNetnsBenchFinality(t *testing.T) {
 	}
 	// Same pacing on both sides: Cowboy's block interval against
 	// CometBFT's timeout_commit.
-	for _, pace := range []string{"1s", "500ms"} {
+	for _, pace := range []string{"1s", "1s random", "500ms", "500ms random"} {
 		a, b := cowboy[pace], cbft[pace]
 		if len(a) == 0 || len(b) == 0 {
 			continue
 		}
-		r := fmt.Sprintf("ratio Cowboy/CometBFT, 4 validators, %s pacing: p50 %.2f, p90 %.2f", pace,
+		r := fmt.Sprintf("ratio Cowboy/CometBFT, 4 validators, %s: p50 %.2f, p90 %.2f", pace,
 			percentile(a, 50).Seconds()/percentile(b, 50).Seconds(), percentile(a, 90).Seconds()/percentile(b, 90).Seconds())
 		t.Log(r)
 		fmt.Println("NETNS-BENCH", r)
@@ -120,7 +124,10 @@ func trimNL(b []byte) []byte {
 // cometBFTCommitLatency runs n CometBFT validators (kvstore) in a lab and
 // times count broadcast_tx_commit calls, each sent to node k%n from its own
 // namespace, as Cowboy's transfers are.
-func cometBFTCommitLatency(t *testing.T, bin string, n, count int, timeoutCommit string) []time.Duration {
+//
+// It measures twice on the same network: back to back, then with each
+// call delayed by a uniform random time below jitter (random arrival).
+func cometBFTCommitLatency(t *testing.T, bin string, n, count int, timeoutCommit string, jitter time.Duration) (seq, random []time.Duration) {
 	lab := newLab(t, n, wan)
 	dir := t.TempDir()
 	out, err := exec.Command(bin, "testnet", "--v", strconv.Itoa(n), "--o", dir, "--starting-ip-address", netns.HostAddr(0).String(),
@@ -188,25 +195,32 @@ func cometBFTCommitLatency(t *testing.T, bin string, n, count int, timeoutCommit
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	var lat []time.Duration
-	for k := range count {
-		var r struct {
-			Result struct {
-				CheckTx  struct{ Code int } `json:"check_tx"`
-				TxResult struct{ Code int } `json:"tx_result"`
-				Height   string             `json:"height"`
-			} `json:"result"`
-			Error *struct{ Message, Data string } `json:"error"`
+	measure := func(jitter time.Duration) []time.Duration {
+		var lat []time.Duration
+		for k := range count {
+			if jitter > 0 {
+				time.Sleep(rand.N(jitter))
+			}
+			var r struct {
+				Result struct {
+					CheckTx  struct{ Code int } `json:"check_tx"`
+					TxResult struct{ Code int } `json:"tx_result"`
+					Height   string             `json:"height"`
+				} `json:"result"`
+				Error *struct{ Message, Data string } `json:"error"`
+			}
+			tx := fmt.Sprintf(`"bench%d-%d=v%d"`, time.Now().UnixNano(), k, k)
+			start := time.Now()
+			err := cbftGet(hc, url(k%n, "/broadcast_tx_commit?tx="+neturl.QueryEscape(tx)), &r)
+			d := time.Since(start)
+			if err != nil || r.Error != nil || r.Result.CheckTx.Code != 0 || r.Result.TxResult.Code != 0 || r.Result.Height == "" || r.Result.Height == "0" {
+				t.Fatalf("tx %d: err %v, reply %+v", k, err, r)
+			}
+			lat = append(lat, d)
 		}
-		start := time.Now()
-		err := cbftGet(hc, url(k%n, "/broadcast_tx_commit?tx="+neturl.QueryEscape(fmt.Sprintf(`"bench%d-%d=v%d"`, time.Now().UnixNano(), k, k))), &r)
-		d := time.Since(start)
-		if err != nil || r.Error != nil || r.Result.CheckTx.Code != 0 || r.Result.TxResult.Code != 0 || r.Result.Height == "" || r.Result.Height == "0" {
-			t.Fatalf("tx %d: err %v, reply %+v", k, err, r)
-		}
-		lat = append(lat, d)
+		return lat
 	}
-	return lat
+	return measure(0), measure(jitter)
 }
 
 func cbftGet(hc *http.Client, url string, out any) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -212,12 +213,17 @@ func (tn *nsnet) fund() *ecdsa.PrivateKey {
 // finality submits count transfers one after another, each through node
 // i%n, and returns how long each took from submission until its receipt
 // (written only when its block is final and executed) was served by that
-// node, polled every 10 ms.
-func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int) []time.Duration {
+// node, polled every 10 ms. With jitter > 0 each submission first waits a
+// uniform random time below jitter, so arrivals fall anywhere in the block
+// cycle instead of right after the previous block.
+func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int, jitter time.Duration) []time.Duration {
 	tn.t.Helper()
 	var out []time.Duration
 	for k := range count {
 		c := tn.client(nodes[k%len(nodes)])
+		if jitter > 0 {
+			time.Sleep(rand.N(jitter))
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		start := time.Now()
 		tx, err := c.Transfer(ctx, key, types.Address{0xb0, 0xb0}, big.NewInt(int64(k+1)), sdk.TxOptions{})
@@ -296,7 +302,7 @@ func TestNetnsFourValidators(t *testing.T) {
 	first := scrape(t, tn.hc, metricsURL)
 
 	key := tn.fund()
-	lat := tn.finality(key, 8, nodes)
+	lat := tn.finality(key, 8, nodes, 0)
 	t.Logf("4 validators, 50 ms RTT, 1%% loss: finality %s; block interval %v", summary(lat), tn.blockInterval(0, 20))
 	for k, d := range lat {
 		if d > 10*time.Second {
@@ -335,7 +341,7 @@ func TestNetnsSoakSevenValidators(t *testing.T) {
 	nodes := all(7)
 	tn.waitHeight(2, 90*time.Second, nodes...)
 	key := tn.fund()
-	lat := tn.finality(key, 14, nodes)
+	lat := tn.finality(key, 14, nodes, 0)
 	t.Logf("7 validators, 50 ms RTT, 1%% loss: finality %s; block interval %v", summary(lat), tn.blockInterval(0, 20))
 	tn.checkSameChain(nodes...)
 }
@@ -355,7 +361,7 @@ func TestNetnsPartitions(t *testing.T) {
 	tn.lab.Isolate(3)
 	h := slices.Max(tn.heights([]int{0, 1, 2}))
 	tn.waitHeight(h+5, 60*time.Second, 0, 1, 2)
-	tn.finality(key, 2, []int{0, 1, 2})
+	tn.finality(key, 2, []int{0, 1, 2}, 0)
 	behind := tn.height(3)
 	tn.lab.Heal()
 	target := slices.Max(tn.heights([]int{0, 1, 2}))
