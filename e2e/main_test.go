@@ -67,9 +67,15 @@ type daemon struct {
 
 func startNode(t testing.TB, home string, port int, interval time.Duration) *daemon {
 	t.Helper()
+	return startNodeArgs(t, home, port, interval)
+}
+
+// startNodeArgs is startNode with extra cowboyd flags.
+func startNodeArgs(t testing.TB, home string, port int, interval time.Duration, extra ...string) *daemon {
+	t.Helper()
 	d := &daemon{t: t, home: home, port: port, log: &bytes.Buffer{}, done: make(chan error, 1)}
-	d.cmd = exec.Command(filepath.Join(binDir, "cowboyd"), "--dev", "--home", home,
-		"--rpc", fmt.Sprintf("127.0.0.1:%d", port), "--block-interval", interval.String(), "--log-level", "warn")
+	d.cmd = exec.Command(filepath.Join(binDir, "cowboyd"), append([]string{"--dev", "--home", home,
+		"--rpc", fmt.Sprintf("127.0.0.1:%d", port), "--block-interval", interval.String(), "--log-level", "warn"}, extra...)...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := d.cmd.Start(); err != nil {

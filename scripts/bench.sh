@@ -13,3 +13,5 @@ go test -run XXX -bench . -benchtime "${BENCHTIME:-3x}" -timeout 60m ./... 2>&1 
 
 # The chain under load against CometBFT kvstore, same run (scripts/bench-chain.sh).
 ./scripts/bench-chain.sh
+# Finality at 50 ms RTT in network namespaces, beside CometBFT (root only).
+./scripts/bench-netns.sh

@@ -13,6 +13,8 @@ command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
 command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+# Multi-host tests (internal/netns, e2e/netns_test.go): ip netns.
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 # Headless Chromium drives the explorer's browser tests (e2e/explorer_test.go).
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # cowboy-py tests (make test-python): pytest for some CPython. Debian's

@@ -61,6 +61,13 @@ func New(baseURL string) *Client {
 	return &Client{base: strings.TrimRight(baseURL, "/"), http: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// WithHTTPClient makes c send its requests through hc (a proxy, custom
+// TLS, or a dialer into a network namespace) and returns c.
+func (c *Client) WithHTTPClient(hc *http.Client) *Client {
+	c.http = hc
+	return c
+}
+
 // URL is the node's base URL.
 func (c *Client) URL() string { return c.base }
 

@@ -48,6 +48,7 @@ type Config struct {
 	Network *Network
 	Logger  *slog.Logger
 	Now     func() time.Time
+	Metrics Metrics // block timings; nil records nothing
 }
 
 func (c *Config) fill() {
@@ -300,7 +301,9 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 			return err
 		}
 		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: n.timestamp(head), Proposer: n.gen.Proposer(), Seed: head.Hash()}
+		start := time.Now()
 		res, err = n.exec.Apply(ctx, v, env, txs, execution.Build)
+		n.observeExecution(start, len(txs))
 		return err
 	})
 	if err != nil {
@@ -310,6 +313,7 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	for i, tx := range res.Included {
 		raw[i] = tx.Encode()
 	}
+	commitStart := time.Now()
 	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
 		return &types.Block{Header: types.Header{
 			ChainID:      n.gen.ChainID,
@@ -329,6 +333,7 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	if err != nil {
 		return nil, err
 	}
+	n.observeCommit(commitStart)
 	if err := n.afterCommit(res); err != nil {
 		return nil, err
 	}

@@ -88,8 +88,12 @@ type TestnetOptions struct {
 	Dir        string
 	Validators int
 	Host       string // default 127.0.0.1
-	RPCBase    int    // validator i serves its API on RPCBase+i; default 8645
-	P2PBase    int    // and QUIC on P2PBase+i; default 26656
+	// Hosts gives each validator its own address (node i listens and is
+	// dialled on Hosts[i]), for validators on separate machines or network
+	// namespaces; empty puts them all on Host.
+	Hosts   []string
+	RPCBase int // validator i serves its API on RPCBase+i; default 8645
+	P2PBase int // and QUIC on P2PBase+i; default 26656
 	// Consensus timing written to the genesis; zero keeps the defaults.
 	BlockInterval time.Duration
 	ViewTimeout   time.Duration
@@ -143,6 +147,15 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
+	if len(o.Hosts) > 0 && len(o.Hosts) != o.Validators {
+		return nil, fmt.Errorf("testnet: %d hosts for %d validators", len(o.Hosts), o.Validators)
+	}
+	hostOf := func(i int) string {
+		if len(o.Hosts) > 0 {
+			return o.Hosts[i]
+		}
+		return o.Host
+	}
 	if o.RPCBase == 0 {
 		o.RPCBase = 8645
 	}
@@ -190,7 +203,7 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 		vals = append(vals, genesis.Validator{Address: addr, Stake: o.Stake, BLSKey: bk.PublicKey().Bytes(), BLSPoP: bk.ProvePossession().Bytes()})
 		t.Nodes = append(t.Nodes, TestnetNode{
 			Name: "node" + strconv.Itoa(i), Home: home, Address: addr,
-			RPC: net.JoinHostPort(o.Host, strconv.Itoa(o.RPCBase+i)), P2P: net.JoinHostPort(o.Host, strconv.Itoa(o.P2PBase+i)),
+			RPC: net.JoinHostPort(hostOf(i), strconv.Itoa(o.RPCBase+i)), P2P: net.JoinHostPort(hostOf(i), strconv.Itoa(o.P2PBase+i)),
 		})
 	}
 	g := genesis.Testnet(uint64(time.Now().UnixMilli()), vals, types.PubkeyToAddress(faucet.PublicKey), genesis.Consensus{

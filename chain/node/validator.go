@@ -52,6 +52,9 @@ type ConsensusStatus struct {
 	Peers           int    // validators heard from in the last 5 s
 	Epoch           uint64 // the epoch whose validator set the core runs
 	EpochEnd        uint64 // its last height
+	SyncTarget      uint64 // highest height peers report final (or certified here)
+	BytesSent       uint64 // p2p message bytes sent since start
+	BytesReceived   uint64 // and received
 }
 
 // Consensus reports the consensus status; ok is false on a --dev node.
@@ -518,10 +521,15 @@ func (v *validator) publish() {
 			peers++
 		}
 	}
+	target := max(st.CommittedHeight, st.FinalizedHeight)
+	for _, h := range v.peerFinal {
+		target = max(target, h)
+	}
+	sent, recv := v.tr.Traffic()
 	v.n.setConsensus(ConsensusStatus{
 		Validator: v.addr, Index: v.self, Validators: v.set.Len(), Round: st.Round,
 		CommittedHeight: max(st.CommittedHeight, st.FinalizedHeight), FinalizedHeight: st.FinalizedHeight, Peers: peers,
-		Epoch: v.ep.Number, EpochEnd: v.epochEnd,
+		Epoch: v.ep.Number, EpochEnd: v.epochEnd, SyncTarget: target, BytesSent: sent, BytesReceived: recv,
 	})
 }
 
@@ -923,8 +931,10 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	env := execution.BlockEnv{Height: b.Height, Timestamp: ts, Proposer: b.Proposer, Seed: seed, Signers: b.Justify.Signers}
 	var res *execution.Result
 	if err := n.store.View(func(v *store.View) error {
+		start := time.Now()
 		var err error
 		res, err = n.exec.Apply(ctx, v, env, txs, execution.Ordered)
+		n.observeExecution(start, len(txs))
 		return err
 	}); err != nil {
 		return err
@@ -933,6 +943,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	for i, tx := range res.Included {
 		raw[i] = tx.Encode()
 	}
+	commitStart := time.Now()
 	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
 		return &types.Block{Header: types.Header{
 			ChainID: n.gen.ChainID, Height: b.Height, ParentHash: head.Hash(), Timestamp: ts, Proposer: b.Proposer,
@@ -945,6 +956,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if err != nil {
 		return err
 	}
+	n.observeCommit(commitStart)
 	n.pace.observe(len(raw), time.Now())
 	n.resizePool()
 	if len(raw) > 0 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/api"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
+	"github.com/cowboy-foundation/cowboy/chain/metrics"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -49,6 +50,7 @@ type runOptions struct {
 	valKey     string
 	viewTO     time.Duration
 	retain     int
+	metrics    string
 }
 
 func defaultHome() string {
@@ -87,6 +89,7 @@ func newRoot() *cobra.Command {
 	root.Flags().DurationVar(&o.viewTO, "view-timeout", 0, "consensus view timeout (default from the genesis, else 2s)")
 	root.Flags().IntVar(&o.retain, "consensus-retain", 0, "finalized blocks kept in memory for peers' fetches (default 256; tests lower it to exercise block sync)")
 	_ = root.Flags().MarkHidden("consensus-retain")
+	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
 	root.AddCommand(newInit(), newVersion(), newReindex())
 	return root
 }
@@ -119,7 +122,8 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log, Network: network}
+	met := metrics.New(log.With("component", "metrics"))
+	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log, Network: network, Metrics: met}
 	if !o.noPVM {
 		engine, err := pvm.New(ctx, pvm.Config{PoolSize: o.pvmWorkers, Python: o.python, Logger: log.With("component", "pvm")})
 		if err != nil {
@@ -149,10 +153,27 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.rpc, err)
 	}
-	srv := &http.Server{Handler: api.New(n, log).Handler(), ReadHeaderTimeout: 10 * time.Second}
-	srvErr := make(chan error, 1)
+	var mln net.Listener
+	if o.metrics != "" {
+		if mln, err = net.Listen("tcp", o.metrics); err != nil {
+			ln.Close()
+			return fmt.Errorf("--metrics: listen on %s: %w", o.metrics, err)
+		}
+	}
+	met.Attach(n)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", met.Handler())
+	mux.Handle("/", api.New(n, log).Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srvErr, metErr := make(chan error, 1), make(chan error, 1) // metErr stays silent without --metrics
 	go func() { srvErr <- srv.Serve(ln) }()
 	log.Info("HTTP API listening", "addr", ln.Addr().String(), "version", version.String())
+	if mln != nil {
+		msrv := &http.Server{Handler: met.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		defer msrv.Close()
+		go func() { metErr <- msrv.Serve(mln) }()
+		log.Info("metrics listening", "addr", mln.Addr().String())
+	}
 
 	runErr := make(chan error, 1)
 	go func() { runErr <- n.Run(ctx) }()
@@ -163,6 +184,8 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 		log.Info("shutting down")
 	case err := <-srvErr:
 		result = fmt.Errorf("HTTP API: %w", err)
+	case err := <-metErr:
+		result = fmt.Errorf("metrics listener: %w", err)
 	case err := <-runErr:
 		result = err
 	}

@@ -57,6 +57,7 @@ func newTestnetInitCmd(f *Factory) *cobra.Command {
 	fl := cmd.Flags()
 	fl.IntVar(&o.Validators, "validators", 4, "number of validators")
 	fl.StringVar(&o.Host, "host", "127.0.0.1", "address the validators listen on")
+	fl.StringSliceVar(&o.Hosts, "hosts", nil, "one address per validator (node i listens on the i-th), instead of --host for all")
 	fl.IntVar(&o.RPCBase, "rpc-port", 8645, "HTTP API port of node0; node i uses rpc-port+i")
 	fl.IntVar(&o.P2PBase, "p2p-port", 26656, "QUIC port of node0; node i uses p2p-port+i")
 	fl.DurationVar(&o.BlockInterval, "block-interval", 0, "target time between blocks (default 1s)")

@@ -81,6 +81,9 @@ type Transport struct {
 	byIndex map[int]Peer
 	in      chan Inbound
 	dropped atomic.Uint64
+	// Message bytes (kind byte + payload) written to and read from peers'
+	// streams, for the node's metrics; QUIC and TLS overhead not counted.
+	sent, received atomic.Uint64
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -153,6 +156,10 @@ func (t *Transport) Inbound() <-chan Inbound { return t.in }
 
 // Dropped counts inbound messages lost to a full inbox.
 func (t *Transport) Dropped() uint64 { return t.dropped.Load() }
+
+// Traffic returns the message bytes sent to and received from peers since
+// the transport started.
+func (t *Transport) Traffic() (sent, received uint64) { return t.sent.Load(), t.received.Load() }
 
 // Run accepts connections until ctx is cancelled or Close is called.
 func (t *Transport) Run(ctx context.Context) error {
@@ -234,6 +241,7 @@ func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
 		s.CancelRead(1)
 		return
 	}
+	t.received.Add(uint64(len(b)))
 	select {
 	case t.in <- Inbound{From: p.Index, Kind: b[0], Data: b[1:]}:
 	default:
@@ -373,6 +381,7 @@ func (t *Transport) Send(ctx context.Context, to int, kind byte, data []byte) er
 	if err := s.Close(); err != nil {
 		return fmt.Errorf("p2p: close stream to %d: %w", to, err)
 	}
+	t.sent.Add(uint64(1 + len(data)))
 	return nil
 }
 
