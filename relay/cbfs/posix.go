@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 )
@@ -58,11 +57,10 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 	if v.caveats.Prefix != "" {
 		return nil, fmt.Errorf("%w: manifest updates need an unrestricted token", ErrPermission)
 	}
-	var prev, attempt *Manifest
+	var prev *Manifest
 	next, err := v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
 		prev = cur
 		next := cur.clone()
-		attempt = next
 		if err := mutate(next); err != nil {
 			return nil, err
 		}
@@ -76,12 +74,11 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		return next, nil
 	}, false)
 	if err != nil {
-		// A manifest copy stored before the failure would make relays
-		// refuse the identical retry (same object id, fresh nonce): remove
-		// the copies when the failure happened before anything was anchored.
-		if attempt != nil && attempt.Version > 0 && strings.Contains(err.Error(), fmt.Sprintf("store manifest v%d:", attempt.Version)) {
-			v.deleteManifest(context.WithoutCancel(ctx), attempt.Version, attempt.Root())
-		}
+		// Never delete the copies of a version that failed here: an
+		// earlier attempt may have sent its anchor transaction, which can
+		// still land (its receipt wait was only cancelled). Sealing is
+		// deterministic, so an identical retry is accepted by relays that
+		// hold the first copy.
 		return nil, fmt.Errorf("cbfs: update manifest: %w", err)
 	}
 	live := map[[32]byte]bool{}

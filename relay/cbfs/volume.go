@@ -32,10 +32,16 @@ type Volume struct {
 	tok     *captoken.Token // nil for the owner
 	sess    *session
 
-	mu        sync.Mutex
-	cur       *Manifest
-	curRoot   [32]byte
-	repairing map[[32]byte]bool
+	mu      sync.Mutex
+	cur     *Manifest
+	curRoot [32]byte
+	// unheld is an anchored (version, root) that no relay quorum holds
+	// (left by a writer killed between anchoring and storing, by older
+	// clients): cur was recovered from the relays instead, and the next
+	// commit takes the version after it.
+	unheldVer  uint64
+	unheldRoot [32]byte
+	repairing  map[[32]byte]bool
 }
 
 // FileInfo describes a committed file.
@@ -120,7 +126,7 @@ func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
 		return nil, fmt.Errorf("cbfs: anchor: %w", err)
 	}
 	v.mu.Lock()
-	if v.cur != nil && v.cur.Version == ver && v.curRoot == root {
+	if v.cur != nil && ((v.cur.Version == ver && v.curRoot == root) || (v.unheldVer == ver && v.unheldRoot == root)) {
 		m := v.cur
 		v.mu.Unlock()
 		return m, nil
@@ -160,14 +166,23 @@ func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
 		}()
 	}
 	var errs []error
+	notFound := 0
 	for range relays {
 		r := <-ch
 		if r.err != nil {
 			errs = append(errs, r.err)
+			if errors.Is(r.err, ErrNotFound) {
+				notFound++
+			}
 			continue
 		}
 		v.setCurrent(r.m, root)
 		return r.m, nil
+	}
+	if len(relays) > 0 && notFound == len(relays) {
+		// Every relay answered and none holds the anchored version: it can
+		// never be loaded. Recover rather than brick the volume.
+		return v.recoverUnheld(ctx, ver, root)
 	}
 	err = errors.Join(errs...)
 	if err == nil {
@@ -200,6 +215,34 @@ func (v *Volume) openManifest(ver uint64, sealed []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: manifest for %s v%d, want %s v%d", ErrIntegrity, m.Volume, m.Version, v.id, ver)
 	}
 	return m, nil
+}
+
+// recoverUnheld recovers from an anchored version that no relay holds: it
+// loads the newest version the relays hold, says so, and makes the next
+// commit follow the anchored version.
+func (v *Volume) recoverUnheld(ctx context.Context, ver uint64, root [32]byte) (*Manifest, error) {
+	m, err := v.recoverFromRelays(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: anchored manifest v%d of %s is on no relay, and recovery failed: %w", ver, v.id, err)
+	}
+	v.mu.Lock()
+	v.unheldVer, v.unheldRoot = ver, root
+	v.mu.Unlock()
+	v.c.log.Warn("cbfs: anchored manifest is held by no relay; recovered from the newest version the relays hold (changes of the lost version are gone)",
+		"volume", v.id.String(), "anchored_version", ver, "anchored_root", fmt.Sprintf("%x", root[:8]),
+		"recovered_version", m.Version, "recovered_root", fmt.Sprintf("%x", v.Root()))
+	return m, nil
+}
+
+// nextVersion is the version a commit on top of cur takes: after cur, and
+// after an unheld anchored version if cur was recovered past one.
+func (v *Volume) nextVersion(cur *Manifest) uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.unheldVer > cur.Version {
+		return v.unheldVer + 1
+	}
+	return cur.Version + 1
 }
 
 // recoverFromRelays finds the newest manifest stored on relays that decrypts
@@ -272,7 +315,7 @@ func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manife
 		}
 		next.Version, next.Prev = 1, [32]byte{}
 		if cur != nil {
-			next.Version, next.Prev = cur.Version+1, curRoot
+			next.Version, next.Prev = v.nextVersion(cur), curRoot
 		}
 		if err := next.validate(); err != nil {
 			return nil, err

@@ -1,0 +1,179 @@
+package cbfs_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// landingAnchor is a MemAnchor whose next commit, when armed, behaves like a
+// chain transaction whose receipt wait was cancelled: the caller gets
+// context.Canceled, but the commitment is held and lands later (land).
+type landingAnchor struct {
+	cbfs.MemAnchor
+	mu      sync.Mutex
+	armed   bool
+	pending func() error
+}
+
+func (a *landingAnchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version uint64) error {
+	a.mu.Lock()
+	if a.armed {
+		a.armed = false
+		a.pending = func() error { return a.MemAnchor.CommitManifest(context.Background(), vol, root, version) }
+		a.mu.Unlock()
+		return context.Canceled
+	}
+	a.mu.Unlock()
+	return a.MemAnchor.CommitManifest(ctx, vol, root, version)
+}
+
+func (a *landingAnchor) land(t *testing.T) {
+	t.Helper()
+	a.mu.Lock()
+	p := a.pending
+	a.pending = nil
+	a.mu.Unlock()
+	if p == nil {
+		t.Fatal("no commitment in flight")
+	}
+	if err := p(); err != nil {
+		t.Fatalf("land: %v", err)
+	}
+}
+
+// syncLog is a slog handler target safe for concurrent writes.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func addFile(path string) func(*cbfs.Manifest) error {
+	return func(m *cbfs.Manifest) error {
+		m.Files = append(m.Files, cbfs.FileEntry{Path: path, ModTime: 42, Mode: 0o100644})
+		return nil
+	}
+}
+
+// A commit whose anchor transaction lands after the writer gave up (receipt
+// wait cancelled), followed by a retry that fails to store: the volume must
+// stay readable and writable (issue 13, defect A).
+func TestKilledWriterDoesNotBrickVolume(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := startCluster(t, 6, 0)
+	owner, _ := crypto.GenerateKey()
+	anchor := &landingAnchor{}
+	c := newClient(t, owner, cl.dir, anchor)
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vol.Put(ctx, "/a", strings.NewReader("hello")); err != nil {
+		t.Fatal(err)
+	}
+	anchor.mu.Lock()
+	anchor.armed = true
+	anchor.mu.Unlock()
+	if _, err := vol.Update(ctx, addFile("/b")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("update with a lost receipt: %v", err)
+	}
+	// The writer is killed while retrying: its context is cancelled.
+	dead, kill := context.WithCancel(ctx)
+	kill()
+	if _, err := vol.Update(dead, addFile("/b")); err == nil {
+		t.Fatal("update with a cancelled context succeeded")
+	}
+	anchor.land(t) // the first transaction lands after all
+
+	c2 := newClient(t, owner, cl.dir, anchor)
+	v2, err := c2.OpenVolume(ctx, vol.ID())
+	if err != nil {
+		t.Fatalf("volume bricked: open: %v", err)
+	}
+	if _, err := v2.Info(ctx); err != nil {
+		t.Fatalf("volume bricked: info: %v", err)
+	}
+	if _, err := v2.Stat(ctx, "/b"); err != nil {
+		t.Fatalf("anchored /b: %v", err)
+	}
+	if _, err := v2.Put(ctx, "/c", strings.NewReader("after")); err != nil {
+		t.Fatalf("volume bricked: put: %v", err)
+	}
+}
+
+// An anchored root that no relay holds (left by an older client) must not
+// brick the volume: the client recovers from the newest version the relays
+// hold, says so, and commits on top of it.
+func TestRecoverFromUnheldAnchoredRoot(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := startCluster(t, 6, 0)
+	owner, _ := crypto.GenerateKey()
+	anchor := &cbfs.MemAnchor{}
+	c := newClient(t, owner, cl.dir, anchor)
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vol.Put(ctx, "/a", strings.NewReader("hello")); err != nil {
+		t.Fatal(err)
+	}
+	_, ver, err := anchor.LatestManifest(ctx, vol.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A root for the next version that was never stored anywhere.
+	if err := anchor.CommitManifest(ctx, vol.ID(), [32]byte{0xba, 0xd}, ver+1); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncLog
+	c2, err := cbfs.New(cbfs.Config{Key: owner, Directory: cl.dir, Anchor: anchor, RequestTimeout: 10 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	v2, err := c2.OpenVolume(ctx, vol.ID())
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	var got bytes.Buffer
+	if _, err := v2.Get(ctx, "/a", &got); err != nil || got.String() != "hello" {
+		t.Fatalf("get /a after recovery: %q %v", got.String(), err)
+	}
+	if !strings.Contains(logs.String(), "recovered") {
+		t.Fatalf("recovery not reported; log:\n%s", logs.String())
+	}
+	if _, err := v2.Put(ctx, "/c", strings.NewReader("after")); err != nil {
+		t.Fatalf("put after recovery: %v", err)
+	}
+	c3 := newClient(t, owner, cl.dir, anchor)
+	v3, err := c3.OpenVolume(ctx, vol.ID())
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if _, err := v3.Stat(ctx, "/c"); err != nil {
+		t.Fatalf("/c after reopen: %v", err)
+	}
+}
