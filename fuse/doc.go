@@ -58,9 +58,15 @@
 // # Crashes and unmount
 //
 // Unmount (and SIGINT/SIGTERM in `cowboy volume mount`) uploads every dirty
-// file and commits before the mount goes away; an external unmount
-// (`cowboy volume unmount`, fusermount3 -u) triggers the same final flush
-// in the serving process. If the serving process is killed, data written
+// file and commits before the mount goes away. `cowboy volume unmount`
+// (Unmount) asks the serving process, over its control socket
+// (ControlPath), to do so and reports the outcome: if the changes cannot
+// be committed it fails with ErrNotFlushed and the volume stays mounted.
+// Whenever a final flush fails (the serving process asked to stop, or an
+// external fusermount3 -u), the pending changes — namespace changes and the
+// encrypted blocks of dirty files — are written to Options.JournalDir, the
+// process exits non-zero, and the next mount of the volume with the same
+// cache key commits them before serving. If the serving process is killed, data written
 // but not yet closed or fsynced is lost, as are namespace changes younger
 // than CommitDelay: the next mount shows the volume as of the last commit
 // (every closed or fsynced file complete, never a partial file). The dead

@@ -88,6 +88,7 @@ type mfs struct {
 	lastCh    time.Time      // time of the last local change
 	puts      atomic.Int64   // cache blocks stored since the last eviction check
 	clock     atomic.Int64
+	journaled atomic.Bool     // pending changes were written to the journal
 	bg        context.Context // lifetime of the mount, for read-ahead
 	wg        sync.WaitGroup  // read-ahead goroutines
 }

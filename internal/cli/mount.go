@@ -3,10 +3,12 @@ package cli
 import (
 	"crypto/hkdf"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,8 +40,11 @@ func newVolumeMountCmd(f *Factory) *cobra.Command {
 to the volume at once; other changes within half a second. Other mounts of the
 volume see changes within about 2 seconds. On Ctrl-C or SIGTERM every dirty
 byte is flushed before the command exits (if files are still open, the mount is
-detached and the command exits once they are closed). Killing the process with
-SIGKILL loses data written but not yet closed or fsynced.
+detached and the command exits once they are closed). If the changes cannot be
+committed (relays unreachable), ` + "`cowboy volume unmount`" + ` fails and the volume stays
+mounted; a stopped mount process exits non-zero and keeps the changes in a
+journal under the cowboy home, which the next mount of the volume commits.
+Killing the process with SIGKILL loses data written but not yet closed or fsynced.
 
 A --token without write permission mounts read-only.`,
 		Args: cobra.ExactArgs(2),
@@ -69,7 +74,7 @@ A --token without write permission mounts read-only.`,
 				logger = slog.New(slog.NewTextHandler(f.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			}
 			mt, err := fuse.Mount(ctx, v, a[1], fuse.Options{ReadOnly: o.readOnly, CacheDir: o.cacheDir, CacheSize: size,
-				CacheKey: [32]byte(cacheKey), PollInterval: o.poll, AllowOther: o.allowOther, DeferCloseCommit: o.deferClose, Logger: logger})
+				CacheKey: [32]byte(cacheKey), JournalDir: filepath.Join(f.Home, "cbfs-journal", id.String()), PollInterval: o.poll, AllowOther: o.allowOther, DeferCloseCommit: o.deferClose, Logger: logger})
 			if err != nil {
 				return err
 			}
@@ -104,9 +109,12 @@ func newVolumeUnmountCmd(f *Factory) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := fuse.Unmount(a[0], lazy); err != nil {
+				if errors.Is(err, fuse.ErrNotFlushed) {
+					return fmt.Errorf("%w\nThe volume is still mounted; fix the cause and run `cowboy volume unmount` again (stopping the mount process keeps the changes in its journal for the next mount)", err)
+				}
 				return err
 			}
-			fmt.Fprintf(f.Out, "Unmounted %s.\n", a[0])
+			fmt.Fprintf(f.Out, "Unmounted %s; every change is committed.\n", a[0])
 			return nil
 		},
 	}
