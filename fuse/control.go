@@ -94,7 +94,9 @@ func (mt *Mounted) control(c net.Conn) {
 			err = unmountDir(mt.dir, true)
 		}
 	case "sync":
-		err = mt.Sync(ctx)
+		if err = mt.Sync(ctx); err == nil {
+			err = mt.m.vol.Checkpoint(ctx)
+		}
 	default:
 		err = fmt.Errorf("fuse: unknown control command %q", strings.TrimSpace(line))
 	}

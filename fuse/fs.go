@@ -166,7 +166,7 @@ func (m *mfs) entryOf(n *inode, p string) cbfs.FileEntry {
 		e.Target = n.target
 	case sIFREG:
 		if n.base != nil {
-			e.Size, e.FileID, e.Segments = n.base.Size, n.base.FileID, n.base.Segments
+			e.Size, e.FileID, e.Segments, e.Inline = n.base.Size, n.base.FileID, n.base.Segments, n.base.Inline
 		}
 		if n.dirty {
 			e.ModTime = n.pubMtime
@@ -563,6 +563,14 @@ func (m *mfs) block(ctx context.Context, n *inode, blk int64) ([]byte, error) {
 		return buf, nil // a hole or beyond the uploaded content: zeros
 	}
 	hi = min(hi, lim)
+	if len(base.Inline) > 0 {
+		// Small file kept inline in the metadata: no shards to fetch.
+		data, err := m.vol.ReadInline(base)
+		if err != nil {
+			return nil, err
+		}
+		copy(buf, data[lo:min(hi, int64(len(data)))])
+	}
 	var pos int64
 	for idx := range base.Segments {
 		s := int64(base.Segments[idx].Size)

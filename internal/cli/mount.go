@@ -122,6 +122,44 @@ func newVolumeUnmountCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
+func newVolumeSyncCmd(f *Factory) *cobra.Command {
+	var o volumeOpts
+	cmd := &cobra.Command{
+		Use:   "sync VOLUME|DIR",
+		Short: "Anchor the volume's latest commit on chain now (for a mount DIR: commit everything pending first)",
+		Long: `Commits are durable once a majority of the volume's relays hold them; the
+on-chain StorageCommitment (which challenges and rent follow) is a checkpoint
+written a few seconds later. sync writes that checkpoint now. Given the
+directory of a running mount, it first commits every change pending there.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if st, err := os.Stat(a[0]); err == nil && st.IsDir() {
+				if err := fuse.SyncMount(cmd.Context(), a[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.Out, "Synced %s: every change committed and anchored.\n", a[0])
+				return nil
+			}
+			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := v.Checkpoint(cmd.Context()); err != nil {
+				return err
+			}
+			info, err := v.Info(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "Anchored version %d of %s, root %x\n", info.Version, a[0], info.Root[:])
+			return nil
+		},
+	}
+	o.add(cmd)
+	return cmd
+}
+
 // parseSize parses a byte count with an optional K, M, G or T suffix.
 func parseSize(s string) (int64, error) {
 	s = strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I")

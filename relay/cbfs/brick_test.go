@@ -68,23 +68,36 @@ func (l *syncLog) String() string {
 	return l.buf.String()
 }
 
+// addFile is a path operation: it sets path to an empty file (idempotent,
+// as a re-applied operation must be).
 func addFile(path string) func(*cbfs.Manifest) error {
 	return func(m *cbfs.Manifest) error {
-		m.Files = append(m.Files, cbfs.FileEntry{Path: path, ModTime: 42, Mode: 0o100644})
+		e := cbfs.FileEntry{Path: path, ModTime: 42, Mode: 0o100644}
+		if i := m.Lookup(path); i >= 0 {
+			m.Files[i] = e
+			return nil
+		}
+		m.Files = append(m.Files, e)
 		return nil
 	}
 }
 
-// A commit whose anchor transaction lands after the writer gave up (receipt
-// wait cancelled), followed by a retry that fails to store: the volume must
-// stay readable and writable (issue 13, defect A).
+// A writer killed between its quorum write and its anchor (the checkpoint
+// transaction's receipt wait cancelled, the transaction landing later; or
+// no checkpoint at all) must leave the volume readable and writable, with
+// every acknowledged commit (issue 13, defect A). Before the fix, a retry
+// deleted the manifest copies of the version that then got anchored, and
+// every later load failed ("load manifest vN ... not found").
 func TestKilledWriterDoesNotBrickVolume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl := startCluster(t, 6, 0)
 	owner, _ := crypto.GenerateKey()
 	anchor := &landingAnchor{}
-	c := newClient(t, owner, cl.dir, anchor)
+	c, err := cbfs.New(cbfs.Config{Key: owner, Directory: cl.dir, Anchor: anchor, RequestTimeout: 10 * time.Second, CheckpointInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -95,16 +108,20 @@ func TestKilledWriterDoesNotBrickVolume(t *testing.T) {
 	anchor.mu.Lock()
 	anchor.armed = true
 	anchor.mu.Unlock()
-	if _, err := vol.Update(ctx, addFile("/b")); !errors.Is(err, context.Canceled) {
-		t.Fatalf("update with a lost receipt: %v", err)
+	// The commit is durable once a relay majority holds it: the anchor is
+	// not on its path.
+	if _, err := vol.Update(ctx, addFile("/b")); err != nil {
+		t.Fatalf("update: %v", err)
 	}
-	// The writer is killed while retrying: its context is cancelled.
-	dead, kill := context.WithCancel(ctx)
-	kill()
-	if _, err := vol.Update(dead, addFile("/b")); err == nil {
-		t.Fatal("update with a cancelled context succeeded")
+	if err := vol.Checkpoint(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("checkpoint with a lost receipt: %v", err)
 	}
-	anchor.land(t) // the first transaction lands after all
+	// Killed before anchoring the next commit at all.
+	if _, err := vol.Update(ctx, addFile("/b2")); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	c.Close()
+	anchor.land(t) // the checkpoint transaction lands after all
 
 	c2 := newClient(t, owner, cl.dir, anchor)
 	v2, err := c2.OpenVolume(ctx, vol.ID())
@@ -114,11 +131,20 @@ func TestKilledWriterDoesNotBrickVolume(t *testing.T) {
 	if _, err := v2.Info(ctx); err != nil {
 		t.Fatalf("volume bricked: info: %v", err)
 	}
-	if _, err := v2.Stat(ctx, "/b"); err != nil {
-		t.Fatalf("anchored /b: %v", err)
+	for _, p := range []string{"/a", "/b", "/b2"} {
+		if _, err := v2.Stat(ctx, p); err != nil {
+			t.Fatalf("acknowledged %s lost: %v", p, err)
+		}
 	}
 	if _, err := v2.Put(ctx, "/c", strings.NewReader("after")); err != nil {
 		t.Fatalf("volume bricked: put: %v", err)
+	}
+	if err := v2.Checkpoint(ctx); err != nil {
+		t.Fatalf("checkpoint after recovery: %v", err)
+	}
+	root, _, err := anchor.LatestManifest(ctx, vol.ID())
+	if err != nil || root != v2.Root() {
+		t.Fatalf("anchored root %x, head %x (%v)", root[:4], v2.Root(), err)
 	}
 }
 

@@ -25,9 +25,7 @@ func (u *Upload) Stage() (FileEntry, error) {
 		return FileEntry{}, ErrUploadDone
 	}
 	u.mu.Unlock()
-	if len(u.buf) > 0 {
-		u.flush()
-	}
+	inline := u.inline()
 	u.wg.Wait()
 	u.mu.Lock()
 	u.done = true
@@ -42,7 +40,7 @@ func (u *Upload) Stage() (FileEntry, error) {
 		return FileEntry{}, fmt.Errorf("cbfs: upload %s: %w", u.path, err)
 	}
 	u.cancel()
-	return FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: segs}, nil
+	return FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: segs, Inline: inline}, nil
 }
 
 // Update commits mutate applied to a copy of the latest manifest as the
@@ -115,6 +113,15 @@ func (v *Volume) Discard(ctx context.Context, e FileEntry) {
 	v.deleteShards(ctx, e)
 }
 
+// ReadInline returns the content of an entry whose content is inline
+// (len(e.Inline) > 0).
+func (v *Volume) ReadInline(e *FileEntry) ([]byte, error) {
+	if err := v.need(captoken.PermRead, ""); err != nil {
+		return nil, err
+	}
+	return v.openInline(e)
+}
+
 // ReadSegment returns the plaintext of segment idx of entry e, fetching and
 // verifying only that segment's shards. Unlike GetRange it does not look the
 // path up again, so it reads exactly the content e describes even if the
@@ -126,7 +133,7 @@ func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte
 	if idx < 0 || idx >= len(e.Segments) {
 		return nil, fmt.Errorf("cbfs: read %s: segment %d of %d", e.Path, idx, len(e.Segments))
 	}
-	m, err := v.latest(ctx)
+	m, err := v.params(ctx)
 	if err != nil {
 		return nil, err
 	}
