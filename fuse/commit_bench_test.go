@@ -16,6 +16,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/fuse"
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
 )
 
 // TestCommitBench measures the metadata path of the mount with the default
@@ -34,7 +35,16 @@ func TestCommitBench(t *testing.T) {
 	}
 	e := newEnv(t)
 	key, _ := e.volume(t)
-	v, err := clientFor(t, e.c, key).CreateVolume(t.Context(), cbfs.VolumeOptions{K: 4, M: 2})
+	cfg := cbfs.Config{Key: key, Directory: onchain.Directory{Client: e.c}, Anchor: &onchain.Anchor{Client: e.c, Key: key}}
+	if s := os.Getenv("CBFS_INLINE_MAX"); s != "" {
+		fmt.Sscan(s, &cfg.InlineMax)
+	}
+	cl, err := cbfs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	v, err := cl.CreateVolume(t.Context(), cbfs.VolumeOptions{K: 4, M: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +120,7 @@ func TestCommitBench(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CBFS mount metadata path vs local directory, default options (close commits to a relay majority;\n")
 	fmt.Fprintf(&b, "on-chain checkpoint async), 6 in-process relays on loopback, in-process chain node (20ms blocks), K=4 M=2,\n")
-	fmt.Fprintf(&b, "%d cores shared, %s.\n", runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "inline threshold %d bytes, %d cores shared, %s.\n", cfg.InlineMax, runtime.NumCPU(), time.Now().UTC().Format(time.RFC3339))
 	if la, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(&b, "Load average at the end: %s", la)
 	}

@@ -209,7 +209,7 @@ func sameEntry(a, b *cbfs.FileEntry) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Hash() == b.Hash()
+	return cbfs.SameEntry(a, b)
 }
 
 // merge applies the changes between manifests old and next to the

@@ -57,8 +57,8 @@ type Options struct {
 	CommitDelay time.Duration
 	// DeferCloseCommit makes close(2) upload the file's data but leave the
 	// manifest commit to the next batch (within CommitDelay) instead of
-	// waiting for it. Writing many small files gets much faster (a commit
-	// is a chain transaction); the price is close-to-open consistency with
+	// waiting for it. Writing many small files gets faster (several closes
+	// share one commit to the relays); the price is close-to-open consistency with
 	// other mounts, and a crash within CommitDelay of a close loses that
 	// file. fsync(2) still commits at once.
 	DeferCloseCommit bool

@@ -37,7 +37,8 @@ func newVolumeMountCmd(f *Factory) *cobra.Command {
 		Use:   "mount VOLUME DIR [--token T] [--read-only] [--cache-dir D --cache-size N]",
 		Short: "Mount a volume on DIR with FUSE; runs in the foreground until Ctrl-C, SIGTERM or `cowboy volume unmount DIR`",
 		Long: `Mount a volume as a POSIX filesystem. Files closed or fsynced are committed
-to the volume at once; other changes within half a second. Other mounts of the
+to the volume at once (durable on a majority of its relays; the on-chain
+checkpoint follows within seconds); other changes within half a second. Other mounts of the
 volume see changes within about 2 seconds. On Ctrl-C or SIGTERM every dirty
 byte is flushed before the command exits (if files are still open, the mount is
 detached and the command exits once they are closed). If the changes cannot be

@@ -57,6 +57,10 @@ func diff(cur, next *Manifest) changeSet {
 	return cs
 }
 
+// SameEntry reports whether two entries are identical, comparing field by
+// field (much cheaper than comparing their Hash).
+func SameEntry(a, b *FileEntry) bool { return sameFile(a, b) }
+
 // sameFile compares two entries field by field (cheaper than hashing).
 func sameFile(a, b *FileEntry) bool {
 	if a.Path != b.Path || a.Size != b.Size || a.ModTime != b.ModTime || a.FileID != b.FileID || a.Mode != b.Mode ||
@@ -118,6 +122,7 @@ type headState struct {
 	hash      [32]byte   // wire.HeadHash, or the legacy manifest root
 	sinceFull int        // change sets since the last full manifest
 	fullSize  int        // sealed size of the last full manifest
+	fullObj   [32]byte   // its object id
 	deltaSize int        // sealed bytes of change sets since then
 }
 
@@ -263,11 +268,32 @@ func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manif
 	}
 	ns := &headState{head: h, hash: wire.HeadHash(enc), confirmed: true}
 	if full {
-		ns.fullSize = len(sealed)
+		ns.fullSize, ns.fullObj = len(sealed), h.Object
+		if st != nil && st.fullObj != ([32]byte{}) && st.fullObj != h.Object {
+			v.dropFull(relays, st.fullObj)
+		}
 	} else {
-		ns.sinceFull, ns.fullSize, ns.deltaSize = st.sinceFull+1, st.fullSize, st.deltaSize+len(sealed)
+		ns.sinceFull, ns.fullSize, ns.deltaSize, ns.fullObj = st.sinceFull+1, st.fullSize, st.deltaSize+len(sealed), st.fullObj
 	}
 	return ns, nil
+}
+
+// dropFull deletes a full manifest that a newer one replaced (readers
+// start from the newest), on each relay after the commit that replaced it.
+// Best effort; only writers allowed to delete do it.
+func (v *Volume) dropFull(relays []RelayInfo, obj [32]byte) {
+	if v.caveats.Perms&captoken.PermDelete == 0 || v.caveats.Prefix != "" {
+		return
+	}
+	for _, r := range relays {
+		v.sendInOrder(r, func() {
+			ctx, cancel := context.WithTimeout(v.c.bg, v.c.cfg.RequestTimeout)
+			defer cancel()
+			if _, err := v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpDelete, Kind: wire.KindManifest, ID: obj}, nil); err != nil {
+				v.c.log.Debug("delete replaced full manifest", "relay", r.ID.String(), "err", err)
+			}
+		})
+	}
 }
 
 // sendInOrder runs send after every earlier send to relay r has finished,
@@ -454,7 +480,7 @@ func (v *Volume) build(ctx context.Context, relays []RelayInfo, r RelayInfo, bas
 			if m, err = v.loadFull(ctx, relays, r, h); err != nil {
 				return nil, nil, err
 			}
-			st = &headState{fullSize: int(h.BodySize)}
+			st = &headState{fullSize: int(h.BodySize), fullObj: h.Object}
 			continue
 		}
 		if m == nil {

@@ -13,7 +13,7 @@ import (
 // threshold is chosen by measurement (docs/BENCHMARKS.md, CBFS section).
 
 // DefaultInlineMax is the default inline threshold.
-const DefaultInlineMax = 4 << 10
+const DefaultInlineMax = 16 << 10
 
 // inlineOverhead is the nonce and tag added to inline content.
 const inlineOverhead = 12 + 16

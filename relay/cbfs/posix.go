@@ -3,7 +3,9 @@ package cbfs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 )
@@ -46,8 +48,11 @@ func (u *Upload) Stage() (FileEntry, error) {
 // Update commits mutate applied to a copy of the latest manifest as the
 // next version, retrying (with a fresh copy) on version conflicts, so
 // mutate must be a pure function of its input. mutate may reorder
-// m.Files; they are sorted by path afterwards. Shards referenced by the
-// previous version but not by the new one are then deleted (best effort).
+// m.Files; they are sorted by path afterwards. It may add, remove and
+// replace entries but must not modify an entry's segments in place (the
+// copy shares them). Shards of replaced or removed entries that the new
+// version does not reference are then deleted (best effort). The returned
+// manifest is shared: do not modify it.
 func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*Manifest, error) {
 	if err := v.need(captoken.PermWrite, ""); err != nil {
 		return nil, err
@@ -56,20 +61,27 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		return nil, fmt.Errorf("%w: manifest updates need an unrestricted token", ErrPermission)
 	}
 	var prev *Manifest
+	var cs changeSet
 	next, err := v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
 		prev = cur
-		next := cur.clone()
-		if err := mutate(next); err != nil {
+		// Entries are copied by value; their segment slices are shared,
+		// which is why mutate must replace entries, never edit segments.
+		next := *cur
+		next.Files = append([]FileEntry(nil), cur.Files...)
+		if err := mutate(&next); err != nil {
 			return nil, err
 		}
-		sort.SliceStable(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
-		for i := range next.Files {
-			p, err := CleanPath(next.Files[i].Path)
-			if err != nil || p != next.Files[i].Path {
-				return nil, fmt.Errorf("cbfs: update: bad path %q", next.Files[i].Path)
+		if !slices.IsSortedFunc(next.Files, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) }) {
+			sort.SliceStable(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
+		}
+		cs = diff(cur, &next)
+		for i := range cs.Set {
+			p, err := CleanPath(cs.Set[i].Path)
+			if err != nil || p != cs.Set[i].Path {
+				return nil, fmt.Errorf("cbfs: update: bad path %q", cs.Set[i].Path)
 			}
 		}
-		return next, nil
+		return &next, nil
 	}, false)
 	if err != nil {
 		// Never delete the copies of a version that failed here: an
@@ -79,8 +91,11 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		// hold the first copy.
 		return nil, fmt.Errorf("cbfs: update manifest: %w", err)
 	}
+	// Shards of replaced or removed entries that no new entry references
+	// (a rename keeps its segments) are deleted: work proportional to the
+	// change, not to the volume.
 	live := map[[32]byte]bool{}
-	for _, f := range next.Files {
+	for _, f := range cs.Set {
 		for _, s := range f.Segments {
 			for _, sh := range s.Shards {
 				live[sh.ID] = true
@@ -88,23 +103,33 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		}
 	}
 	var dead []Segment
-	for _, f := range prev.Files {
-		for _, s := range f.Segments {
-			var gone []ShardRef
+	gone := func(p string) {
+		i := prev.Lookup(p)
+		if i < 0 {
+			return
+		}
+		for _, s := range prev.Files[i].Segments {
+			var g []ShardRef
 			for _, sh := range s.Shards {
 				if !live[sh.ID] {
-					gone = append(gone, sh)
+					g = append(g, sh)
 				}
 			}
-			if len(gone) > 0 {
-				dead = append(dead, Segment{Shards: gone})
+			if len(g) > 0 {
+				dead = append(dead, Segment{Shards: g})
 			}
 		}
+	}
+	for _, p := range cs.Del {
+		gone(p)
+	}
+	for _, f := range cs.Set {
+		gone(f.Path)
 	}
 	if len(dead) > 0 {
 		v.deleteShards(ctx, FileEntry{Segments: dead})
 	}
-	return next.clone(), nil
+	return next, nil
 }
 
 // Discard deletes the shards of a staged entry that will not be committed
