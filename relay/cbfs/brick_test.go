@@ -3,6 +3,7 @@ package cbfs_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"log/slog"
 	"strings"
@@ -48,6 +49,20 @@ func (a *landingAnchor) land(t *testing.T) {
 	if err := p(); err != nil {
 		t.Fatalf("land: %v", err)
 	}
+}
+
+// ownedVolume starts 6 relays and creates a volume owned by a new key,
+// anchored in memory.
+func ownedVolume(t *testing.T, ctx context.Context, o cbfs.VolumeOptions) (*cluster, *ecdsa.PrivateKey, *cbfs.MemAnchor, *cbfs.Volume) {
+	t.Helper()
+	cl := startCluster(t, 6, 0)
+	owner, _ := crypto.GenerateKey()
+	anchor := &cbfs.MemAnchor{}
+	vol, err := newClient(t, owner, cl.dir, anchor).CreateVolume(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl, owner, anchor, vol
 }
 
 // syncLog is a slog handler target safe for concurrent writes.
@@ -154,14 +169,7 @@ func TestKilledWriterDoesNotBrickVolume(t *testing.T) {
 func TestRecoverFromUnheldAnchoredRoot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl := startCluster(t, 6, 0)
-	owner, _ := crypto.GenerateKey()
-	anchor := &cbfs.MemAnchor{}
-	c := newClient(t, owner, cl.dir, anchor)
-	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, owner, anchor, vol := ownedVolume(t, ctx, cbfs.VolumeOptions{})
 	if _, err := vol.Put(ctx, "/a", strings.NewReader("hello")); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // Faults of the metadata path (issue 13): relays serving a stale head, a
@@ -21,14 +20,7 @@ import (
 func TestHeadFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := startCluster(t, 6, 0)
-	owner, _ := crypto.GenerateKey()
-	anchor := &cbfs.MemAnchor{}
-	c := newClient(t, owner, cl.dir, anchor)
-	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, owner, anchor, vol := ownedVolume(t, ctx, cbfs.VolumeOptions{})
 	put := func(v *cbfs.Volume, p string) {
 		t.Helper()
 		if _, err := v.Put(ctx, p, strings.NewReader("content of "+p)); err != nil {
@@ -165,13 +157,7 @@ func TestHeadFaults(t *testing.T) {
 func TestWritersRace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := startCluster(t, 6, 0)
-	owner, _ := crypto.GenerateKey()
-	anchor := &cbfs.MemAnchor{}
-	vol, err := newClient(t, owner, cl.dir, anchor).CreateVolume(ctx, cbfs.VolumeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, owner, anchor, vol := ownedVolume(t, ctx, cbfs.VolumeOptions{})
 	const n = 30
 	var wg sync.WaitGroup
 	errs := make(chan error, 4*n)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
-	"github.com/ethereum/go-ethereum/crypto"
 )
 
 // Files up to the inline threshold live sealed in the metadata: no shard
@@ -17,14 +16,7 @@ import (
 func TestSmallFilesInline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl := startCluster(t, 6, 0)
-	owner, _ := crypto.GenerateKey()
-	anchor := &cbfs.MemAnchor{}
-	c := newClient(t, owner, cl.dir, anchor)
-	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{SegmentSize: 64 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl, owner, anchor, vol := ownedVolume(t, ctx, cbfs.VolumeOptions{SegmentSize: 64 << 10})
 	shards := func() (n int) {
 		for _, node := range cl.nodes {
 			objs, _ := node.Store().List(vol.ID(), 0, 0)
