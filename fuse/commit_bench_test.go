@@ -43,7 +43,7 @@ func TestCommitBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(func() { cl.Close() }) // after the unmount (cleanups run last-in first-out)
 	v, err := cl.CreateVolume(t.Context(), cbfs.VolumeOptions{K: 4, M: 2})
 	if err != nil {
 		t.Fatal(err)
