@@ -23,16 +23,19 @@ func (n *Node) commitHead(ctx context.Context, req *wire.Request, body io.Reader
 	if err != nil {
 		return err
 	}
-	if err := h.Check(req.Volume); err != nil {
-		return err
-	}
 	// The head's token must be valid now and not revoked, like the
-	// request's (it is usually the same token).
+	// request's; it is usually the very token authorize just checked.
 	tok, err := captoken.Decode(h.Token)
 	if err != nil {
 		return err
 	}
-	if _, err := tok.Check(ctx, n.cfg.Now(), req.Volume, captoken.PermWrite, n.revocations(req.Volume)); err != nil {
+	same := string(h.Token) == string(req.Token)
+	if !same {
+		if _, err := tok.Check(ctx, n.cfg.Now(), req.Volume, captoken.PermWrite, n.revocations(req.Volume)); err != nil {
+			return err
+		}
+	}
+	if err := h.CheckWith(req.Volume, tok, !same); err != nil {
 		return err
 	}
 	if h.BodyHash != req.Hash || h.BodySize != req.Size {

@@ -332,6 +332,12 @@ type relayHead struct {
 // readHeads asks every relay for the head and returns once a majority
 // answered (plus those that answered within a short grace).
 func (v *Volume) readHeads(ctx context.Context, relays []RelayInfo) []relayHead {
+	v.mu.Lock()
+	var known [32]byte
+	if v.state != nil && v.state.head != nil {
+		known = v.state.hash // verified when it became current
+	}
+	v.mu.Unlock()
 	ch := make(chan relayHead, len(relays))
 	for _, r := range relays {
 		go func() {
@@ -341,7 +347,7 @@ func (v *Volume) readHeads(ctx context.Context, relays []RelayInfo) []relayHead 
 				rh.enc = resp.Head
 				rh.hash = wire.HeadHash(resp.Head)
 				rh.head, rh.err = wire.DecodeHead(resp.Head)
-				if rh.err == nil {
+				if rh.err == nil && rh.hash != known {
 					if rh.err = rh.head.Check(v.id); rh.err != nil {
 						v.c.log.Warn("relay serves a head with a bad signature; ignored", "relay", r.ID.String(), "err", rh.err)
 					}
