@@ -158,6 +158,13 @@ func (v *Volume) putHead(ctx context.Context, relays []RelayInfo, enc []byte, h 
 	ch := make(chan res, len(relays))
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*v.c.cfg.RequestTimeout)
 	for _, r := range relays {
+		if v.c.pool.Down(r.Addr, r.PubKey) {
+			// Just failed to connect: do not queue behind its timeouts; a
+			// later full manifest catches it up.
+			ch <- res{fmt.Errorf("relay %s: %w (recently unreachable)", r.ID.String()[:8], ErrInsufficientRelays)}
+			v.needFull.Store(true)
+			continue
+		}
 		v.sendInOrder(r, func() {
 			req := wire.Request{Op: wire.OpCommit, Kind: wire.KindManifest, ID: h.Object, Version: h.Version, Head: enc,
 				Hash: h.BodyHash, Size: h.BodySize}
@@ -173,6 +180,9 @@ func (v *Volume) putHead(ctx context.Context, relays []RelayInfo, enc []byte, h 
 				}
 			}
 			ch <- res{err}
+		}, func() {
+			v.needFull.Store(true)
+			ch <- res{fmt.Errorf("relay %s: %w (too many commits queued for it)", r.ID.String()[:8], ErrInsufficientRelays)}
 		})
 	}
 	ok, conflicts := 0, 0
@@ -292,15 +302,22 @@ func (v *Volume) dropFull(relays []RelayInfo, obj [32]byte) {
 			if _, err := v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpDelete, Kind: wire.KindManifest, ID: obj}, nil); err != nil {
 				v.c.log.Debug("delete replaced full manifest", "relay", r.ID.String(), "err", err)
 			}
-		})
+		}, func() {})
 	}
 }
 
 // sendInOrder runs send after every earlier send to relay r has finished,
 // so that each relay receives a writer's versions in order even though
-// commits return as soon as a majority has them.
-func (v *Volume) sendInOrder(r RelayInfo, send func()) {
+// commits return as soon as a majority has them. When too many sends are
+// queued for r (it is slow or gone), or the client is closed, it calls
+// dropped instead (with the Volume locked).
+func (v *Volume) sendInOrder(r RelayInfo, send, dropped func()) {
 	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.c.bg.Err() != nil {
+		dropped()
+		return
+	}
 	if v.pipes == nil {
 		v.pipes = map[RelayID]chan func(){}
 	}
@@ -314,8 +331,11 @@ func (v *Volume) sendInOrder(r RelayInfo, send func()) {
 			}
 		}()
 	}
-	v.mu.Unlock()
-	p <- send
+	select {
+	case p <- send:
+	default:
+		dropped()
+	}
 }
 
 // ---- reading the head ----
