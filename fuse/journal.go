@@ -49,7 +49,7 @@ type journalChange struct {
 // and the files with unuploaded content. The caller holds m.mu.
 func (m *mfs) pendingChanges() []journalChange {
 	d := m.desired()
-	bi := index(m.base)
+	bi := m.baseIdx
 	var out []journalChange
 	for p, e := range d {
 		n := m.lookupPath(p)
