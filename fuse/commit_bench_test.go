@@ -39,6 +39,9 @@ func TestCommitBench(t *testing.T) {
 	if s := os.Getenv("CBFS_INLINE_MAX"); s != "" {
 		fmt.Sscan(s, &cfg.InlineMax)
 	}
+	if cfg.InlineMax == 0 {
+		cfg.InlineMax = cbfs.DefaultInlineMax
+	}
 	cl, err := cbfs.New(cfg)
 	if err != nil {
 		t.Fatal(err)
