@@ -82,12 +82,14 @@ type mfs struct {
 	root      *inode
 	nextIno   uint64
 	storeSeq  uint64
-	base      *cbfs.Manifest // latest manifest merged into the namespace
-	gen       uint64         // bumped by every local change
-	committed uint64         // gen covered by the last commit
-	lastCh    time.Time      // time of the last local change
-	puts      atomic.Int64   // cache blocks stored since the last eviction check
+	base      *cbfs.Manifest             // latest manifest merged into the namespace
+	baseIdx   map[string]*cbfs.FileEntry // base's entries by path (changed only under commitMu)
+	gen       uint64                     // bumped by every local change
+	committed uint64                     // gen covered by the last commit
+	lastCh    time.Time                  // time of the last local change
+	puts      atomic.Int64               // cache blocks stored since the last eviction check
 	clock     atomic.Int64
+	journaled atomic.Bool     // pending changes were written to the journal
 	bg        context.Context // lifetime of the mount, for read-ahead
 	wg        sync.WaitGroup  // read-ahead goroutines
 }
@@ -165,7 +167,7 @@ func (m *mfs) entryOf(n *inode, p string) cbfs.FileEntry {
 		e.Target = n.target
 	case sIFREG:
 		if n.base != nil {
-			e.Size, e.FileID, e.Segments = n.base.Size, n.base.FileID, n.base.Segments
+			e.Size, e.FileID, e.Segments, e.Inline = n.base.Size, n.base.FileID, n.base.Segments, n.base.Inline
 		}
 		if n.dirty {
 			e.ModTime = n.pubMtime
@@ -208,7 +210,7 @@ func sameEntry(a, b *cbfs.FileEntry) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Hash() == b.Hash()
+	return cbfs.SameEntry(a, b)
 }
 
 // merge applies the changes between manifests old and next to the
@@ -337,9 +339,9 @@ func (m *mfs) load(man *cbfs.Manifest) {
 	// The root has no manifest entry: it belongs to the mounting user.
 	m.root.uid, m.root.gid = uint32(os.Getuid()), uint32(os.Getgid())
 	empty := &cbfs.Manifest{}
-	m.base = empty
+	m.setBase(empty)
 	m.merge(empty, man)
-	m.base = man
+	m.setBase(man)
 }
 
 // sync commits every local namespace change made before the call (group
@@ -365,9 +367,8 @@ func (m *mfs) commitLocked(ctx context.Context) error {
 	m.mu.Lock()
 	g := m.gen
 	d := m.desired()
-	base := m.base
+	base, bi := m.base, m.baseIdx
 	m.mu.Unlock()
-	bi := index(base)
 	changes := map[string]*cbfs.FileEntry{}
 	for p, e := range d {
 		if !sameEntry(bi[p], &e) {
@@ -412,11 +413,31 @@ func (m *mfs) commitLocked(ctx context.Context) error {
 	}
 	m.log.Debug("committed", "version", next.Version, "changes", len(changes), "took", time.Since(start))
 	m.mu.Lock()
-	m.merge(base, next)
-	m.base = next
+	if next.Version == base.Version+1 {
+		// Nobody else committed since base: next is base plus exactly our
+		// changes, which the namespace already shows. Skip the merge, a
+		// pass over the whole namespace.
+		for p, c := range changes {
+			if c == nil {
+				delete(m.baseIdx, p)
+			} else {
+				m.baseIdx[p] = c
+			}
+		}
+		m.base = next
+	} else {
+		m.merge(base, next)
+		m.setBase(next)
+	}
 	m.committed = max(m.committed, g)
 	m.mu.Unlock()
 	return nil
+}
+
+// setBase makes man the merged base. The caller holds m.mu (and commitMu,
+// or is loading).
+func (m *mfs) setBase(man *cbfs.Manifest) {
+	m.base, m.baseIdx = man, index(man)
 }
 
 // refresh merges a newer manifest committed by another writer.
@@ -433,7 +454,7 @@ func (m *mfs) refresh(ctx context.Context) error {
 	defer m.mu.Unlock()
 	if man.Version > m.base.Version {
 		m.merge(m.base, man)
-		m.base = man
+		m.setBase(man)
 	}
 	return nil
 }
@@ -562,6 +583,14 @@ func (m *mfs) block(ctx context.Context, n *inode, blk int64) ([]byte, error) {
 		return buf, nil // a hole or beyond the uploaded content: zeros
 	}
 	hi = min(hi, lim)
+	if len(base.Inline) > 0 {
+		// Small file kept inline in the metadata: no shards to fetch.
+		data, err := m.vol.ReadInline(base)
+		if err != nil {
+			return nil, err
+		}
+		copy(buf, data[lo:min(hi, int64(len(data)))])
+	}
 	var pos int64
 	for idx := range base.Segments {
 		s := int64(base.Segments[idx].Size)

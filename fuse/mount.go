@@ -27,6 +27,10 @@ var (
 	ErrUnavailable = errors.New("fuse: FUSE is unavailable")
 	// ErrBusy: the mount point is already a mount point, or files are open.
 	ErrBusy = errors.New("fuse: mount point busy")
+	// ErrNotFlushed: changes made on the mount could not be committed
+	// (unmount refused, or the serving process stopped with them kept in
+	// its journal for the next mount).
+	ErrNotFlushed = errors.New("fuse: pending changes not committed")
 )
 
 // Options configure a mount. The zero value is usable.
@@ -53,11 +57,16 @@ type Options struct {
 	CommitDelay time.Duration
 	// DeferCloseCommit makes close(2) upload the file's data but leave the
 	// manifest commit to the next batch (within CommitDelay) instead of
-	// waiting for it. Writing many small files gets much faster (a commit
-	// is a chain transaction); the price is close-to-open consistency with
+	// waiting for it. Writing many small files gets faster (several closes
+	// share one commit to the relays); the price is close-to-open consistency with
 	// other mounts, and a crash within CommitDelay of a close loses that
 	// file. fsync(2) still commits at once.
 	DeferCloseCommit bool
+	// JournalDir keeps the changes that could not be committed when the
+	// mount went away (a failed final flush); the next mount of the volume
+	// commits them. Default: a directory per volume in CacheDir. Restoring
+	// needs the same CacheKey (the CLI derives it from the account key).
+	JournalDir string
 	// AttrTimeout is how long the kernel caches attributes and names
 	// (default 1s).
 	AttrTimeout time.Duration
@@ -141,7 +150,24 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 	cav := vol.Caveats()
 	m := &mfs{vol: vol, opts: opts, log: opts.Logger.With("mount", dir), seal: seal, dir: cdir,
 		ro: opts.ReadOnly || cav.Perms&captoken.PermWrite == 0 || cav.Prefix != ""}
+	if opts.JournalDir == "" {
+		m.opts.JournalDir = filepath.Join(opts.CacheDir, "cbfs-journal-"+vol.ID().String()[:24])
+	}
 	m.load(man)
+	if restored, err := m.restoreJournal(); err != nil {
+		os.RemoveAll(cdir)
+		return nil, err
+	} else if restored {
+		if err := m.flushAll(ctx); err != nil {
+			os.RemoveAll(cdir)
+			return nil, fmt.Errorf("%w: the changes an earlier mount left in %s could not be committed (they stay there for the next try): %w",
+				ErrNotFlushed, m.opts.JournalDir, err)
+		}
+		if err := m.dropJournal(); err != nil {
+			m.log.Warn("journal committed but not removed", "err", err)
+		}
+		m.log.Warn("committed the changes an earlier mount could not", "journal", m.opts.JournalDir)
+	}
 
 	mo := gofuse.MountOptions{
 		FsName:      "cbfs:" + vol.ID().String()[:16],
@@ -171,6 +197,9 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		return nil, fmt.Errorf("fuse: mount %s on %s: %w", vol.ID(), dir, err)
 	}
 	mt := &Mounted{m: m, server: server, dir: dir, cancel: cancel, done: make(chan struct{})}
+	if err := mt.serveControl(); err != nil {
+		m.log.Warn("no control socket: `cowboy volume unmount` cannot report the final flush", "err", err)
+	}
 	mt.wg.Add(2)
 	go func() {
 		defer mt.wg.Done()
@@ -184,9 +213,9 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		m.wg.Wait()
 		fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer fcancel()
-		mt.err = m.flushAll(fctx)
+		mt.err = mt.flush(fctx)
 		if mt.err != nil {
-			m.log.Error("final flush failed: unflushed data is lost", "err", mt.err)
+			m.log.Error("final flush failed", "err", mt.err)
 		}
 		os.RemoveAll(cdir)
 		close(mt.done)
@@ -231,7 +260,31 @@ func (m *mfs) loop(ctx context.Context) {
 func (mt *Mounted) Dir() string { return mt.dir }
 
 // Sync uploads every dirty file and commits the manifest.
-func (mt *Mounted) Sync(ctx context.Context) error { return mt.m.flushAll(ctx) }
+func (mt *Mounted) Sync(ctx context.Context) error { return mt.flush(ctx) }
+
+// flush uploads and commits everything. If that fails, the pending changes
+// are written to the journal (so that a process that dies next loses
+// nothing) and the error wraps ErrNotFlushed.
+func (mt *Mounted) flush(ctx context.Context) error {
+	m := mt.m
+	err := m.flushAll(ctx)
+	if err == nil {
+		if m.journaled.Load() {
+			if err := m.dropJournal(); err != nil {
+				m.log.Warn("stale journal not removed", "err", err)
+			}
+		}
+		return nil
+	}
+	if m.ro {
+		return err
+	}
+	n, jerr := m.persistJournal()
+	if jerr != nil {
+		return fmt.Errorf("%w: %w; and the journal could not be written: %w", ErrNotFlushed, err, jerr)
+	}
+	return fmt.Errorf("%w: %d changes kept in %s (the next mount of the volume commits them): %w", ErrNotFlushed, n, m.opts.JournalDir, err)
+}
 
 // Wait blocks until the volume is unmounted and everything written through
 // it has been flushed (or the flush failed, which it returns).
@@ -250,8 +303,8 @@ func (mt *Mounted) Unmount(ctx context.Context) error {
 		return mt.Wait()
 	default:
 	}
-	if err := mt.m.flushAll(ctx); err != nil {
-		return fmt.Errorf("fuse: flush before unmount: %w", err)
+	if err := mt.flush(ctx); err != nil {
+		return fmt.Errorf("fuse: unmount %s refused: %w", mt.dir, err)
 	}
 	if err := mt.server.Unmount(); err != nil {
 		if errors.Is(err, syscall.EBUSY) || strings.Contains(err.Error(), "busy") {
@@ -266,7 +319,7 @@ func (mt *Mounted) Unmount(ctx context.Context) error {
 // disappears at once, open files keep working until closed, and Wait
 // returns (after the final flush) when the last one is.
 func (mt *Mounted) UnmountLazy(ctx context.Context) error {
-	if err := mt.m.flushAll(ctx); err != nil {
+	if err := mt.flush(ctx); err != nil {
 		mt.m.log.Error("flush before lazy unmount", "err", err)
 	}
 	if err := unmountDir(mt.dir, true); err != nil {
@@ -276,14 +329,13 @@ func (mt *Mounted) UnmountLazy(ctx context.Context) error {
 }
 
 // Unmount unmounts the CBFS (or any FUSE) mount at dir, as `cowboy volume
-// unmount` does; the serving process then flushes and exits.
+// unmount` does. The process serving a CBFS mount is asked to commit every
+// change first; if it cannot, the mount stays and the error wraps
+// ErrNotFlushed. Other FUSE mounts are simply unmounted.
 func Unmount(dir string, lazy bool) error {
-	dir, err := filepath.Abs(dir)
+	dir, err := cleanDir(dir)
 	if err != nil {
 		return err
-	}
-	if r, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = r
 	}
 	ok, err := isMountPoint(dir)
 	if err != nil {
@@ -291,6 +343,15 @@ func Unmount(dir string, lazy bool) error {
 	}
 	if !ok {
 		return fmt.Errorf("fuse: %s is not mounted", dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := "unmount"
+	if lazy {
+		cmd = "unmount-lazy"
+	}
+	if served, err := askServer(ctx, dir, cmd); served {
+		return err
 	}
 	return unmountDir(dir, lazy)
 }
@@ -420,6 +481,16 @@ func (mt *Mounted) Serve(ctx context.Context) error {
 	if errors.Is(err, ErrBusy) {
 		mt.m.log.Warn("files still open: detaching the mount; it goes away when they are closed")
 		return mt.UnmountLazy(fctx)
+	}
+	if errors.Is(err, ErrNotFlushed) {
+		// Asked to stop: the changes are in the journal; free the mount
+		// point and report the failure.
+		mt.m.log.Error("stopping with uncommitted changes", "err", err)
+		if uerr := unmountDir(mt.dir, true); uerr != nil {
+			mt.m.log.Error("detach the mount", "err", uerr)
+		}
+		mt.Wait()
+		return err
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"syscall"
+	"time"
 
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -454,12 +455,19 @@ func (x *node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int6
 	return uint32(k), 0
 }
 
+// commitTimeout bounds the upload and commit of one close or fsync.
+const commitTimeout = 10 * time.Minute
+
 // Fsync uploads the file's dirty data and commits the manifest; on a
 // directory it commits pending namespace changes.
 func (x *node) Fsync(ctx context.Context, f fs.FileHandle, flags uint32) syscall.Errno {
 	if x.m.ro {
 		return 0
 	}
+	// A signal to the caller (the kernel then interrupts the request) must
+	// not abort a commit half way: finish it, bounded.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
 	if err := x.m.upload(ctx, x.n); err != nil {
 		return x.m.errno("fsync", err)
 	}
@@ -474,6 +482,8 @@ func (x *node) Flush(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		return 0
 	}
 	if x.m.opts.DeferCloseCommit {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+		defer cancel()
 		if err := x.m.upload(ctx, x.n); err != nil {
 			return x.m.errno("close", err)
 		}

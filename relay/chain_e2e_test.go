@@ -155,6 +155,10 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	if _, err := vol.Put(ctx, "/data.bin", bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
+	// The commit is durable on the relays; anchor its checkpoint now.
+	if err := vol.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
 	vid := types.Hash(vol.ID())
 	v, err := c.Volume(ctx, vid)
 	if err != nil {
@@ -178,6 +182,9 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := vol2.Put(ctx, "/small.bin", bytes.NewReader(data[:100<<10])); err != nil {
+		t.Fatal(err)
+	}
+	if err := vol2.Checkpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := anchor.FundVolume(ctx, vol2.ID(), sdk.MustCBY("1")); err != nil {

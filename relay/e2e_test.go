@@ -362,7 +362,7 @@ func TestE2E(t *testing.T) {
 
 	t.Run("expired and forged tokens refused by relays", func(t *testing.T) {
 		m, _ := vol.Manifest(ctx)
-		sh := m.Files[m.Lookup("/sizes/1")].Segments[0].Shards[0]
+		sh := m.Files[m.Lookup(fmt.Sprintf("/sizes/%d", seg-1))].Segments[0].Shards[0]
 		var target cbfs.RelayInfo
 		for _, p := range e.procs {
 			if p.info.ID == sh.Relay {

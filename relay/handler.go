@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,10 @@ func statusOf(err error) wire.Status {
 		return wire.StatusFull
 	case errors.Is(err, store.ErrCorrupt):
 		return wire.StatusCorrupt
+	case errors.Is(err, store.ErrHeadConflict):
+		return wire.StatusConflict
+	case errors.Is(err, wire.ErrHead):
+		return wire.StatusUnauthorized
 	case errors.Is(err, store.ErrHashMismatch), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrTooLarge):
 		return wire.StatusBadRequest
 	case errors.Is(err, context.Canceled):
@@ -81,7 +86,7 @@ func (n *Node) serveStream(s *quic.Stream) {
 			n.m.hashFailures.Inc()
 			n.log.Warn("corrupt object", "volume", fmt.Sprintf("%x", req.Volume[:8]), "id", fmt.Sprintf("%x", req.ID[:8]), "err", err)
 		}
-		if req.Op == wire.OpPut {
+		if req.Op == wire.OpPut || req.Op == wire.OpCommit {
 			s.CancelRead(3) // do not wait for a body we refused
 		}
 	} else {
@@ -103,13 +108,13 @@ func (n *Node) serveStream(s *quic.Stream) {
 }
 
 func permFor(op wire.Op, kind wire.Kind) captoken.Perm {
-	if kind == wire.KindManifest && (op == wire.OpGet || op == wire.OpHas) {
+	if (kind == wire.KindManifest && (op == wire.OpGet || op == wire.OpHas)) || op == wire.OpHead || op == wire.OpLog {
 		// Every holder needs the (encrypted) manifest: writers to commit,
 		// listers to list. Any valid token of the volume may fetch it.
 		return 0
 	}
 	switch op {
-	case wire.OpPut:
+	case wire.OpPut, wire.OpCommit:
 		return captoken.PermWrite
 	case wire.OpDelete:
 		return captoken.PermDelete
@@ -117,6 +122,14 @@ func permFor(op wire.Op, kind wire.Kind) captoken.Perm {
 		return captoken.PermList
 	}
 	return captoken.PermRead
+}
+
+// revocations is the revocation list relays honour for vol.
+func (n *Node) revocations(vol [32]byte) captoken.RevocationList {
+	if n.cfg.Revocations != nil {
+		return captoken.Revocations{n.revoked, n.cfg.Revocations(vol)}
+	}
+	return n.revoked
 }
 
 // authorize checks relay binding, freshness, replay, token and possession.
@@ -136,11 +149,7 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if err := tok.VerifyHolder(req.SigningHash(), req.Sig); err != nil {
 		return captoken.Caveats{}, err
 	}
-	rl := n.revoked
-	if n.cfg.Revocations != nil {
-		rl = captoken.Revocations{n.revoked, n.cfg.Revocations(req.Volume)}
-	}
-	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op, req.Kind), rl)
+	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op, req.Kind), n.revocations(req.Volume))
 	if err != nil {
 		return captoken.Caveats{}, err
 	}
@@ -149,6 +158,9 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	}
 	if req.Kind == wire.KindManifest && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
 		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not replace the volume manifest", c.Prefix)
+	}
+	if req.Op == wire.OpCommit && c.Prefix != "" {
+		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not commit volume metadata", c.Prefix)
 	}
 	if req.Kind == wire.KindPending && req.Op == wire.OpPut {
 		if len(req.Suffix) != 32 || wire.PendingID(c.Prefix, req.Suffix) != req.ID {
@@ -218,6 +230,31 @@ func (n *Node) handle(ctx context.Context, req *wire.Request, s *quic.Stream) (*
 			return nil, nil, 0, err
 		}
 		return &wire.Response{Objects: objs}, nil, 0, nil
+	case wire.OpCommit:
+		if err := n.commitHead(ctx, req, s); err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{Hash: req.Hash}, nil, 0, nil
+	case wire.OpHead:
+		h, err := n.store.Head(req.Volume)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		return &wire.Response{Head: h}, nil, 0, nil
+	case wire.OpLog:
+		to := req.Version
+		if to == 0 {
+			to = ^uint64(0)
+		}
+		ents, err := n.store.Log(req.Volume, req.Offset, to, wire.MaxLog)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		b, err := wire.Marshal(ents)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("encode log: %w", err)
+		}
+		return &wire.Response{}, io.NopCloser(bytes.NewReader(b)), uint64(len(b)), nil
 	case wire.OpChallenge:
 		ch, err := n.store.Challenge(ctx, req.Volume, req.ID, req.Offset, req.Length)
 		if err != nil {

@@ -26,14 +26,17 @@ var ErrClosed = errors.New("relay: closed")
 
 // Node is a running relay.
 type Node struct {
-	cfg     Config
-	log     *slog.Logger
-	store   *store.Store
-	addr    [20]byte
-	revoked captoken.RevocationList
-	reg     *prometheus.Registry
-	m       *metrics
-	nonces  *nonceCache
+	cfg   Config
+	log   *slog.Logger
+	store *store.Store
+	// commitMu serializes metadata commits per volume (striped by the
+	// volume id's last byte).
+	commitMu [256]sync.Mutex
+	addr     [20]byte
+	revoked  captoken.RevocationList
+	reg      *prometheus.Registry
+	m        *metrics
+	nonces   *nonceCache
 
 	hardCtx    context.Context // cancelled by Close: aborts everything
 	hardCancel context.CancelFunc

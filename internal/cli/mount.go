@@ -3,10 +3,12 @@ package cli
 import (
 	"crypto/hkdf"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,11 +37,15 @@ func newVolumeMountCmd(f *Factory) *cobra.Command {
 		Use:   "mount VOLUME DIR [--token T] [--read-only] [--cache-dir D --cache-size N]",
 		Short: "Mount a volume on DIR with FUSE; runs in the foreground until Ctrl-C, SIGTERM or `cowboy volume unmount DIR`",
 		Long: `Mount a volume as a POSIX filesystem. Files closed or fsynced are committed
-to the volume at once; other changes within half a second. Other mounts of the
+to the volume at once (durable on a majority of its relays; the on-chain
+checkpoint follows within seconds); other changes within half a second. Other mounts of the
 volume see changes within about 2 seconds. On Ctrl-C or SIGTERM every dirty
 byte is flushed before the command exits (if files are still open, the mount is
-detached and the command exits once they are closed). Killing the process with
-SIGKILL loses data written but not yet closed or fsynced.
+detached and the command exits once they are closed). If the changes cannot be
+committed (relays unreachable), ` + "`cowboy volume unmount`" + ` fails and the volume stays
+mounted; a stopped mount process exits non-zero and keeps the changes in a
+journal under the cowboy home, which the next mount of the volume commits.
+Killing the process with SIGKILL loses data written but not yet closed or fsynced.
 
 A --token without write permission mounts read-only.`,
 		Args: cobra.ExactArgs(2),
@@ -69,7 +75,7 @@ A --token without write permission mounts read-only.`,
 				logger = slog.New(slog.NewTextHandler(f.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 			}
 			mt, err := fuse.Mount(ctx, v, a[1], fuse.Options{ReadOnly: o.readOnly, CacheDir: o.cacheDir, CacheSize: size,
-				CacheKey: [32]byte(cacheKey), PollInterval: o.poll, AllowOther: o.allowOther, DeferCloseCommit: o.deferClose, Logger: logger})
+				CacheKey: [32]byte(cacheKey), JournalDir: filepath.Join(f.Home, "cbfs-journal", id.String()), PollInterval: o.poll, AllowOther: o.allowOther, DeferCloseCommit: o.deferClose, Logger: logger})
 			if err != nil {
 				return err
 			}
@@ -104,13 +110,54 @@ func newVolumeUnmountCmd(f *Factory) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if err := fuse.Unmount(a[0], lazy); err != nil {
+				if errors.Is(err, fuse.ErrNotFlushed) {
+					return fmt.Errorf("%w\nThe volume is still mounted; fix the cause and run `cowboy volume unmount` again (stopping the mount process keeps the changes in its journal for the next mount)", err)
+				}
 				return err
 			}
-			fmt.Fprintf(f.Out, "Unmounted %s.\n", a[0])
+			fmt.Fprintf(f.Out, "Unmounted %s; every change is committed.\n", a[0])
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach even if files are open (the mount goes away when they are closed)")
+	return cmd
+}
+
+func newVolumeSyncCmd(f *Factory) *cobra.Command {
+	var o volumeOpts
+	cmd := &cobra.Command{
+		Use:   "sync VOLUME|DIR",
+		Short: "Anchor the volume's latest commit on chain now (for a mount DIR: commit everything pending first)",
+		Long: `Commits are durable once a majority of the volume's relays hold them; the
+on-chain StorageCommitment (which challenges and rent follow) is a checkpoint
+written a few seconds later. sync writes that checkpoint now. Given the
+directory of a running mount, it first commits every change pending there.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if st, err := os.Stat(a[0]); err == nil && st.IsDir() {
+				if err := fuse.SyncMount(cmd.Context(), a[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.Out, "Synced %s: every change committed and anchored.\n", a[0])
+				return nil
+			}
+			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			if err != nil {
+				return err
+			}
+			defer done()
+			if err := v.Checkpoint(cmd.Context()); err != nil {
+				return err
+			}
+			info, err := v.Info(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(f.Out, "Anchored version %d of %s, root %x\n", info.Version, a[0], info.Root[:])
+			return nil
+		},
+	}
+	o.add(cmd)
 	return cmd
 }
 

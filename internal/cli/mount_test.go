@@ -59,7 +59,7 @@ func TestVolumeMountCommands(t *testing.T) {
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte("hello from fuse"), 0o644); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, errOut.String())
 	}
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
 	f2 := NewFactory()

@@ -119,7 +119,19 @@ func (f *Factory) openVolumeWithKey(ctx context.Context, o *volumeOpts, key *ecd
 		c.Close()
 		return nil, nil, err
 	}
-	return v, func() { c.Close() }, nil
+	return v, func() {
+		// Commits are durable on the relays already; anchor the owner's
+		// last one now rather than leave it to the next session (only the
+		// owner can anchor).
+		if o.token == "" {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			if err := v.Checkpoint(cctx); err != nil {
+				fmt.Fprintf(f.ErrOut, "warning: checkpoint not anchored (the changes are stored on the relays; run `cowboy volume sync`): %v\n", err)
+			}
+			cancel()
+		}
+		c.Close()
+	}, nil
 }
 
 func (f *Factory) openWith(ctx context.Context, c *cbfs.Client, o *volumeOpts, vol string) (*cbfs.Volume, error) {
@@ -139,7 +151,7 @@ func (f *Factory) openWith(ctx context.Context, c *cbfs.Client, o *volumeOpts, v
 
 func newVolumeCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Store files in encrypted, erasure-coded CBFS volumes on relay nodes"}
-	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f), newVolumeFundCmd(f), newVolumeMountCmd(f), newVolumeUnmountCmd(f))
+	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f), newVolumeFundCmd(f), newVolumeMountCmd(f), newVolumeUnmountCmd(f), newVolumeSyncCmd(f))
 	return cmd
 }
 

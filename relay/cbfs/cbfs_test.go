@@ -297,6 +297,11 @@ func TestUploadAbortIdempotent(t *testing.T) {
 		}
 		return n
 	}
+	// The volume's first (full) manifest, one copy per relay: commits
+	// return at a relay majority, the others finish in the background.
+	for deadline := time.Now().Add(10 * time.Second); objects() < uint64(len(cl.nodes)) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	before := objects() // manifest copies only
 	u, err := vol.Upload(ctx, "/aborted")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
@@ -49,7 +50,15 @@ type Config struct {
 	// OnShardFailure, if set, is told about every shard that could not be
 	// read or failed verification (e.g. to feed a Repairer).
 	OnShardFailure func(ShardFault)
-	Now            func() time.Time
+	// InlineMax is the largest file kept inline in the metadata instead of
+	// shards (default DefaultInlineMax; negative: never). Only files
+	// smaller than one segment qualify.
+	InlineMax int
+	// CheckpointInterval is how soon after a commit the volume's head is
+	// anchored (default 5s; negative: only on Volume.Checkpoint). Commits
+	// are durable before that, on a relay majority.
+	CheckpointInterval time.Duration
+	Now                func() time.Time
 }
 
 func (c Config) withDefaults() Config {
@@ -71,6 +80,12 @@ func (c Config) withDefaults() Config {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.InlineMax == 0 {
+		c.InlineMax = DefaultInlineMax
+	}
+	if c.CheckpointInterval == 0 {
+		c.CheckpointInterval = 5 * time.Second
+	}
 	return c
 }
 
@@ -87,6 +102,21 @@ type Client struct {
 	cfg  Config
 	log  *slog.Logger
 	pool *transport.Pool
+	// bg bounds background checkpoints; Close cancels it and waits (wg).
+	bg     context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	vols   map[*Volume]bool // volumes that scheduled checkpoints
+}
+
+func (c *Client) track(v *Volume) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.vols == nil {
+		c.vols = map[*Volume]bool{}
+	}
+	c.vols[v] = true
 }
 
 // New returns a client.
@@ -95,11 +125,23 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Key == nil || cfg.Directory == nil || cfg.Anchor == nil {
 		return nil, errors.New("cbfs: Config.Key, Config.Directory and Config.Anchor are required")
 	}
-	return &Client{cfg: cfg, log: cfg.Logger, pool: transport.NewPool()}, nil
+	bg, cancel := context.WithCancel(context.Background())
+	return &Client{cfg: cfg, log: cfg.Logger, pool: transport.NewPool(), bg: bg, cancel: cancel}, nil
 }
 
-// Close closes relay connections.
-func (c *Client) Close() error { return c.pool.Close() }
+// Close stops background checkpoints (a commit not anchored yet stays
+// durable on the relays; the next checkpoint anchors it) and closes relay
+// connections.
+func (c *Client) Close() error {
+	c.cancel()
+	c.mu.Lock()
+	for v := range c.vols {
+		v.stop()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	return c.pool.Close()
+}
 
 // Address is the client's account address.
 func (c *Client) Address() [20]byte { return crypto.PubkeyToAddress(c.cfg.Key.PublicKey) }
@@ -137,6 +179,8 @@ func statusError(r RelayInfo, op wire.Op, resp *wire.Response) error {
 		base = ErrRelayFull
 	case wire.StatusCorrupt:
 		base = ErrIntegrity
+	case wire.StatusConflict:
+		base = ErrConflict
 	default:
 		base = errors.New(resp.Status.String())
 	}
@@ -256,6 +300,10 @@ func (c *Client) CreateVolume(ctx context.Context, opts VolumeOptions) (*Volume,
 	}
 	m := &Manifest{Volume: vol, K: uint8(opts.K), M: uint8(opts.M), SegmentSize: uint32(opts.SegmentSize)}
 	if _, err := v.commit(ctx, func(*Manifest) (*Manifest, error) { return m.clone(), nil }, true); err != nil {
+		return nil, fmt.Errorf("cbfs: create volume: %w", err)
+	}
+	// Register the volume with the anchor at once (on chain: VolumeCreate).
+	if err := v.Checkpoint(ctx); err != nil {
 		return nil, fmt.Errorf("cbfs: create volume: %w", err)
 	}
 	return v, nil

@@ -50,6 +50,10 @@ type FileEntry struct {
 	UID    uint32 `cbor:"7,keyasint,omitempty"`
 	GID    uint32 `cbor:"8,keyasint,omitempty"`
 	Target string `cbor:"9,keyasint,omitempty"`
+	// Inline holds the content of a small file, sealed (nonce || AES-GCM
+	// ciphertext under the file key) inside the metadata instead of
+	// erasure-coded shards; such an entry has no segments.
+	Inline []byte `cbor:"10,keyasint,omitempty"`
 }
 
 // Manifest is the full state of a volume at one version.
@@ -95,6 +99,11 @@ func (f *FileEntry) Hash() [32]byte {
 		segs[i] = f.Segments[i].Hash()
 	}
 	sr := merkle.Root(segs)
+	if len(f.Inline) > 0 {
+		ih := sha256.Sum256(f.Inline)
+		return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:],
+			[]byte("posix"), u64(uint64(f.Mode)), u64(uint64(f.UID)), u64(uint64(f.GID)), []byte(f.Target), []byte("inline"), ih[:])
+	}
 	if f.Mode != 0 || f.UID != 0 || f.GID != 0 || f.Target != "" {
 		return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:],
 			[]byte("posix"), u64(uint64(f.Mode)), u64(uint64(f.UID)), u64(uint64(f.GID)), []byte(f.Target))
@@ -166,7 +175,13 @@ func (m *Manifest) validate() error {
 	for i := range m.Files {
 		f := &m.Files[i]
 		if i > 0 && m.Files[i-1].Path >= f.Path {
-			return fmt.Errorf("%w: manifest paths not sorted", ErrIntegrity)
+			return fmt.Errorf("%w: manifest paths not sorted (%q, %q)", ErrIntegrity, m.Files[i-1].Path, f.Path)
+		}
+		if len(f.Inline) > 0 {
+			if len(f.Segments) > 0 || int64(len(f.Inline)) != f.Size+inlineOverhead {
+				return fmt.Errorf("%w: %s: inline content of %d bytes for size %d", ErrIntegrity, f.Path, len(f.Inline), f.Size)
+			}
+			continue
 		}
 		var total int64
 		for _, s := range f.Segments {

@@ -173,6 +173,12 @@ func (v *Volume) MergePending(ctx context.Context) (int, error) {
 
 // validEntry checks a file entry against the volume's coding parameters.
 func validEntry(m *Manifest, f *FileEntry) error {
+	if len(f.Inline) > 0 {
+		if len(f.Segments) > 0 || int64(len(f.Inline)) != f.Size+inlineOverhead {
+			return fmt.Errorf("%w: inline content of %d bytes for size %d", ErrIntegrity, len(f.Inline), f.Size)
+		}
+		return nil
+	}
 	var total int64
 	for _, s := range f.Segments {
 		if len(s.Shards) != int(m.K)+int(m.M) {

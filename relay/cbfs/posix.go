@@ -3,6 +3,7 @@ package cbfs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,9 +27,7 @@ func (u *Upload) Stage() (FileEntry, error) {
 		return FileEntry{}, ErrUploadDone
 	}
 	u.mu.Unlock()
-	if len(u.buf) > 0 {
-		u.flush()
-	}
+	inline := u.inline()
 	u.wg.Wait()
 	u.mu.Lock()
 	u.done = true
@@ -43,14 +42,17 @@ func (u *Upload) Stage() (FileEntry, error) {
 		return FileEntry{}, fmt.Errorf("cbfs: upload %s: %w", u.path, err)
 	}
 	u.cancel()
-	return FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: segs}, nil
+	return FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: segs, Inline: inline}, nil
 }
 
 // Update commits mutate applied to a copy of the latest manifest as the
 // next version, retrying (with a fresh copy) on version conflicts, so
 // mutate must be a pure function of its input. mutate may reorder
-// m.Files; they are sorted by path afterwards. Shards referenced by the
-// previous version but not by the new one are then deleted (best effort).
+// m.Files; they are sorted by path afterwards. It may add, remove and
+// replace entries but must not modify an entry's segments in place (the
+// copy shares them). Shards of replaced or removed entries that the new
+// version does not reference are then deleted (best effort). The returned
+// manifest is shared: do not modify it.
 func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*Manifest, error) {
 	if err := v.need(captoken.PermWrite, ""); err != nil {
 		return nil, err
@@ -58,34 +60,42 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 	if v.caveats.Prefix != "" {
 		return nil, fmt.Errorf("%w: manifest updates need an unrestricted token", ErrPermission)
 	}
-	var prev, attempt *Manifest
+	var prev *Manifest
+	var cs changeSet
 	next, err := v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
 		prev = cur
-		next := cur.clone()
-		attempt = next
-		if err := mutate(next); err != nil {
+		// Entries are copied by value; their segment slices are shared,
+		// which is why mutate must replace entries, never edit segments.
+		next := *cur
+		next.Files = append([]FileEntry(nil), cur.Files...)
+		if err := mutate(&next); err != nil {
 			return nil, err
 		}
-		sort.SliceStable(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
-		for i := range next.Files {
-			p, err := CleanPath(next.Files[i].Path)
-			if err != nil || p != next.Files[i].Path {
-				return nil, fmt.Errorf("cbfs: update: bad path %q", next.Files[i].Path)
+		if !slices.IsSortedFunc(next.Files, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) }) {
+			sort.SliceStable(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
+		}
+		cs = diff(cur, &next)
+		for i := range cs.Set {
+			p, err := CleanPath(cs.Set[i].Path)
+			if err != nil || p != cs.Set[i].Path {
+				return nil, fmt.Errorf("cbfs: update: bad path %q", cs.Set[i].Path)
 			}
 		}
-		return next, nil
+		return &next, nil
 	}, false)
 	if err != nil {
-		// A manifest copy stored before the failure would make relays
-		// refuse the identical retry (same object id, fresh nonce): remove
-		// the copies when the failure happened before anything was anchored.
-		if attempt != nil && attempt.Version > 0 && strings.Contains(err.Error(), fmt.Sprintf("store manifest v%d:", attempt.Version)) {
-			v.deleteManifest(context.WithoutCancel(ctx), attempt.Version, attempt.Root())
-		}
+		// Never delete the copies of a version that failed here: an
+		// earlier attempt may have sent its anchor transaction, which can
+		// still land (its receipt wait was only cancelled). Sealing is
+		// deterministic, so an identical retry is accepted by relays that
+		// hold the first copy.
 		return nil, fmt.Errorf("cbfs: update manifest: %w", err)
 	}
+	// Shards of replaced or removed entries that no new entry references
+	// (a rename keeps its segments) are deleted: work proportional to the
+	// change, not to the volume.
 	live := map[[32]byte]bool{}
-	for _, f := range next.Files {
+	for _, f := range cs.Set {
 		for _, s := range f.Segments {
 			for _, sh := range s.Shards {
 				live[sh.ID] = true
@@ -93,29 +103,48 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		}
 	}
 	var dead []Segment
-	for _, f := range prev.Files {
-		for _, s := range f.Segments {
-			var gone []ShardRef
+	gone := func(p string) {
+		i := prev.Lookup(p)
+		if i < 0 {
+			return
+		}
+		for _, s := range prev.Files[i].Segments {
+			var g []ShardRef
 			for _, sh := range s.Shards {
 				if !live[sh.ID] {
-					gone = append(gone, sh)
+					g = append(g, sh)
 				}
 			}
-			if len(gone) > 0 {
-				dead = append(dead, Segment{Shards: gone})
+			if len(g) > 0 {
+				dead = append(dead, Segment{Shards: g})
 			}
 		}
+	}
+	for _, p := range cs.Del {
+		gone(p)
+	}
+	for _, f := range cs.Set {
+		gone(f.Path)
 	}
 	if len(dead) > 0 {
 		v.deleteShards(ctx, FileEntry{Segments: dead})
 	}
-	return next.clone(), nil
+	return next, nil
 }
 
 // Discard deletes the shards of a staged entry that will not be committed
 // (best effort). It must not be called for an entry of the manifest.
 func (v *Volume) Discard(ctx context.Context, e FileEntry) {
 	v.deleteShards(ctx, e)
+}
+
+// ReadInline returns the content of an entry whose content is inline
+// (len(e.Inline) > 0).
+func (v *Volume) ReadInline(e *FileEntry) ([]byte, error) {
+	if err := v.need(captoken.PermRead, ""); err != nil {
+		return nil, err
+	}
+	return v.openInline(e)
 }
 
 // ReadSegment returns the plaintext of segment idx of entry e, fetching and
@@ -129,7 +158,7 @@ func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte
 	if idx < 0 || idx >= len(e.Segments) {
 		return nil, fmt.Errorf("cbfs: read %s: segment %d of %d", e.Path, idx, len(e.Segments))
 	}
-	m, err := v.latest(ctx)
+	m, err := v.params(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
@@ -32,10 +33,22 @@ type Volume struct {
 	tok     *captoken.Token // nil for the owner
 	sess    *session
 
-	mu        sync.Mutex
-	cur       *Manifest
-	curRoot   [32]byte
-	repairing map[[32]byte]bool
+	mu      sync.Mutex
+	cur     *Manifest
+	curRoot [32]byte   // what an anchor names cur by: its head hash (or legacy root)
+	state   *headState // the verified head cur belongs to
+	pipes   map[RelayID]chan func()
+	// needFull: a relay refused a commit (behind or forked); the next
+	// commit writes a full manifest to catch it up.
+	needFull atomic.Bool
+	ckpt     checkpointer
+	// unheld is an anchored (version, root) that no relay quorum holds
+	// (left by a writer killed between anchoring and storing, by older
+	// clients): cur was recovered from the relays instead, and the next
+	// commit takes the version after it.
+	unheldVer  uint64
+	unheldRoot [32]byte
+	repairing  map[[32]byte]bool
 }
 
 // FileInfo describes a committed file.
@@ -107,11 +120,23 @@ func (v *Volume) Manifest(ctx context.Context) (*Manifest, error) {
 	return m.clone(), nil
 }
 
-// latest returns the latest committed manifest (shared; do not modify).
-func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
-	if !v.hasKey {
-		return nil, fmt.Errorf("%w: no volume key to read the manifest", ErrPermission)
+// params returns a manifest for the volume's coding parameters (K, M,
+// segment size), which never change: the one held, without a relay round
+// trip, else the latest.
+func (v *Volume) params(ctx context.Context) (*Manifest, error) {
+	v.mu.Lock()
+	m := v.cur
+	v.mu.Unlock()
+	if m != nil {
+		return m, nil
 	}
+	return v.latest(ctx)
+}
+
+// legacyLatest loads the manifest anchored by older clients, which wrote
+// manifests as relay objects and anchored every version (no relay holds a
+// head for the volume yet).
+func (v *Volume) legacyLatest(ctx context.Context) (*Manifest, error) {
 	root, ver, err := v.c.cfg.Anchor.LatestManifest(ctx, v.id)
 	if errors.Is(err, ErrNotFound) {
 		return v.recoverFromRelays(ctx)
@@ -120,7 +145,7 @@ func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
 		return nil, fmt.Errorf("cbfs: anchor: %w", err)
 	}
 	v.mu.Lock()
-	if v.cur != nil && v.cur.Version == ver && v.curRoot == root {
+	if v.cur != nil && ((v.cur.Version == ver && v.curRoot == root) || (v.unheldVer == ver && v.unheldRoot == root)) {
 		m := v.cur
 		v.mu.Unlock()
 		return m, nil
@@ -160,14 +185,23 @@ func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
 		}()
 	}
 	var errs []error
+	notFound := 0
 	for range relays {
 		r := <-ch
 		if r.err != nil {
 			errs = append(errs, r.err)
+			if errors.Is(r.err, ErrNotFound) {
+				notFound++
+			}
 			continue
 		}
 		v.setCurrent(r.m, root)
 		return r.m, nil
+	}
+	if len(relays) > 0 && notFound == len(relays) {
+		// Every relay answered and none holds the anchored version: it can
+		// never be loaded. Recover rather than brick the volume.
+		return v.recoverUnheld(ctx, ver, root)
 	}
 	err = errors.Join(errs...)
 	if err == nil {
@@ -180,11 +214,7 @@ func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
 }
 
 func (v *Volume) setCurrent(m *Manifest, root [32]byte) {
-	v.mu.Lock()
-	if v.cur == nil || m.Version >= v.cur.Version {
-		v.cur, v.curRoot = m, root
-	}
-	v.mu.Unlock()
+	v.setState(m, &headState{hash: root})
 }
 
 func (v *Volume) openManifest(ver uint64, sealed []byte) (*Manifest, error) {
@@ -200,6 +230,34 @@ func (v *Volume) openManifest(ver uint64, sealed []byte) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: manifest for %s v%d, want %s v%d", ErrIntegrity, m.Volume, m.Version, v.id, ver)
 	}
 	return m, nil
+}
+
+// recoverUnheld recovers from an anchored version that no relay holds: it
+// loads the newest version the relays hold, says so, and makes the next
+// commit follow the anchored version.
+func (v *Volume) recoverUnheld(ctx context.Context, ver uint64, root [32]byte) (*Manifest, error) {
+	m, err := v.recoverFromRelays(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: anchored manifest v%d of %s is on no relay, and recovery failed: %w", ver, v.id, err)
+	}
+	v.mu.Lock()
+	v.unheldVer, v.unheldRoot = ver, root
+	v.mu.Unlock()
+	v.c.log.Warn("cbfs: anchored manifest is held by no relay; recovered from the newest version the relays hold (changes of the lost version are gone)",
+		"volume", v.id.String(), "anchored_version", ver, "anchored_root", fmt.Sprintf("%x", root[:8]),
+		"recovered_version", m.Version, "recovered_root", fmt.Sprintf("%x", v.Root()))
+	return m, nil
+}
+
+// nextVersion is the version a commit on top of cur takes: after cur, and
+// after an unheld anchored version if cur was recovered past one.
+func (v *Volume) nextVersion(cur *Manifest) uint64 {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.unheldVer > cur.Version {
+		return v.unheldVer + 1
+	}
+	return cur.Version + 1
 }
 
 // recoverFromRelays finds the newest manifest stored on relays that decrypts
@@ -250,89 +308,6 @@ func (v *Volume) recoverFromRelays(ctx context.Context) (*Manifest, error) {
 		return nil, fmt.Errorf("cbfs: recover manifest: %w", ErrTokenExpired)
 	}
 	return nil, fmt.Errorf("%w: volume %s has no manifest on any relay", ErrNotFound, v.id)
-}
-
-// commit applies mutate to the latest manifest and commits the result as the
-// next version: sealed copies go to the relays first, then the anchor. On a
-// version conflict it reloads and retries.
-func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manifest, error), create bool) (*Manifest, error) {
-	for attempt := 0; attempt < 8; attempt++ {
-		var cur *Manifest
-		var curRoot [32]byte
-		if !create {
-			var err error
-			if cur, err = v.latest(ctx); err != nil {
-				return nil, err
-			}
-			curRoot = cur.Root()
-		}
-		next, err := mutate(cur)
-		if err != nil {
-			return nil, err
-		}
-		next.Version, next.Prev = 1, [32]byte{}
-		if cur != nil {
-			next.Version, next.Prev = cur.Version+1, curRoot
-		}
-		if err := next.validate(); err != nil {
-			return nil, err
-		}
-		root := next.Root()
-		if err := v.storeManifest(ctx, next, root); err != nil {
-			return nil, err
-		}
-		if pa, ok := v.c.cfg.Anchor.(PlacementAnchor); ok {
-			var place []RelayPlacement
-			if place, err = next.Placement(); err != nil {
-				return nil, err
-			}
-			place = v.storePlacement(ctx, next.Version, place)
-			err = pa.CommitPlacement(ctx, v.id, root, next.Version, next.plainBytes(), place)
-		} else {
-			err = v.c.cfg.Anchor.CommitManifest(ctx, v.id, root, next.Version)
-		}
-		if errors.Is(err, ErrConflict) {
-			v.deleteManifest(ctx, next.Version, root)
-			if create {
-				return nil, err
-			}
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cbfs: anchor commit v%d: %w", next.Version, err)
-		}
-		v.setCurrent(next, root)
-		if cur != nil && cur.Version > 1 {
-			v.deleteManifest(ctx, cur.Version-1, cur.Prev)
-		}
-		return next, nil
-	}
-	return nil, fmt.Errorf("%w: gave up after retries", ErrConflict)
-}
-
-// storeManifest replicates the sealed manifest to every healthy relay and
-// requires at least M+1 copies.
-func (v *Volume) storeManifest(ctx context.Context, m *Manifest, root [32]byte) error {
-	relays, _, err := v.c.relays(ctx)
-	if err != nil {
-		return err
-	}
-	// Skip relays that just failed to connect; they get later versions.
-	live := relays[:0:0]
-	for _, r := range relays {
-		if !v.c.pool.Down(r.Addr, r.PubKey) {
-			live = append(live, r)
-		}
-	}
-	if len(live) > int(m.M) {
-		relays = live
-	}
-	sealed := sealManifest(v.key, v.id, m.Version, m.encode())
-	req := wire.Request{Op: wire.OpPut, Kind: wire.KindManifest, ID: manifestObjectID(v.id, m.Version, root), Version: m.Version}
-	if err := v.replicate(ctx, relays, req, sealed, int(m.M)+1); err != nil {
-		return fmt.Errorf("cbfs: store manifest v%d: %w", m.Version, err)
-	}
-	return nil
 }
 
 // replicate PUTs one small object to every relay given and requires at
@@ -387,26 +362,6 @@ func (v *Volume) liveRelays(ctx context.Context) ([]RelayInfo, error) {
 		}
 	}
 	return live, nil
-}
-
-func (v *Volume) deleteManifest(ctx context.Context, ver uint64, root [32]byte) {
-	if v.caveats.Perms&captoken.PermDelete == 0 || v.caveats.Prefix != "" {
-		return
-	}
-	relays, _, err := v.c.relays(ctx)
-	if err != nil {
-		return
-	}
-	id := manifestObjectID(v.id, ver, root)
-	var wg sync.WaitGroup
-	for _, r := range relays {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v.c.call(ctx, v.sess, r, &wire.Request{Op: wire.OpDelete, Kind: wire.KindManifest, ID: id}, nil)
-		}()
-	}
-	wg.Wait()
 }
 
 // deleteShards removes the shards of replaced or removed files (best effort).
@@ -529,7 +484,7 @@ func (v *Volume) Info(ctx context.Context) (VolumeInfo, error) {
 		return VolumeInfo{}, err
 	}
 	vi := VolumeInfo{ID: v.id, Owner: v.id.Owner(), K: int(m.K), M: int(m.M), SegmentSize: int(m.SegmentSize),
-		Version: m.Version, Root: m.Root(), Files: len(m.Files), Perms: v.caveats.Perms, Prefix: v.caveats.Prefix}
+		Version: m.Version, Root: v.Root(), Files: len(m.Files), Perms: v.caveats.Perms, Prefix: v.caveats.Prefix}
 	for _, f := range m.Files {
 		vi.Bytes += f.Size
 		for _, s := range f.Segments {
@@ -629,6 +584,16 @@ func (v *Volume) GetRange(ctx context.Context, path string, off, n int64, w io.W
 	end := f.Size
 	if n >= 0 && off+n < end {
 		end = off + n
+	}
+	if len(f.Inline) > 0 {
+		pt, err := v.openInline(f)
+		if err != nil {
+			return FileInfo{}, err
+		}
+		if _, err := w.Write(pt[off:end]); err != nil {
+			return FileInfo{}, fmt.Errorf("cbfs: get %s: write: %w", p, err)
+		}
+		return fileInfo(f), nil
 	}
 	cd, err := newCodec(int(m.K), int(m.M))
 	if err != nil {
@@ -858,7 +823,7 @@ func (v *Volume) Upload(ctx context.Context, path string) (*Upload, error) {
 	if err := v.need(captoken.PermWrite, p); err != nil {
 		return nil, err
 	}
-	m, err := v.latest(ctx)
+	m, err := v.params(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -1077,9 +1042,7 @@ func (u *Upload) Commit() (FileInfo, error) {
 		return FileInfo{}, ErrUploadDone
 	}
 	u.mu.Unlock()
-	if len(u.buf) > 0 {
-		u.flush()
-	}
+	inline := u.inline()
 	u.wg.Wait()
 	u.mu.Lock()
 	u.done = true
@@ -1092,7 +1055,7 @@ func (u *Upload) Commit() (FileInfo, error) {
 		u.cleanup()
 		return FileInfo{}, fmt.Errorf("cbfs: upload %s: %w", u.path, err)
 	}
-	entry := FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: u.segments}
+	entry := FileEntry{Path: u.path, Size: u.size, ModTime: u.v.c.cfg.Now().UnixNano(), FileID: u.fileID, Segments: u.segments, Inline: inline}
 	if u.v.caveats.Prefix != "" {
 		if err := u.v.storePending(u.ctx, entry); err != nil {
 			u.cleanup()

@@ -50,7 +50,22 @@ const (
 	OpList
 	OpChallenge
 	OpStat
+	// OpCommit stores a signed metadata update (Request.Head, a Head) with
+	// its sealed body as the volume's new head, compare-and-swap: the relay
+	// accepts only Version == head.Version+1 and Prev == hash of its head
+	// (any version when it has no head yet) and answers StatusConflict
+	// otherwise. Needs write permission and a token without a path prefix.
+	OpCommit
+	// OpHead returns the volume's head (Response.Head), no body.
+	OpHead
+	// OpLog returns the head records (and delta bodies) of versions
+	// Request.Offset..Request.Version (0: up to the head) as a body: the
+	// canonical CBOR of []LogEntry, at most MaxLog entries.
+	OpLog
 )
+
+// MaxLog bounds the entries of one OpLog answer.
+const MaxLog = 4096
 
 func (o Op) String() string {
 	switch o {
@@ -68,6 +83,12 @@ func (o Op) String() string {
 		return "challenge"
 	case OpStat:
 		return "stat"
+	case OpCommit:
+		return "commit"
+	case OpHead:
+		return "head"
+	case OpLog:
+		return "log"
 	}
 	return fmt.Sprintf("op%d", uint8(o))
 }
@@ -123,6 +144,11 @@ type Request struct {
 	Token   []byte   `cbor:"13,keyasint"`
 	Sig     []byte   `cbor:"14,keyasint"`
 	Suffix  []byte   `cbor:"15,keyasint,omitempty"` // PUT KindPending: see PendingID
+	Head    []byte   `cbor:"16,keyasint,omitempty"` // COMMIT: canonical CBOR of a signed Head
+	// COMMIT of a full manifest: the relay is behind (missed versions, or
+	// holds a minority fork); accept any version above its head. Writers
+	// send it only when their base head is held by a relay majority.
+	Catchup bool `cbor:"17,keyasint,omitempty"`
 }
 
 // SigningHash is the hash the token holder signs: keccak256 of the canonical
@@ -151,6 +177,8 @@ const (
 	StatusBadRequest
 	StatusInternal
 	StatusUnavailable
+	// StatusConflict: a COMMIT whose version does not follow the head.
+	StatusConflict
 )
 
 func (s Status) String() string {
@@ -173,6 +201,8 @@ func (s Status) String() string {
 		return "internal error"
 	case StatusUnavailable:
 		return "unavailable"
+	case StatusConflict:
+		return "conflict"
 	}
 	return fmt.Sprintf("status%d", uint16(s))
 }
@@ -233,6 +263,7 @@ type Response struct {
 	Objects   []ObjectInfo `cbor:"6,keyasint,omitempty"`
 	Challenge *Challenge   `cbor:"7,keyasint,omitempty"`
 	Stat      *Stat        `cbor:"8,keyasint,omitempty"`
+	Head      []byte       `cbor:"9,keyasint,omitempty"` // HEAD, and COMMIT conflicts: the current head
 }
 
 var (
@@ -299,7 +330,7 @@ func ReadRequest(r io.Reader) (*Request, error) {
 	if err := ReadFrame(r, &req); err != nil {
 		return nil, err
 	}
-	if req.Op < OpPut || req.Op > OpStat {
+	if req.Op < OpPut || req.Op > OpLog {
 		return nil, fmt.Errorf("%w: unknown op %d", ErrFrame, req.Op)
 	}
 	if req.Kind > KindPlacement {
