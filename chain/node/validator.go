@@ -929,26 +929,22 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	}); err != nil {
 		return err
 	}
-	raw := make([]types.Bytes, len(res.Included))
-	for i, tx := range res.Included {
-		raw[i] = tx.Encode()
-	}
 	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{
-			ChainID: n.gen.ChainID, Height: b.Height, ParentHash: head.Hash(), Timestamp: ts, Proposer: b.Proposer,
-			StateRoot: root, TxRoot: types.TxRoot(raw), ReceiptsRoot: types.ReceiptsRoot(res.Receipts),
-			BasefeeCycle: res.Basefees.Cycle, BasefeeCell: res.Basefees.Cell,
-			CyclesUsed: res.CyclesUsed, CellsUsed: res.CellsUsed,
-			Round: b.Round, VRFOutput: b.VRFOutput, VRFProof: b.VRFProof, ParentQC: codec.MustMarshal(&b.Justify),
-		}, Txs: raw}, res.Receipts, nil
+		blk := res.Block(n.gen.ChainID, head, env, root)
+		// The consensus fields: the round, the VRF reveal and the QC that
+		// justified the block.
+		blk.Header.Round, blk.Header.VRFOutput, blk.Header.VRFProof = b.Round, b.VRFOutput, b.VRFProof
+		blk.Header.ParentQC = codec.MustMarshal(&b.Justify)
+		return blk, res.Receipts, nil
 	})
 	if err != nil {
 		return err
 	}
-	n.pace.observe(len(raw), time.Now())
+	ntx := len(blk.Txs)
+	n.pace.observe(ntx, time.Now())
 	n.resizePool()
-	if len(raw) > 0 {
-		n.log.Info("block", "height", blk.Header.Height, "txs", len(raw), "round", b.Round, "hash", blk.Hash())
+	if ntx > 0 {
+		n.log.Info("block", "height", blk.Header.Height, "txs", ntx, "round", b.Round, "hash", blk.Hash())
 	} else {
 		n.log.Debug("block", "height", blk.Header.Height, "round", b.Round, "hash", blk.Hash())
 	}
