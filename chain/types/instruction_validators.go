@@ -68,13 +68,3 @@ var validatorKinds = []kindSpec{
 	{KindValidatorEvidence, "validator_evidence", LaneSystem, newOf[ValidatorEvidence]},
 	{KindValidatorUnjail, "validator_unjail", LaneSystem, newOf[ValidatorUnjail]},
 }
-
-// IsValidatorInstruction reports whether in is a Validator Registry
-// instruction.
-func IsValidatorInstruction(in Instruction) bool {
-	switch in.(type) {
-	case *ValidatorRegister, *ValidatorExit, *ValidatorWithdraw, *ValidatorEvidence, *ValidatorUnjail:
-		return true
-	}
-	return false
-}
