@@ -54,32 +54,19 @@ func (s *Server) actor(c *gin.Context) {
 			return err
 		}
 		out = apitypes.Actor{Address: a, CodeHash: *acc.CodeHash, CodeSize: len(code), Balance: acc.Balance.String(),
-			Pins: map[string]types.Hash{}, Height: v.Head().Height}
-		if raw, ok, _ := v.Get(state.StorageKey(a, execution.KeyOwner)); ok {
-			var owner []byte
-			if codec.Unmarshal(raw, &owner) == nil {
-				if o, err := types.BytesToAddress(owner); err == nil {
-					out.Owner = &o
-				}
-			}
-		}
-		prefix := state.Key(state.PrefixLibPin, a[:])
-		if err := v.Scan(prefix, func(k, val []byte) error {
-			h, err := types.BytesToHash(val)
-			if err != nil {
-				return err
-			}
-			out.Pins[string(k[len(prefix):])] = h
-			return nil
-		}); err != nil {
+			Height: v.Head().Height}
+		if out.Owner, err = s.b.ActorOwner(v, a); err != nil {
 			return err
 		}
-		meta, err := execution.ReadActorMeta(v, a)
+		if out.Pins, err = s.b.ActorPins(v, a); err != nil {
+			return err
+		}
+		meta, err := s.b.ActorMeta(v, a)
 		if err != nil {
 			return err
 		}
 		out.StorageBytes = meta.StorageBytes
-		req, err := execution.ReadActorRequires(v, a)
+		req, err := s.b.ActorRequires(v, a)
 		if err != nil {
 			return err
 		}
@@ -265,14 +252,11 @@ func (s *Server) libraries(c *gin.Context) {
 	}
 	out := []apitypes.Library{}
 	err := s.b.View(func(v *store.View) error {
-		return v.Scan(state.Key(state.PrefixLibrary, a[:]), func(_, val []byte) error {
-			var l execution.Library
-			if err := codec.Unmarshal(val, &l); err != nil {
-				return err
-			}
+		libs, err := s.b.Libraries(v, a)
+		for _, l := range libs {
 			out = append(out, apitypes.Library{Publisher: l.Publisher, Name: l.Name, CodeHash: l.CodeHash, CodeSize: l.CodeSize, PublishedAt: l.PublishedAt})
-			return nil
-		})
+		}
+		return err
 	})
 	if err != nil {
 		failErr(c, err)

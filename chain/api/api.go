@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/explorer"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/state"
@@ -115,7 +114,7 @@ func (s *Server) status(c *gin.Context) {
 	var out apitypes.Status
 	err := s.b.View(func(v *store.View) error {
 		h := v.Head()
-		bf, err := execution.Basefees(v)
+		bf, err := s.b.Basefees(v)
 		if err != nil {
 			return err
 		}
@@ -152,7 +151,7 @@ func (s *Server) status(c *gin.Context) {
 func (s *Server) fees(c *gin.Context) {
 	var out apitypes.Fees
 	err := s.b.View(func(v *store.View) error {
-		bf, err := execution.Basefees(v)
+		bf, err := s.b.Basefees(v)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
+	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
@@ -42,6 +44,23 @@ type Backend interface {
 	Query(ctx context.Context, actor, caller types.Address, handler string, args []byte) (ret []byte, cycles uint64, height uint64, err error)
 	HasFaucet() bool
 	Faucet(to types.Address, value *big.Int) (types.Hash, error)
+
+	ExecutionReader
+}
+
+// ExecutionReader reads, from a view given by Backend.View, the state the
+// block executor owns itself: the basefees, the actor host's records and
+// the job-callback lane. The system modules' state is read with their
+// packages' read functions.
+type ExecutionReader interface {
+	Basefees(r state.Reader) (fees.Basefees, error)
+	ActorOwner(r state.Reader, a types.Address) (*types.Address, error)
+	ActorMeta(r state.Reader, a types.Address) (*execution.ActorMeta, error)
+	ActorRequires(r state.Reader, a types.Address) (entitlement.Manifest, error)
+	ActorPins(r state.Reader, a types.Address) (map[string]types.Hash, error)
+	Libraries(r state.Reader, publisher types.Address) ([]execution.Library, error)
+	CallbackStats(r state.Reader, actor types.Address) (execution.CallbackStats, error)
+	CallbackDeliveries(r state.Reader, job types.Hash) ([]execution.CallbackDelivery, error)
 }
 
 // NodeBackend is the Backend of a running node.
@@ -75,4 +94,27 @@ func (b NodeBackend) Query(ctx context.Context, actor, caller types.Address, han
 func (b NodeBackend) HasFaucet() bool { return b.N.HasFaucet() }
 func (b NodeBackend) Faucet(to types.Address, value *big.Int) (types.Hash, error) {
 	return b.N.Faucet(to, value)
+}
+
+func (NodeBackend) Basefees(r state.Reader) (fees.Basefees, error) { return execution.Basefees(r) }
+func (NodeBackend) ActorOwner(r state.Reader, a types.Address) (*types.Address, error) {
+	return execution.ReadActorOwner(r, a)
+}
+func (NodeBackend) ActorMeta(r state.Reader, a types.Address) (*execution.ActorMeta, error) {
+	return execution.ReadActorMeta(r, a)
+}
+func (NodeBackend) ActorRequires(r state.Reader, a types.Address) (entitlement.Manifest, error) {
+	return execution.ReadActorRequires(r, a)
+}
+func (NodeBackend) ActorPins(r state.Reader, a types.Address) (map[string]types.Hash, error) {
+	return execution.ReadPins(r, a)
+}
+func (NodeBackend) Libraries(r state.Reader, publisher types.Address) ([]execution.Library, error) {
+	return execution.ReadLibraries(r, publisher)
+}
+func (NodeBackend) CallbackStats(r state.Reader, actor types.Address) (execution.CallbackStats, error) {
+	return execution.ReadCallbackStats(r, actor)
+}
+func (NodeBackend) CallbackDeliveries(r state.Reader, job types.Hash) ([]execution.CallbackDelivery, error) {
+	return execution.ReadCallbackDeliveries(r, job)
 }

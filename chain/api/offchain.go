@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/payment"
 	"github.com/cowboy-foundation/cowboy/chain/store"
@@ -207,7 +206,7 @@ func (s *Server) job(c *gin.Context) {
 			return err
 		}
 		out = JobJSON(j, res, pay, v.Head().Height)
-		cbs, err := execution.ReadCallbackDeliveries(v, id)
+		cbs, err := s.b.CallbackDeliveries(v, id)
 		for _, d := range cbs {
 			out.Callbacks = append(out.Callbacks, apitypes.JobCallback{Status: d.Status, Height: d.Height, OK: d.OK, Error: d.Error, Receipt: d.Hash})
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
@@ -186,7 +185,7 @@ func (s *Server) callbackStats(c *gin.Context) {
 	}
 	var out apitypes.CallbackStats
 	err := s.b.View(func(v *store.View) error {
-		st, err := execution.ReadCallbackStats(v, addr)
+		st, err := s.b.CallbackStats(v, addr)
 		out = apitypes.CallbackStats{Actor: addr, Delivered: st.Delivered, Failed: st.Failed, Height: v.Head().Height}
 		return err
 	})

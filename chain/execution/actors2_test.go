@@ -32,15 +32,13 @@ class World:
 `
 
 func pins(t *testing.T, c *chain, actor types.Address) map[string]types.Hash {
-	out := map[string]types.Hash{}
-	c.st.View(func(v *store.View) error {
-		p := append([]byte{0x05}, actor[:]...)
-		return v.Scan(p, func(k, val []byte) error {
-			h, _ := types.BytesToHash(val)
-			out[string(k[len(p):])] = h
-			return nil
-		})
-	})
+	var out map[string]types.Hash
+	if err := c.st.View(func(v *store.View) (err error) {
+		out, err = execution.ReadPins(v, actor)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 
@@ -56,6 +54,16 @@ func TestSeed000Example(t *testing.T) {
 		t.Fatalf("events %+v", rs[0].Events)
 	}
 	v1 := types.CodeHash([]byte(engineV1))
+	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
+	if err := c.st.View(func(v *store.View) error {
+		libs, err := execution.ReadLibraries(v, aliceAddr)
+		if err != nil || len(libs) != 1 || libs[0].Name != "engine" || libs[0].CodeHash != v1 || libs[0].Publisher != aliceAddr {
+			t.Fatalf("libraries %+v %v", libs, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var worlds []types.Address
 	for _, salt := range []string{"w1", "w2", "w3"} {
 		d := deployIn(world, salt)
@@ -65,6 +73,12 @@ func TestSeed000Example(t *testing.T) {
 		if p := pins(t, c, *rs[0].Created); p["engine"] != v1 || len(p) != 1 {
 			t.Fatalf("pins %v", p)
 		}
+		c.st.View(func(v *store.View) error {
+			if o, err := execution.ReadActorOwner(v, *rs[0].Created); err != nil || o == nil || *o != aliceAddr {
+				t.Fatalf("owner %v %v", o, err)
+			}
+			return nil
+		})
 	}
 	c.ok(c.tx(alice, nil, &types.PublishLibrary{Name: "engine", Code: types.Bytes(engineV2)}, 0))
 	for _, w := range worlds {

@@ -6,55 +6,30 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
-// Lane is one of a block's execution lanes (spec 002 §6.3, §17.9). The
-// numbering is the lanes' priority order, highest first.
-type Lane uint8
+// Lane is one of a block's execution lanes (spec 002 §6.3, §17.9),
+// declared in chain/types beside the instruction kinds that name their lane.
+type Lane = types.Lane
 
-// The four lanes.
+// The four lanes, highest priority first.
 const (
-	LaneSystem Lane = iota // validator updates, governance, slashing
-	LaneTimer              // scheduled timer executions (no transactions)
-	LaneRunner             // runner registry, job results and attestations
-	LaneUser               // everything else
-	NumLanes   = 4
-)
-
-func (l Lane) String() string {
-	switch l {
-	case LaneSystem:
-		return "system"
-	case LaneTimer:
-		return "timer"
-	case LaneRunner:
-		return "runner"
-	case LaneUser:
-		return "user"
-	}
-	return fmt.Sprintf("lane(%d)", uint8(l))
-}
-
-// Instruction kinds of the validator/consensus range (pre-allocated in
-// chain/types): system-lane transactions however they end up being decoded.
-const (
-	firstSystemKind types.InstructionKind = 70
-	lastSystemKind  types.InstructionKind = 79
+	LaneSystem = types.LaneSystem // validator updates, governance, slashing
+	LaneTimer  = types.LaneTimer  // scheduled timer executions (no transactions)
+	LaneRunner = types.LaneRunner // runner registry, job results and attestations
+	LaneUser   = types.LaneUser   // everything else
+	NumLanes   = types.NumLanes
 )
 
 // LaneOf classifies a transaction that passed the stateless checks into its
 // lane. It depends only on the transaction (its instruction kind and
-// recipient), so every node tags every transaction alike:
-//
-//   - system: instructions of the validator/consensus range (kinds 70–79)
-//     and anything sent to the Governance actor (0x…09);
-//   - runner: what runners send to the Runner Registry, Job Dispatcher and
-//     Result Verifier — runner_register, runner_heartbeat,
-//     runner_deregister, runner_stake, runner_unstake,
-//     runner_set_commission, commit_result, submit_verified_result,
-//     reveal_result — and challenge_result, which must land inside the
-//     challenge window. submit_job (a user buying compute) and stake
-//     delegation (delegators) are user transactions;
-//   - user: the rest. The timer lane holds no transactions: it is filled
-//     by the executor's timer delivery.
+// recipient), so every node tags every transaction alike: anything sent to
+// the Governance actor (0x…09) is a system transaction; otherwise the lane
+// is the one registered with the instruction's kind (chain/types kinds:
+// validator kinds, and the reserved 70–79 range, are system; what runners
+// send to the Runner Registry, Job Dispatcher and Result Verifier, their
+// attestations and challenge_result are runner; the rest, submit_job and
+// stake delegation included, is user). A plain transfer is a user
+// transaction. The timer lane holds no transactions: it is filled by the
+// executor's timer delivery.
 func LaneOf(tx *types.Tx, in types.Instruction) Lane {
 	if to, ok := tx.To(); ok && to == types.GovernanceAddress {
 		return LaneSystem
@@ -62,19 +37,7 @@ func LaneOf(tx *types.Tx, in types.Instruction) Lane {
 	if in == nil {
 		return LaneUser
 	}
-	switch k := in.InstructionKind(); {
-	case k >= firstSystemKind && k <= lastSystemKind:
-		return LaneSystem
-	case k == types.KindRunnerRegister, k == types.KindRunnerHeartbeat, k == types.KindRunnerDeregister,
-		k == types.KindRunnerStake, k == types.KindRunnerUnstake, k == types.KindRunnerSetCommission,
-		k == types.KindCommitResult, k == types.KindSubmitResult, k == types.KindRevealResult,
-		k == types.KindChallengeResult,
-		// A runner's attestations keep it eligible for tee_required jobs
-		// and prove its per-job results: runner protocol traffic.
-		k == types.KindTEEAttest, k == types.KindTEEAttestResult:
-		return LaneRunner
-	}
-	return LaneUser
+	return in.InstructionKind().Lane()
 }
 
 // LaneSchedule is the lane configuration: the reserved capacity of the

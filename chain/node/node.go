@@ -288,6 +288,7 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	defer n.produceMu.Unlock()
 	var (
 		head *types.Header
+		env  execution.BlockEnv
 		res  *execution.Result
 	)
 	err := n.store.View(func(v *store.View) error {
@@ -300,7 +301,7 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 		if err != nil {
 			return err
 		}
-		env := execution.BlockEnv{Height: head.Height + 1, Timestamp: n.timestamp(head), Proposer: n.gen.Proposer(), Seed: head.Hash()}
+		env = execution.BlockEnv{Height: head.Height + 1, Timestamp: n.timestamp(head), Proposer: n.gen.Proposer(), Seed: head.Hash()}
 		start := time.Now()
 		res, err = n.exec.Apply(ctx, v, env, txs, execution.Build)
 		n.observeExecution(start, len(txs))
@@ -309,26 +310,11 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := make([]types.Bytes, len(res.Included))
-	for i, tx := range res.Included {
-		raw[i] = tx.Encode()
-	}
+	// The header carries the timestamp the block executed with (env's),
+	// not a second reading of the clock.
 	commitStart := time.Now()
 	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return &types.Block{Header: types.Header{
-			ChainID:      n.gen.ChainID,
-			Height:       head.Height + 1,
-			ParentHash:   head.Hash(),
-			Timestamp:    n.timestamp(head),
-			Proposer:     n.gen.Proposer(),
-			StateRoot:    root,
-			TxRoot:       types.TxRoot(raw),
-			ReceiptsRoot: types.ReceiptsRoot(res.Receipts),
-			BasefeeCycle: res.Basefees.Cycle,
-			BasefeeCell:  res.Basefees.Cell,
-			CyclesUsed:   res.CyclesUsed,
-			CellsUsed:    res.CellsUsed,
-		}, Txs: raw}, res.Receipts, nil
+		return res.Block(n.gen.ChainID, head, env, root), res.Receipts, nil
 	})
 	if err != nil {
 		return nil, err

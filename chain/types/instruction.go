@@ -45,61 +45,32 @@ const (
 	KindRevealResult     InstructionKind = 46 // Result Verifier: an individual reveal after the aggregator timeout
 )
 
-func (k InstructionKind) String() string {
-	switch k {
-	case KindCall:
-		return "call"
-	case KindDeploy:
-		return "deploy"
-	case KindPublishLibrary:
-		return "publish_library"
-	case KindRemoveLibrary:
-		return "remove_library"
-	case KindRelayRegister:
-		return "relay_register"
-	case KindRelayHeartbeat:
-		return "relay_heartbeat"
-	case KindRelayDeregister:
-		return "relay_deregister"
-	case KindVolumeCreate:
-		return "volume_create"
-	case KindCommitManifest:
-		return "commit_manifest"
-	case KindRevokeToken:
-		return "revoke_token"
-	case KindStorageProof:
-		return "storage_proof"
-	case KindClaimRent:
-		return "claim_rent"
-	case KindRefusePlacement:
-		return "refuse_placement"
-	case KindVolumeFund:
-		return "volume_fund"
-	case KindRunnerRegister:
-		return "runner_register"
-	case KindRunnerHeartbeat:
-		return "runner_heartbeat"
-	case KindRunnerDeregister:
-		return "runner_deregister"
-	case KindSubmitJob:
-		return "submit_job"
-	case KindCommitResult:
-		return "commit_result"
-	case KindSubmitResult:
-		return "submit_verified_result"
-	case KindRevealResult:
-		return "reveal_result"
-	}
-	if name, ok := offchainKindName(k); ok {
-		return name
-	}
-	if name, ok := teeKindName(k); ok {
-		return name
-	}
-	if name, ok := validatorKindName(k); ok {
-		return name
-	}
-	return fmt.Sprintf("kind(%d)", uint64(k))
+// baseKinds registers the actor, relay, storage, runner and job kinds
+// declared in this file (kinds.go).
+var baseKinds = []kindSpec{
+	{KindCall, "call", LaneUser, newOf[Call]},
+	{KindDeploy, "deploy", LaneUser, newOf[Deploy]},
+	{KindPublishLibrary, "publish_library", LaneUser, newOf[PublishLibrary]},
+	{KindRemoveLibrary, "remove_library", LaneUser, newOf[RemoveLibrary]},
+	{KindRelayRegister, "relay_register", LaneUser, newOf[RelayRegister]},
+	{KindRelayHeartbeat, "relay_heartbeat", LaneUser, newOf[RelayHeartbeat]},
+	{KindRelayDeregister, "relay_deregister", LaneUser, newOf[RelayDeregister]},
+	{KindStorageProof, "storage_proof", LaneUser, newOf[StorageProof]},
+	{KindClaimRent, "claim_rent", LaneUser, newOf[ClaimRent]},
+	{KindRefusePlacement, "refuse_placement", LaneUser, newOf[RefusePlacement]},
+	{KindVolumeCreate, "volume_create", LaneUser, newOf[VolumeCreate]},
+	{KindCommitManifest, "commit_manifest", LaneUser, newOf[CommitManifest]},
+	{KindRevokeToken, "revoke_token", LaneUser, newOf[RevokeToken]},
+	{KindVolumeFund, "volume_fund", LaneUser, newOf[VolumeFund]},
+	// What runners send is runner-lane traffic; submit_job (a user buying
+	// compute) is a user transaction.
+	{KindRunnerRegister, "runner_register", LaneRunner, newOf[RunnerRegister]},
+	{KindRunnerHeartbeat, "runner_heartbeat", LaneRunner, newOf[RunnerHeartbeat]},
+	{KindRunnerDeregister, "runner_deregister", LaneRunner, newOf[RunnerDeregister]},
+	{KindSubmitJob, "submit_job", LaneUser, newOf[SubmitJob]},
+	{KindCommitResult, "commit_result", LaneRunner, newOf[CommitResult]},
+	{KindSubmitResult, "submit_verified_result", LaneRunner, newOf[SubmitResult]},
+	{KindRevealResult, "reveal_result", LaneRunner, newOf[RevealResult]},
 }
 
 // Instruction is one decoded transaction payload.
@@ -548,60 +519,6 @@ func (Deploy) InstructionKind() InstructionKind         { return KindDeploy }
 func (PublishLibrary) InstructionKind() InstructionKind { return KindPublishLibrary }
 func (RemoveLibrary) InstructionKind() InstructionKind  { return KindRemoveLibrary }
 
-// EncodeInstruction returns the canonical payload bytes for in.
-func EncodeInstruction(in Instruction) ([]byte, error) {
-	switch v := in.(type) {
-	case *Call:
-		v.Kind = KindCall
-	case *Deploy:
-		v.Kind = KindDeploy
-	case *PublishLibrary:
-		v.Kind = KindPublishLibrary
-	case *RemoveLibrary:
-		v.Kind = KindRemoveLibrary
-	case *RelayRegister:
-		v.Kind = KindRelayRegister
-	case *RelayHeartbeat:
-		v.Kind = KindRelayHeartbeat
-	case *RelayDeregister:
-		v.Kind = KindRelayDeregister
-	case *VolumeCreate:
-		v.Kind = KindVolumeCreate
-	case *CommitManifest:
-		v.Kind = KindCommitManifest
-	case *RevokeToken:
-		v.Kind = KindRevokeToken
-	case *VolumeFund:
-		v.Kind = KindVolumeFund
-	case *StorageProof:
-		v.Kind = KindStorageProof
-	case *ClaimRent:
-		v.Kind = KindClaimRent
-	case *RefusePlacement:
-		v.Kind = KindRefusePlacement
-	case *RunnerRegister:
-		v.Kind = KindRunnerRegister
-	case *RunnerHeartbeat:
-		v.Kind = KindRunnerHeartbeat
-	case *RunnerDeregister:
-		v.Kind = KindRunnerDeregister
-	case *SubmitJob:
-		v.Kind = KindSubmitJob
-	case *CommitResult:
-		v.Kind = KindCommitResult
-	case *SubmitResult:
-		v.Kind = KindSubmitResult
-	case *RevealResult:
-		v.Kind = KindRevealResult
-	default:
-		if setOffchainKind(in) || setTEEKind(in) || setValidatorKind(in) {
-			break
-		}
-		return nil, fmt.Errorf("encode instruction: unsupported type %T", in)
-	}
-	return codec.Marshal(in)
-}
-
 // arrayLen is the element count of the CBOR array b, for instructions that
 // grew an optional trailing element (the encoder omits it when empty, so the
 // short form stays the canonical encoding of old instructions).
@@ -630,60 +547,8 @@ func DecodeInstruction(payload []byte) (Instruction, error) {
 	if err := codec.Unmarshal(head[0], &kind); err != nil {
 		return nil, fmt.Errorf("%w: instruction kind: %v", ErrBadPayload, err)
 	}
-	var in Instruction
-	switch kind {
-	case KindCall:
-		in = &Call{}
-	case KindDeploy:
-		in = &Deploy{}
-	case KindPublishLibrary:
-		in = &PublishLibrary{}
-	case KindRemoveLibrary:
-		in = &RemoveLibrary{}
-	case KindRelayRegister:
-		in = &RelayRegister{}
-	case KindRelayHeartbeat:
-		in = &RelayHeartbeat{}
-	case KindRelayDeregister:
-		in = &RelayDeregister{}
-	case KindVolumeCreate:
-		in = &VolumeCreate{}
-	case KindCommitManifest:
-		in = &CommitManifest{}
-	case KindRevokeToken:
-		in = &RevokeToken{}
-	case KindVolumeFund:
-		in = &VolumeFund{}
-	case KindStorageProof:
-		in = &StorageProof{}
-	case KindClaimRent:
-		in = &ClaimRent{}
-	case KindRefusePlacement:
-		in = &RefusePlacement{}
-	case KindRunnerRegister:
-		in = &RunnerRegister{}
-	case KindRunnerHeartbeat:
-		in = &RunnerHeartbeat{}
-	case KindRunnerDeregister:
-		in = &RunnerDeregister{}
-	case KindSubmitJob:
-		in = &SubmitJob{}
-	case KindCommitResult:
-		in = &CommitResult{}
-	case KindSubmitResult:
-		in = &SubmitResult{}
-	case KindRevealResult:
-		in = &RevealResult{}
-	default:
-		if in = newOffchainInstruction(kind); in != nil {
-			break
-		}
-		if in = newTEEInstruction(kind); in != nil {
-			break
-		}
-		if in = newValidatorInstruction(kind); in != nil {
-			break
-		}
+	in, ok := newInstruction(kind)
+	if !ok {
 		return nil, fmt.Errorf("%w: unknown instruction kind %d", ErrBadPayload, uint64(kind))
 	}
 	if err := codec.Unmarshal(payload, in); err != nil {

@@ -23,105 +23,23 @@ const (
 	KindRunnerSetCommission   InstructionKind = 53 // set commission_bps on delegator-attributed revenue
 )
 
-func offchainKindName(k InstructionKind) (string, bool) {
-	switch k {
-	case KindEntitlementGrant:
-		return "entitlement_grant", true
-	case KindEntitlementRevoke:
-		return "entitlement_revoke", true
-	case KindEntitlementDelegate:
-		return "entitlement_delegate", true
-	case KindRoleCreate:
-		return "role_create", true
-	case KindRoleAssign:
-		return "role_assign", true
-	case KindRoleRevoke:
-		return "role_revoke", true
-	case KindRunnerDelegateStake:
-		return "runner_delegate_stake", true
-	case KindRunnerUndelegateStake:
-		return "runner_undelegate_stake", true
-	case KindRunnerWithdraw:
-		return "runner_withdraw", true
-	case KindChallengeResult:
-		return "challenge_result", true
-	case KindRunnerStake:
-		return "runner_stake", true
-	case KindRunnerUnstake:
-		return "runner_unstake", true
-	case KindRunnerSetCommission:
-		return "runner_set_commission", true
-	}
-	return "", false
-}
-
-// newOffchainInstruction returns an empty instruction of kind k, or nil.
-func newOffchainInstruction(k InstructionKind) Instruction {
-	switch k {
-	case KindEntitlementGrant:
-		return &EntitlementGrant{}
-	case KindEntitlementRevoke:
-		return &EntitlementRevoke{}
-	case KindEntitlementDelegate:
-		return &EntitlementDelegate{}
-	case KindRoleCreate:
-		return &RoleCreate{}
-	case KindRoleAssign:
-		return &RoleAssign{}
-	case KindRoleRevoke:
-		return &RoleRevoke{}
-	case KindRunnerDelegateStake:
-		return &RunnerDelegateStake{}
-	case KindRunnerUndelegateStake:
-		return &RunnerUndelegateStake{}
-	case KindRunnerWithdraw:
-		return &RunnerWithdraw{}
-	case KindChallengeResult:
-		return &ChallengeResult{}
-	case KindRunnerStake:
-		return &RunnerStake{}
-	case KindRunnerUnstake:
-		return &RunnerUnstake{}
-	case KindRunnerSetCommission:
-		return &RunnerSetCommission{}
-	}
-	return nil
-}
-
-// setOffchainKind stamps the kind of an off-chain extra instruction; false
-// if in is not one.
-func setOffchainKind(in Instruction) bool {
-	switch v := in.(type) {
-	case *EntitlementGrant:
-		v.Kind = KindEntitlementGrant
-	case *EntitlementRevoke:
-		v.Kind = KindEntitlementRevoke
-	case *EntitlementDelegate:
-		v.Kind = KindEntitlementDelegate
-	case *RoleCreate:
-		v.Kind = KindRoleCreate
-	case *RoleAssign:
-		v.Kind = KindRoleAssign
-	case *RoleRevoke:
-		v.Kind = KindRoleRevoke
-	case *RunnerDelegateStake:
-		v.Kind = KindRunnerDelegateStake
-	case *RunnerUndelegateStake:
-		v.Kind = KindRunnerUndelegateStake
-	case *RunnerWithdraw:
-		v.Kind = KindRunnerWithdraw
-	case *ChallengeResult:
-		v.Kind = KindChallengeResult
-	case *RunnerStake:
-		v.Kind = KindRunnerStake
-	case *RunnerUnstake:
-		v.Kind = KindRunnerUnstake
-	case *RunnerSetCommission:
-		v.Kind = KindRunnerSetCommission
-	default:
-		return false
-	}
-	return true
+// offchainKinds registers the kinds declared in this file (kinds.go).
+var offchainKinds = []kindSpec{
+	{KindEntitlementGrant, "entitlement_grant", LaneUser, newOf[EntitlementGrant]},
+	{KindEntitlementRevoke, "entitlement_revoke", LaneUser, newOf[EntitlementRevoke]},
+	{KindEntitlementDelegate, "entitlement_delegate", LaneUser, newOf[EntitlementDelegate]},
+	{KindRoleCreate, "role_create", LaneUser, newOf[RoleCreate]},
+	{KindRoleAssign, "role_assign", LaneUser, newOf[RoleAssign]},
+	{KindRoleRevoke, "role_revoke", LaneUser, newOf[RoleRevoke]},
+	// Delegators are users; a runner's own stake changes are runner
+	// traffic, and a challenge must land inside its window.
+	{KindRunnerDelegateStake, "runner_delegate_stake", LaneUser, newOf[RunnerDelegateStake]},
+	{KindRunnerUndelegateStake, "runner_undelegate_stake", LaneUser, newOf[RunnerUndelegateStake]},
+	{KindRunnerWithdraw, "runner_withdraw", LaneUser, newOf[RunnerWithdraw]},
+	{KindChallengeResult, "challenge_result", LaneRunner, newOf[ChallengeResult]},
+	{KindRunnerStake, "runner_stake", LaneRunner, newOf[RunnerStake]},
+	{KindRunnerUnstake, "runner_unstake", LaneRunner, newOf[RunnerUnstake]},
+	{KindRunnerSetCommission, "runner_set_commission", LaneRunner, newOf[RunnerSetCommission]},
 }
 
 // RunnerDelegateStake delegates the transaction value to Runner (CIP-13).

@@ -78,61 +78,14 @@ func (SecretGrant) InstructionKind() InstructionKind     { return KindSecretGran
 func (SecretRevoke) InstructionKind() InstructionKind    { return KindSecretRevoke }
 func (SecretDelete) InstructionKind() InstructionKind    { return KindSecretDelete }
 
-func teeKindName(k InstructionKind) (string, bool) {
-	switch k {
-	case KindTEEAttest:
-		return "tee_attest", true
-	case KindTEEAttestResult:
-		return "tee_attest_result", true
-	case KindSecretPut:
-		return "secret_put", true
-	case KindSecretGrant:
-		return "secret_grant", true
-	case KindSecretRevoke:
-		return "secret_revoke", true
-	case KindSecretDelete:
-		return "secret_delete", true
-	}
-	return "", false
-}
-
-// setTEEKind sets the kind field of a TEE/secrets instruction; false if in
-// is not one.
-func setTEEKind(in Instruction) bool {
-	switch v := in.(type) {
-	case *TEEAttest:
-		v.Kind = KindTEEAttest
-	case *TEEAttestResult:
-		v.Kind = KindTEEAttestResult
-	case *SecretPut:
-		v.Kind = KindSecretPut
-	case *SecretGrant:
-		v.Kind = KindSecretGrant
-	case *SecretRevoke:
-		v.Kind = KindSecretRevoke
-	case *SecretDelete:
-		v.Kind = KindSecretDelete
-	default:
-		return false
-	}
-	return true
-}
-
-// newTEEInstruction returns an empty instruction of kind k, or nil.
-func newTEEInstruction(k InstructionKind) Instruction {
-	switch k {
-	case KindTEEAttest:
-		return &TEEAttest{}
-	case KindTEEAttestResult:
-		return &TEEAttestResult{}
-	case KindSecretPut:
-		return &SecretPut{}
-	case KindSecretGrant:
-		return &SecretGrant{}
-	case KindSecretRevoke:
-		return &SecretRevoke{}
-	case KindSecretDelete:
-		return &SecretDelete{}
-	}
-	return nil
+// teeKinds registers the kinds declared in this file (kinds.go). A
+// runner's attestations keep it eligible for tee_required jobs and prove
+// its per-job results: runner-lane traffic. Secrets are user transactions.
+var teeKinds = []kindSpec{
+	{KindTEEAttest, "tee_attest", LaneRunner, newOf[TEEAttest]},
+	{KindTEEAttestResult, "tee_attest_result", LaneRunner, newOf[TEEAttestResult]},
+	{KindSecretPut, "secret_put", LaneUser, newOf[SecretPut]},
+	{KindSecretGrant, "secret_grant", LaneUser, newOf[SecretGrant]},
+	{KindSecretRevoke, "secret_revoke", LaneUser, newOf[SecretRevoke]},
+	{KindSecretDelete, "secret_delete", LaneUser, newOf[SecretDelete]},
 }

@@ -59,65 +59,12 @@ func (ValidatorWithdraw) InstructionKind() InstructionKind { return KindValidato
 func (ValidatorEvidence) InstructionKind() InstructionKind { return KindValidatorEvidence }
 func (ValidatorUnjail) InstructionKind() InstructionKind   { return KindValidatorUnjail }
 
-// setValidatorKind fills the Kind of a validator instruction before
-// encoding; false if in is not one.
-func setValidatorKind(in Instruction) bool {
-	switch v := in.(type) {
-	case *ValidatorRegister:
-		v.Kind = KindValidatorRegister
-	case *ValidatorExit:
-		v.Kind = KindValidatorExit
-	case *ValidatorWithdraw:
-		v.Kind = KindValidatorWithdraw
-	case *ValidatorEvidence:
-		v.Kind = KindValidatorEvidence
-	case *ValidatorUnjail:
-		v.Kind = KindValidatorUnjail
-	default:
-		return false
-	}
-	return true
-}
-
-// newValidatorInstruction returns an empty instruction of kind, or nil.
-func newValidatorInstruction(kind InstructionKind) Instruction {
-	switch kind {
-	case KindValidatorRegister:
-		return &ValidatorRegister{}
-	case KindValidatorExit:
-		return &ValidatorExit{}
-	case KindValidatorWithdraw:
-		return &ValidatorWithdraw{}
-	case KindValidatorEvidence:
-		return &ValidatorEvidence{}
-	case KindValidatorUnjail:
-		return &ValidatorUnjail{}
-	}
-	return nil
-}
-
-// IsValidatorInstruction reports whether in is a Validator Registry
-// instruction.
-func IsValidatorInstruction(in Instruction) bool {
-	switch in.(type) {
-	case *ValidatorRegister, *ValidatorExit, *ValidatorWithdraw, *ValidatorEvidence, *ValidatorUnjail:
-		return true
-	}
-	return false
-}
-
-func validatorKindName(k InstructionKind) (string, bool) {
-	switch k {
-	case KindValidatorRegister:
-		return "validator_register", true
-	case KindValidatorExit:
-		return "validator_exit", true
-	case KindValidatorWithdraw:
-		return "validator_withdraw", true
-	case KindValidatorEvidence:
-		return "validator_evidence", true
-	case KindValidatorUnjail:
-		return "validator_unjail", true
-	}
-	return "", false
+// validatorKinds registers the kinds declared in this file (kinds.go):
+// validator-set changes run in the system lane.
+var validatorKinds = []kindSpec{
+	{KindValidatorRegister, "validator_register", LaneSystem, newOf[ValidatorRegister]},
+	{KindValidatorExit, "validator_exit", LaneSystem, newOf[ValidatorExit]},
+	{KindValidatorWithdraw, "validator_withdraw", LaneSystem, newOf[ValidatorWithdraw]},
+	{KindValidatorEvidence, "validator_evidence", LaneSystem, newOf[ValidatorEvidence]},
+	{KindValidatorUnjail, "validator_unjail", LaneSystem, newOf[ValidatorUnjail]},
 }

@@ -19,7 +19,7 @@ func FuzzValidatorInstructions(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in, err := DecodeInstruction(data)
-		if err != nil || in == nil || !IsValidatorInstruction(in) {
+		if err != nil || in == nil || in.InstructionKind().Lane() != LaneSystem {
 			return
 		}
 		again, err := EncodeInstruction(in)

@@ -1,0 +1,173 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Messaging between validators: per-peer send queues, inbound dispatch,
+// and the batched relay of mempool transactions (gossip).
+
+// send queues a message for one validator or, with consensus.Broadcast,
+// for all; a full queue drops it (the protocol tolerates loss).
+func (v *validator) send(to int, kind byte, data []byte) {
+	for i, ch := range v.out {
+		if to != consensus.Broadcast && to != i {
+			continue
+		}
+		select {
+		case ch <- outMsg{kind, data}:
+		default:
+		}
+	}
+}
+
+// gossip queues a transaction admitted to this node's mempool for relay to
+// every validator; the loop sends the queue as one batch per tick (or as
+// soon as it holds maxGossipBatch), which costs one stream per peer
+// instead of one per transaction. Called from API goroutines.
+func (v *validator) gossip(tx *types.Tx) {
+	v.gmu.Lock()
+	v.gbuf = append(v.gbuf, tx.Encode())
+	first, full := len(v.gbuf) == 1, len(v.gbuf) >= maxGossipBatch
+	v.gmu.Unlock()
+	wake := func() {
+		select {
+		case v.gwake <- struct{}{}:
+		default:
+		}
+	}
+	switch {
+	case full:
+		wake()
+	case first:
+		// The first transaction of a batch goes out within gossipDelay,
+		// not at the next tick: the next leader may be another validator.
+		time.AfterFunc(gossipDelay, wake)
+	}
+}
+
+// gossipBacklog is how many gossiped batches may wait for admission. A
+// dropped batch leaves its senders' later nonces gapped on this node until
+// the origin's own block includes the missing ones, so it is generous:
+// batches are small (one every gossipDelay per peer), and at most 1,024 ×
+// 512 transactions.
+const gossipBacklog = 1024
+
+// gossipDelay is how long a gossip batch collects transactions.
+const gossipDelay = 10 * time.Millisecond
+
+const maxGossipBatch = 512
+
+// flushGossip sends the queued transactions as one KindTx batch.
+func (v *validator) flushGossip() {
+	v.gmu.Lock()
+	batch := v.gbuf
+	v.gbuf = nil
+	v.gmu.Unlock()
+	if len(batch) > 0 {
+		v.send(consensus.Broadcast, p2p.KindTx, codec.MustMarshal(batch))
+	}
+}
+
+// sender delivers one peer's queue. A dead peer costs only its own queue.
+func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m := <-ch:
+			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			err := v.tr.Send(sctx, to, m.kind, m.data)
+			cancel()
+			if err != nil && ctx.Err() == nil {
+				v.log.Debug("send", "to", to, "err", err)
+			}
+		}
+	}
+}
+
+func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
+	switch in.Kind {
+	case p2p.KindConsensus:
+		m, err := consensus.DecodeMessage(in.Data)
+		if err != nil {
+			v.log.Debug("bad consensus message", "from", in.From, "err", err)
+			return
+		}
+		if err := v.core.Step(in.From, m); err != nil {
+			v.log.Debug("consensus message refused", "from", in.From, "err", err)
+		}
+	case p2p.KindTx:
+		// Admission (signature recovery above all) runs off this loop, so
+		// that a flood of transactions never delays a vote; when the
+		// admitter is behind, the batch is dropped like a lost message
+		// (the sender's node still holds and proposes those transactions).
+		select {
+		case v.txIn <- in.Data:
+		default:
+			v.log.Debug("gossiped batch dropped: admission behind", "from", in.From)
+		}
+	case p2p.KindSync:
+		v.onSyncRequest(in)
+	case p2p.KindSyncReply:
+		if err := v.onSyncReply(in); err != nil {
+			v.log.Warn("block sync reply refused", "from", in.From, "err", err)
+		}
+	case p2p.KindHello:
+		v.onHello(ctx, in)
+	}
+}
+
+// admitGossip admits gossiped batches: transactions already in the pool
+// are skipped, new ones have their signatures checked in parallel, then
+// all are offered to the pool in the batch's order (one sender's nonces
+// arrive in order).
+func (v *validator) admitGossip(ctx context.Context) {
+	for {
+		var data []byte
+		select {
+		case <-ctx.Done():
+			return
+		case data = <-v.txIn:
+		}
+		var batch []types.Bytes
+		if err := codec.Unmarshal(data, &batch); err != nil {
+			continue
+		}
+		txs := make([]*types.Tx, 0, len(batch))
+		var fresh []*types.Tx
+		for _, raw := range batch {
+			tx, checked, err := v.n.decode(raw)
+			if err != nil {
+				break // a peer sending garbage loses the rest of its batch
+			}
+			if _, ok := v.n.pool.Get(tx.Hash()); ok {
+				continue
+			}
+			txs = append(txs, tx)
+			if !checked {
+				fresh = append(fresh, tx)
+			}
+		}
+		bad := map[types.Hash]bool{}
+		for i, err := range v.n.checkAll(fresh) {
+			if err != nil {
+				bad[fresh[i].Hash()] = true
+			}
+		}
+		for _, tx := range txs {
+			if bad[tx.Hash()] {
+				continue
+			}
+			if _, err := v.n.submit(tx, false); err != nil {
+				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+			}
+		}
+	}
+}
