@@ -54,14 +54,9 @@ func (s *shardSet) answer(t *testing.T, c *execution.Challenge) *types.StoragePr
 	}
 	data := s.data[l.ID]
 	ci := challenge.ChunkIndex(c.Seed, l.Size)
-	var chunkLeaves []merkle.Hash
-	var b merkle.Builder
-	b.Write(data)
-	chunkLeaves = b.Leaves()
-	if len(chunkLeaves) == 0 {
-		chunkLeaves = []merkle.Hash{merkle.LeafHash(nil)}
-	}
-	cp, err := merkle.Prove(chunkLeaves, int(ci))
+	var tr merkle.ChunkTree
+	tr.Write(data)
+	cp, err := tr.Prove(ci)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -328,36 +328,39 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// verify re-hashes the file of (vol,id) and returns its meta and open file.
-func (s *Store) verify(ctx context.Context, vol, id [32]byte) (Meta, *os.File, *merkle.Builder, error) {
+// verify re-hashes the file of (vol,id) into h and returns its meta and
+// open file.
+func (s *Store) verify(ctx context.Context, vol, id [32]byte, h interface {
+	io.Writer
+	Sum() merkle.Hash
+}) (Meta, *os.File, error) {
 	m, err := s.Stat(vol, id)
 	if err != nil {
-		return m, nil, nil, err
+		return m, nil, err
 	}
 	f, err := os.Open(s.path(key(vol, id)))
 	if err != nil {
-		return m, nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		return m, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	var b merkle.Builder
-	n, err := io.Copy(&b, ctxReader{ctx, f})
+	n, err := io.Copy(h, ctxReader{ctx, f})
 	if err != nil {
 		f.Close()
 		if ctx.Err() != nil {
-			return m, nil, nil, ctx.Err()
+			return m, nil, ctx.Err()
 		}
-		return m, nil, nil, fmt.Errorf("%w: read: %v", ErrCorrupt, err)
+		return m, nil, fmt.Errorf("%w: read: %v", ErrCorrupt, err)
 	}
-	if uint64(n) != m.Size || b.Sum() != m.Hash {
+	if uint64(n) != m.Size || h.Sum() != m.Hash {
 		f.Close()
-		return m, nil, nil, fmt.Errorf("%w: hash mismatch", ErrCorrupt)
+		return m, nil, fmt.Errorf("%w: hash mismatch", ErrCorrupt)
 	}
-	return m, f, &b, nil
+	return m, f, nil
 }
 
 // Get verifies the object and returns a reader over [off, off+n) (n==0: to
 // the end). The caller closes the reader.
 func (s *Store) Get(ctx context.Context, vol, id [32]byte, off, n uint64) (Meta, io.ReadCloser, uint64, error) {
-	m, f, _, err := s.verify(ctx, vol, id)
+	m, f, err := s.verify(ctx, vol, id, &merkle.Builder{})
 	if err != nil {
 		return m, nil, 0, err
 	}
@@ -379,18 +382,15 @@ func (s *Store) Challenge(ctx context.Context, vol, id [32]byte, off, n uint64) 
 	if n > wire.MaxChallenge {
 		return nil, fmt.Errorf("store: challenge of %d bytes too large", n)
 	}
-	m, f, b, err := s.verify(ctx, vol, id)
+	var tree merkle.ChunkTree
+	m, f, err := s.verify(ctx, vol, id, &tree)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	leaves := b.Leaves()
-	if len(leaves) == 0 {
-		leaves = []merkle.Hash{merkle.LeafHash(nil)}
-	}
 	first := off / merkle.ChunkSize
 	last := (off + max(n, 1) - 1) / merkle.ChunkSize
-	if last >= uint64(len(leaves)) {
+	if last >= merkle.Chunks(m.Size) {
 		return nil, fmt.Errorf("store: challenge range beyond object of %d bytes", m.Size)
 	}
 	ch := &wire.Challenge{First: first}
@@ -400,7 +400,7 @@ func (s *Store) Challenge(ctx context.Context, vol, id [32]byte, off, n uint64) 
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("store: read chunk: %w", err)
 		}
-		p, err := merkle.Prove(leaves, int(i))
+		p, err := tree.Prove(i)
 		if err != nil {
 			return nil, err
 		}
