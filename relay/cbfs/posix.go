@@ -142,11 +142,7 @@ func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte
 		return nil, err
 	}
 	seg := &e.Segments[idx]
-	shards, err := v.readShards(ctx, cd, byID, seg, true)
-	if err != nil {
-		return nil, fmt.Errorf("cbfs: read %s segment %d: %w", e.Path, idx, err)
-	}
-	pt, err := cd.decode(subKey(v.key, "file", e.FileID[:]), segmentAAD(v.id, e.FileID, idx), seg, shards)
+	pt, err := v.openSegment(ctx, cd, byID, subKey(v.key, "file", e.FileID[:]), segmentAAD(v.id, e.FileID, idx), seg)
 	if err != nil {
 		return nil, fmt.Errorf("cbfs: read %s segment %d: %w", e.Path, idx, err)
 	}
