@@ -53,6 +53,11 @@ type inode struct {
 	segMu       sync.Mutex
 	segInflight map[segKey]*segCall
 	memo        map[segKey][]byte // recently fetched or read-ahead segments
+	// contentGen counts content changes the kernel cannot know of (another
+	// mount's version, a truncate); openGen is its value at the last open.
+	// An open keeps the kernel's page cache when they match.
+	contentGen, openGen uint64
+	opened              bool
 }
 
 type segKey struct {
@@ -319,6 +324,7 @@ func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 
 // dropStore discards the local cache of n if it holds no unflushed data.
 func (m *mfs) dropStore(n *inode) {
+	n.contentGen++
 	n.segMu.Lock()
 	clear(n.memo)
 	n.segMu.Unlock()
@@ -507,14 +513,28 @@ func (m *mfs) segment(ctx context.Context, n *inode, e *cbfs.FileEntry, idx int)
 	n.segMu.Lock()
 	delete(n.segInflight, k)
 	if c.err == nil {
-		if len(n.memo) >= 3 {
-			clear(n.memo)
+		// Keep the newest few: the segment being read and its read-ahead.
+		for len(n.memo) >= memoSegments {
+			oldest := k
+			for o := range n.memo {
+				if o.file != oldest.file || o.idx < oldest.idx {
+					oldest = o
+				}
+			}
+			delete(n.memo, oldest)
 		}
 		n.memo[k] = c.data
 	}
 	n.segMu.Unlock()
 	return c.data, c.err
 }
+
+// readAheadSegments is how many segments a sequential reader fetches ahead;
+// memoSegments how many fetched segments an inode keeps in memory.
+const (
+	readAheadSegments = 2
+	memoSegments      = readAheadSegments + 2
+)
 
 // readAhead fetches segment idx of e in the background (sequential reads
 // then find it in memory). Segment content is immutable, so this races
@@ -574,7 +594,10 @@ func (m *mfs) block(ctx context.Context, n *inode, blk int64) ([]byte, error) {
 			copy(buf[from-lo:to-lo], data[from-pos:to-pos])
 			m.cacheSegment(n, st, data, pos, lim, blk)
 			if blk == 0 || st.has(blk-1) {
-				m.readAhead(n, base, idx+1) // looks sequential
+				// Looks sequential: fetch the next segments in parallel.
+				for ahead := 1; ahead <= readAheadSegments; ahead++ {
+					m.readAhead(n, base, idx+ahead)
+				}
 			}
 		}
 		pos += s
@@ -709,6 +732,7 @@ func (m *mfs) truncate(ctx context.Context, n *inode, size int64) error {
 	if size < cur {
 		n.baseLim = min(n.baseLim, size)
 	}
+	n.contentGen++
 	n.size = size
 	n.dirty = true
 	n.mtime = m.now()

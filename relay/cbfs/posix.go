@@ -129,11 +129,7 @@ func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte
 	if idx < 0 || idx >= len(e.Segments) {
 		return nil, fmt.Errorf("cbfs: read %s: segment %d of %d", e.Path, idx, len(e.Segments))
 	}
-	m, err := v.latest(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cd, err := newCodec(int(m.K), int(m.M))
+	cd, err := v.codec(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -702,6 +702,22 @@ func (v *Volume) fault(sh ShardRef, err error) {
 	}
 }
 
+// codec returns the erasure codec of the volume. K and M are fixed when the
+// volume is created, so the manifest this Volume last saw is enough: reading
+// a segment costs no anchor query.
+func (v *Volume) codec(ctx context.Context) (*codec, error) {
+	v.mu.Lock()
+	m := v.cur
+	v.mu.Unlock()
+	if m == nil {
+		var err error
+		if m, err = v.latest(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return newCodec(int(m.K), int(m.M))
+}
+
 // openSegment fetches and decrypts one segment. The AEAD tag authenticates
 // the whole ciphertext, so the data shards are first used without hashing
 // them; only if the segment does not open are its shards fetched again, each
