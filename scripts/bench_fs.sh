@@ -83,7 +83,7 @@ MOUNTS+=("$WORK/mnt/cowboy")
 mkdir -p "$WORK/gocrypt.cipher" "$WORK/mnt/gocryptfs"
 echo bench >"$WORK/gocrypt.pass"
 gocryptfs -q -init -passfile "$WORK/gocrypt.pass" "$WORK/gocrypt.cipher"
-gocryptfs -q -passfile "$WORK/gocrypt.pass" "$WORK/gocrypt.cipher" "$WORK/mnt/gocryptfs"
+gocryptfs -q -nosyslog -passfile "$WORK/gocrypt.pass" "$WORK/gocrypt.cipher" "$WORK/mnt/gocryptfs"
 MOUNTS+=("$WORK/mnt/gocryptfs")
 
 # ---- rclone crypt over a local directory ----

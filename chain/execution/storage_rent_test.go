@@ -54,9 +54,7 @@ func (s *shardSet) answer(t *testing.T, c *execution.Challenge) *types.StoragePr
 	}
 	data := s.data[l.ID]
 	ci := challenge.ChunkIndex(c.Seed, l.Size)
-	var tr merkle.ChunkTree
-	tr.Write(data)
-	cp, err := tr.Prove(ci)
+	cp, err := merkle.ProveChunk(data, ci)
 	if err != nil {
 		t.Fatal(err)
 	}

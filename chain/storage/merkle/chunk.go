@@ -108,62 +108,12 @@ func SumReader(r io.Reader) (Hash, int64, error) {
 // empty shard has one empty chunk.
 func Chunks(size uint64) uint64 { return max(1, (size+ChunkSize-1)/ChunkSize) }
 
-// ChunkTree collects the chaining values of every chunk of a stream so that
-// any chunk can be proven. It implements io.Writer; the zero value is ready.
-// It uses the portable compression function: it is meant for answering a
-// challenge, not for hashing at speed (use Builder for that).
-type ChunkTree struct {
-	cvs  [][8]uint32
-	buf  [ChunkSize]byte
-	fill int
-	n    uint64
-}
-
-// Write implements io.Writer; it never fails.
-func (t *ChunkTree) Write(p []byte) (int, error) {
-	k := len(p)
-	t.n += uint64(k)
-	for len(p) > 0 {
-		if t.fill == ChunkSize {
-			t.cvs = append(t.cvs, guts.ChainingValue(guts.CompressChunk(t.buf[:], &guts.IV, uint64(len(t.cvs)), 0)))
-			t.fill = 0
-		}
-		c := copy(t.buf[t.fill:], p)
-		t.fill += c
-		p = p[c:]
-	}
-	return k, nil
-}
-
-// Size reports the number of bytes written so far.
-func (t *ChunkTree) Size() uint64 { return t.n }
-
-// last is the node of the final (possibly partial, possibly empty) chunk.
-func (t *ChunkTree) last() guts.Node {
-	return guts.CompressChunk(t.buf[:t.fill], &guts.IV, uint64(len(t.cvs)), 0)
-}
-
-// leaves returns the chaining values of all chunks but the root flag case
-// (a single chunk), which the callers handle.
-func (t *ChunkTree) leaves() [][8]uint32 {
-	return append(t.cvs[:len(t.cvs):len(t.cvs)], guts.ChainingValue(t.last()))
-}
-
-// Sum returns the shard hash; it equals Sum of the bytes written.
-func (t *ChunkTree) Sum() Hash {
-	if len(t.cvs) == 0 {
-		n := t.last()
-		n.Flags |= guts.FlagRoot
-		return cvBytes(guts.ChainingValue(n))
-	}
-	return cvBytes(guts.ChainingValue(subtree(t.leaves(), true)))
-}
-
-// Prove returns the proof of chunk i: the chaining values of its siblings,
-// from the chunk up to the root.
-func (t *ChunkTree) Prove(i uint64) (Proof, error) {
-	cvs := t.leaves()
-	n := uint64(len(cvs))
+// ProveChunk returns the proof that chunk i is part of data (a whole shard):
+// the chaining values of its siblings, from the chunk up to the root. Whole
+// 16-chunk groups away from the chunk are hashed with SIMD; only the
+// chunks of the challenged chunk's group are compressed one by one.
+func ProveChunk(data []byte, i uint64) (Proof, error) {
+	n := Chunks(uint64(len(data)))
 	if i >= n {
 		return Proof{}, fmt.Errorf("merkle: chunk %d out of range %d", i, n)
 	}
@@ -173,10 +123,10 @@ func (t *ChunkTree) Prove(i uint64) (Proof, error) {
 	for n > 1 {
 		l := leftSize(n)
 		if i-lo < l {
-			top = append(top, cvBytes(reduce(cvs[lo+l:lo+n])))
+			top = append(top, cvBytes(subtreeCV(data, lo+l, n-l)))
 			n = l
 		} else {
-			top = append(top, cvBytes(reduce(cvs[lo:lo+l])))
+			top = append(top, cvBytes(subtreeCV(data, lo, l)))
 			lo += l
 			n -= l
 		}
@@ -187,30 +137,30 @@ func (t *ChunkTree) Prove(i uint64) (Proof, error) {
 	return p, nil
 }
 
+// subtreeCV is the chaining value of the BLAKE3 subtree over chunks
+// [lo, lo+n) of data (never the root). A subtree of up to 16 chunks that
+// starts on a group boundary is one SIMD call: BLAKE3 subtrees start at a
+// multiple of their left half, so larger ones split into such groups.
+func subtreeCV(data []byte, lo, n uint64) [8]uint32 {
+	if n == 1 {
+		return guts.ChainingValue(guts.CompressChunk(chunkAt(data, lo), &guts.IV, lo, 0))
+	}
+	if n <= guts.MaxSIMD && lo%guts.MaxSIMD == 0 {
+		var buf [group]byte
+		k := copy(buf[:], data[lo*ChunkSize:min(uint64(len(data)), (lo+n)*ChunkSize)])
+		return guts.ChainingValue(guts.CompressBuffer(&buf, k, &guts.IV, lo, 0))
+	}
+	l := leftSize(n)
+	return guts.ChainingValue(guts.ParentNode(subtreeCV(data, lo, l), subtreeCV(data, lo+l, n-l), &guts.IV, 0))
+}
+
+func chunkAt(data []byte, i uint64) []byte {
+	return data[min(uint64(len(data)), i*ChunkSize):min(uint64(len(data)), (i+1)*ChunkSize)]
+}
+
 // leftSize is the number of chunks in the left subtree of a BLAKE3 node over
 // n > 1 chunks: the largest power of two below n.
 func leftSize(n uint64) uint64 { return 1 << (bits.Len64(n-1) - 1) }
-
-// subtree returns the parent node over the chaining values cvs (len > 1),
-// flagged as the root when root is set.
-func subtree(cvs [][8]uint32, root bool) guts.Node {
-	var flags uint32
-	if root {
-		flags = guts.FlagRoot
-	}
-	if len(cvs) == 1 {
-		panic("merkle: subtree of one chunk")
-	}
-	l := leftSize(uint64(len(cvs)))
-	return guts.ParentNode(reduce(cvs[:l]), reduce(cvs[l:]), &guts.IV, flags)
-}
-
-func reduce(cvs [][8]uint32) [8]uint32 {
-	if len(cvs) == 1 {
-		return cvs[0]
-	}
-	return guts.ChainingValue(subtree(cvs, false))
-}
 
 // VerifyChunk checks that chunk is chunk p.Index of a shard of p.Leaves
 // chunks whose shard hash is root. Every chunk but the last must be full;

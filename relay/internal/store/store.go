@@ -410,8 +410,10 @@ func (s *Store) Challenge(ctx context.Context, vol, id [32]byte, off, n uint64) 
 	if n > wire.MaxChallenge {
 		return nil, fmt.Errorf("store: challenge of %d bytes too large", n)
 	}
-	var tree merkle.ChunkTree
-	m, f, err := s.verify(ctx, vol, id, &tree)
+	// The whole object in memory (a shard: segment size / K): it is
+	// re-hashed first, so a corrupt shard is never proven, then proven.
+	var data bytes.Buffer
+	m, f, err := s.verify(ctx, vol, id, &memHasher{buf: &data})
 	if err != nil {
 		return nil, err
 	}
@@ -422,20 +424,28 @@ func (s *Store) Challenge(ctx context.Context, vol, id [32]byte, off, n uint64) 
 		return nil, fmt.Errorf("store: challenge range beyond object of %d bytes", m.Size)
 	}
 	ch := &wire.Challenge{First: first}
+	b := data.Bytes()
 	for i := first; i <= last; i++ {
-		buf := make([]byte, merkle.ChunkSize)
-		k, err := f.ReadAt(buf, int64(i)*merkle.ChunkSize)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("store: read chunk: %w", err)
-		}
-		p, err := tree.Prove(i)
+		p, err := merkle.ProveChunk(b, i)
 		if err != nil {
 			return nil, err
 		}
-		ch.Chunks = append(ch.Chunks, buf[:k])
+		chunk := b[min(uint64(len(b)), i*merkle.ChunkSize):min(uint64(len(b)), (i+1)*merkle.ChunkSize)]
+		ch.Chunks = append(ch.Chunks, append([]byte(nil), chunk...))
 		ch.Proofs = append(ch.Proofs, p)
 	}
 	return ch, nil
+}
+
+// memHasher keeps what it hashes.
+type memHasher struct {
+	merkle.Builder
+	buf *bytes.Buffer
+}
+
+func (h *memHasher) Write(p []byte) (int, error) {
+	h.buf.Write(p)
+	return h.Builder.Write(p)
 }
 
 // Delete removes an object; deleting a missing object is not an error.
