@@ -163,15 +163,35 @@ pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000
 print(f"{pick(0.5):.2f} {pick(0.99):.2f} {len(lat)}")
 EOF
 )
-  log "$fs: tar -x of $FILES files"
+  # A program killed while close(2) commits can leave the volume anchored
+  # at a version no relay holds (issue 13, defect 1), so a workload is
+  # never killed on the CBFS mount: when the measured close latency says it
+  # would not finish within LIMIT, it runs on the first files of the tree
+  # only (tar) or not at all (git clone), and the table says so.
+  p50=${R[create,$fs]%% *}
+  n=$FILES
+  ball=$WORK/tree.tar
+  if [ "$fs" = cowboy ]; then
+    n=$(python3 -c "print(max(20, min($FILES, int($LIMIT / ($p50 / 1000 * 1.5)))))")
+    if [ "$n" -lt "$FILES" ]; then
+      ball=$WORK/tree.$n.tar
+      (cd "$WORK/tree" && find . -type f | sort | head -n "$n" | tar -cf "$ball" -T -)
+    fi
+  fi
+  log "$fs: tar -x of $n files"
   mkdir -p "$d/tar"
-  if t=$(timed tar -C "$d/tar" -xf "$WORK/tree.tar"); then
+  if t=$(timed tar -C "$d/tar" -xf "$ball"); then
     R[tar,$fs]="$t"
+    [ "$n" -lt "$FILES" ] && R[tar,$fs]="subset:$n:$t"
   else
     R[tar,$fs]="limit:$(find "$d/tar" -type f | wc -l)"
   fi
-  log "$fs: git clone ($REPO_FILES files)"
-  if t=$(timed git clone -q --no-hardlinks "$WORK/repo" "$d/clone"); then R[clone,$fs]="$t"; else R[clone,$fs]="limit"; fi
+  if [ "$fs" = cowboy ] && python3 -c "import sys; sys.exit(0 if $REPO_FILES * $p50 / 1000 * 1.5 > $LIMIT else 1)"; then
+    R[clone,$fs]="not run: ~$(python3 -c "print(round($REPO_FILES * $p50 / 1000 * 1.5))") s at the measured close latency"
+  else
+    log "$fs: git clone ($REPO_FILES files)"
+    if t=$(timed git clone -q --no-hardlinks "$WORK/repo" "$d/clone"); then R[clone,$fs]="$t"; else R[clone,$fs]="limit"; fi
+  fi
   log "$fs: sequential write ${MB} MiB + fsync"
   if t=$(timed dd if="$WORK/big.in" of="$d/big" bs=1M conv=fsync); then R[write,$fs]="$t"; else R[write,$fs]="limit"; fi
   log "$fs: cold sequential read"
@@ -215,15 +235,20 @@ def line(name, vals, unit, higher_better, fmt='{:.1f}'):
         v = vals.get(fs)
         if v is None: cells.append('–'); continue
         if isinstance(v, str): cells.append(v); continue
+        note = ''
+        if isinstance(v, tuple): v, note = v[0], ' ' + v[1]
         r = (v / base if higher_better else base / v) if base and v else None
-        cells.append(fmt.format(v) + ' ' + unit + (f' ({r:.2f}×)' if r is not None and fs != 'local' else ''))
+        cells.append(fmt.format(v) + ' ' + unit + (f' ({r:.3g}×)' if r is not None and fs != 'local' else '') + note)
     rows.append('| ' + name + ' | ' + ' | '.join(cells) + ' |')
 def rate(key, amount):
     vals = {}
     for fs in fses:
         s = R.get(f'{key},{fs}')
         if s is None: continue
-        if s.startswith('limit:'):
+        if s.startswith('subset:'):
+            _, k, t = s.split(':')
+            vals[fs] = (int(k) / float(t), f'(first {k} files only)')
+        elif s.startswith('limit:'):
             vals[fs] = f'not done in {limit}s ({int(s[6:])} files, {int(s[6:])/float(limit):.1f}/s)'
         elif num(s) is None: vals[fs] = s if s != 'limit' else f'not done in {limit}s'
         else: vals[fs] = amount / num(s)
