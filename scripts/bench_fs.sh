@@ -126,7 +126,7 @@ EOF
 tar -C "$WORK/tree" -cf "$WORK/tree.tar" .
 # A 600-file repository: the first 600 tracked files of this tree, two commits.
 mkdir -p "$WORK/repo"
-git ls-files -z | head -z -n 600 | xargs -0 cp --parents -t "$WORK/repo"
+git ls-files -z | awk -v RS='\0' -v ORS='\0' 'NR <= 600' | xargs -0 cp --parents -t "$WORK/repo"
 (cd "$WORK/repo" && git init -q -b main && git add . && git -c user.name=b -c user.email=b@x commit -qm one &&
   echo more >>README && git add . && git -c user.name=b -c user.email=b@x commit -qm two)
 REPO_FILES=$(cd "$WORK/repo" && git ls-files | wc -l)
@@ -175,7 +175,7 @@ EOF
     n=$(python3 -c "print(max(20, min($FILES, int($LIMIT / ($p50 / 1000 * 1.5)))))")
     if [ "$n" -lt "$FILES" ]; then
       ball=$WORK/tree.$n.tar
-      (cd "$WORK/tree" && find . -type f | sort | head -n "$n" | tar -cf "$ball" -T -)
+      (cd "$WORK/tree" && find . -type f | sort | sed -n "1,${n}p" >"$WORK/subset" && tar -cf "$ball" -T "$WORK/subset")
     fi
   fi
   log "$fs: tar -x of $n files"
