@@ -261,8 +261,13 @@ for fs in fses:
         c50[fs], c99[fs] = float(p50), float(p99)
 line(f'create+close 1 KiB, p50 ({creates} files)', c50, 'ms', False, '{:.2f}')
 line('create+close 1 KiB, p99', c99, 'ms', False, '{:.2f}')
-line(f'tar -x, {files} files', rate('tar', files), 'files/s', True, '{:.0f}')
-line(f'git clone, {repo} files', {fs: (num(v) if num(v) is not None else f'not done in {limit}s') for fs in fses for v in [R.get(f'clone,{fs}')] if v}, 's', False, '{:.2f}')
+line(f'tar -x, {files} files', rate('tar', files), 'files/s', True, '{:.3g}')
+clone = {}
+for fs in fses:
+    v = R.get(f'clone,{fs}')
+    if v is None: continue
+    clone[fs] = num(v) if num(v) is not None else (f'not done in {limit}s' if v == 'limit' else v)
+line(f'git clone, {repo} files', clone, 's', False, '{:.2f}')
 line(f'sequential write {mb} MiB + fsync', rate('write', mb), 'MiB/s', True)
 line(f'cold sequential read {mb} MiB', rate('read', mb), 'MiB/s', True)
 line('4 KiB random read, warm', {fs: num(R[f'rand,{fs}']) or R[f'rand,{fs}'] for fs in fses if f'rand,{fs}' in R}, 'IOPS', True, '{:.0f}')
