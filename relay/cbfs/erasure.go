@@ -11,8 +11,9 @@ import (
 )
 
 // encodeStripe is the width, per shard, of the columns erasure-coded and
-// hashed together: k+m stripes stay in a core's L2 cache, and it is a
-// multiple of the hash's SIMD group so no stripe is copied.
+// hashed together: k+m stripes stay in a core's L2 cache. It is a multiple
+// of the hash's 16 KiB SIMD group, so the hash works on the stripe in place
+// except for the group it keeps back for the final (root) compression.
 const encodeStripe = 32 << 10
 
 // codec seals and erasure-codes segments for one file.
