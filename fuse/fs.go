@@ -58,6 +58,7 @@ type inode struct {
 	// An open keeps the kernel's page cache when they match.
 	contentGen, openGen uint64
 	opened              bool
+	stream              *streamUp // upload running while the file is written (fmu)
 }
 
 type segKey struct {
@@ -705,11 +706,13 @@ func (m *mfs) writeAt(ctx context.Context, n *inode, data []byte, off int64) (in
 	n.mtime = m.now()
 	n.ctime = n.mtime
 	m.mu.Unlock()
+	m.streamWrite(ctx, n, off)
 	return len(data), nil
 }
 
 // truncate sets n's size. Caller holds n.fmu exclusively.
 func (m *mfs) truncate(ctx context.Context, n *inode, size int64) error {
+	m.abandonStream(n)
 	m.mu.Lock()
 	cur := n.size
 	st := m.storeOf(n)
@@ -750,12 +753,18 @@ func (m *mfs) upload(ctx context.Context, n *inode) error {
 	m.mu.Lock()
 	if !n.dirty || !m.attached(n) {
 		m.mu.Unlock()
+		m.abandonStream(n)
 		return nil
 	}
 	size, p, mt := n.size, m.pathOf(n), n.mtime
 	m.mu.Unlock()
 	e := cbfs.FileEntry{Path: p}
+	streamed := false
 	if size > 0 {
+		e, streamed = m.finishStream(ctx, n, size)
+		e.Path = p
+	}
+	if size > 0 && !streamed {
 		up, err := m.vol.Upload(ctx, p)
 		if err != nil {
 			return fmt.Errorf("fuse: upload %s: %w", p, err)

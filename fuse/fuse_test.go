@@ -41,6 +41,7 @@ func TestFUSE(t *testing.T) {
 	t.Run("POSIX", func(t *testing.T) { testPOSIX(t, e) })
 	t.Run("POSIXSuite", func(t *testing.T) { testPOSIXSuite(t, e) })
 	t.Run("SpecialFiles", func(t *testing.T) { testSpecialFiles(t, e) })
+	t.Run("StreamedWrite", func(t *testing.T) { testStreamedWrite(t, e) })
 	t.Run("SegmentReads", func(t *testing.T) { testSegmentReads(t, e) })
 	t.Run("TwoMounts", func(t *testing.T) { testTwoMounts(t, e) })
 	t.Run("ReadOnlyToken", func(t *testing.T) { testReadOnly(t, e) })

@@ -580,11 +580,17 @@ func (x *node) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		return 0
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	n.handles--
-	if n.handles == 0 && !m.attached(n) && n.store != nil {
+	orphan := n.handles == 0 && !m.attached(n)
+	if orphan && n.store != nil {
 		n.store.close()
 		n.store = nil
+	}
+	m.mu.Unlock()
+	if orphan {
+		n.fmu.Lock()
+		m.abandonStream(n) // unlinked while written: nothing to publish
+		n.fmu.Unlock()
 	}
 	return 0
 }

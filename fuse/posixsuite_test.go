@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,5 +113,80 @@ func testSpecialFiles(t *testing.T, e *env) {
 	}
 	if fi, _ := os.Lstat(filepath.Join(dir2, "fifo")); fi.Mode().Perm() != 0o640 {
 		t.Fatalf("fifo mode after remount: %v", fi.Mode())
+	}
+}
+
+// testStreamedWrite: a file written sequentially from empty is uploaded
+// while it is written; rewriting sent bytes, truncating or unlinking it
+// midway falls back to a whole upload or nothing. The content read from a
+// fresh mount is what was written in every case.
+func testStreamedWrite(t *testing.T, e *env) {
+	key, v := e.volume(t)
+	mt, dir := mount(t, v, fuse.Options{})
+	want := map[string][]byte{}
+	write := func(name string, f func(*os.File) error) {
+		fh, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f(fh); err != nil {
+			t.Fatal(err)
+		}
+		if err := fh.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[name] = b
+	}
+	data := randBytes(2<<20 + 12345)
+	write("sequential", func(f *os.File) error {
+		for off := 0; off < len(data); off += 128 << 10 {
+			if _, err := f.Write(data[off:min(len(data), off+128<<10)]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	write("rewritten", func(f *os.File) error {
+		if _, err := f.Write(data[:1<<20]); err != nil {
+			return err
+		}
+		_, err := f.WriteAt([]byte("XYZ"), 100)
+		return err
+	})
+	write("truncated", func(f *os.File) error {
+		if _, err := f.Write(data[:1<<20]); err != nil {
+			return err
+		}
+		if err := f.Truncate(300 << 10); err != nil {
+			return err
+		}
+		_, err := f.WriteAt(data[:200<<10], 300<<10)
+		return err
+	})
+	if !bytes.Equal(want["sequential"], data) || string(want["rewritten"][100:103]) != "XYZ" || len(want["truncated"]) != 500<<10 {
+		t.Fatal("content differs before remount")
+	}
+	// unlinked while written: nothing is published
+	f, err := os.Create(filepath.Join(dir, "gone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(data[:1<<20])
+	os.Remove(filepath.Join(dir, "gone"))
+	f.Close()
+	unmount(t, mt)
+	_, dir2 := mount(t, e.reopen(t, key, v.ID()), fuse.Options{})
+	for name, b := range want {
+		got, err := os.ReadFile(filepath.Join(dir2, name))
+		if err != nil || !bytes.Equal(got, b) {
+			t.Fatalf("%s after remount: %v (%d bytes, want %d)", name, err, len(got), len(b))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir2, "gone")); !os.IsNotExist(err) {
+		t.Fatalf("unlinked file published: %v", err)
 	}
 }
