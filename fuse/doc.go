@@ -38,7 +38,11 @@
 // mount's version arrived, or a truncate), so re-reading an unchanged file
 // costs no FUSE round trip. go-fuse v2.12 does not let a file system enable
 // the kernel's writeback cache (FUSE_WRITEBACK_CACHE), so writes reach the
-// mount as they are made (in requests of up to 1 MiB).
+// mount as they are made (in requests of up to 1 MiB). A file written
+// sequentially from empty is uploaded while it is written, so close(2) or
+// fsync(2) only sends its tail; a write before what was already sent, a
+// truncate, or an unlink abandons that upload (its shards are deleted) and
+// the file is uploaded whole at close as before.
 //
 // # POSIX conformance
 //
