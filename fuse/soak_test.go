@@ -1,6 +1,7 @@
 package fuse_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/fuse"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
 )
 
 // TestProgramsSoak runs the full-size program workloads of issue 13 on a
@@ -24,6 +27,11 @@ func TestProgramsSoak(t *testing.T) {
 	need(t, "tar", "diff", "sqlite3")
 	e := newEnv(t)
 	key, v := e.volume(t)
+	// Minutes of 20 ms blocks span many storage epochs: an unfunded volume
+	// is evicted (and refuses commits) long before the tar ends.
+	if err := (&onchain.Anchor{Client: e.c, Key: key}).FundVolume(context.Background(), v.ID(), genesis.CBY(50)); err != nil {
+		t.Fatal(err)
+	}
 	mt, dir := mount(t, v, fuse.Options{})
 	src := filepath.Join(t.TempDir(), "tree")
 	const files = 5013
