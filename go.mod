@@ -22,6 +22,7 @@ require (
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/term v0.47.0
 	golang.org/x/text v0.43.0
+	lukechampine.com/blake3 v1.4.1
 )
 
 require (

@@ -12,7 +12,12 @@
 // local to a mount. Hard links are refused with EPERM: a manifest entry is
 // one path and its content cannot be shared by two names that stay in
 // sync. Renames are metadata only (segment encryption does not depend on
-// the path), so renaming a large file moves no data.
+// the path), so renaming a large file moves no data. FIFOs and sockets
+// (mkfifo, mknod) are entries with their type bits; the kernel serves them.
+// Device nodes are refused with EPERM (no device number is recorded). A file
+// opened with O_TMPFILE lives in the local write-back buffer only and is
+// dropped at its last close; an unlinked file stays readable and writable
+// through its open handles until the last close.
 //
 // # Data path
 //
@@ -24,6 +29,54 @@
 // private directory removed at unmount. The read cache is bounded by
 // Options.CacheSize (least recently used files are evicted); unflushed
 // writes are never evicted.
+//
+// The kernel exchanges up to 1 MiB per read or write request (max_write,
+// and read-ahead up to that). A reader that looks sequential makes the
+// mount fetch the next two segments in parallel with the one being read. An
+// open keeps the kernel's page cache of the file (FOPEN_KEEP_CACHE) unless
+// the content changed behind the kernel's back since the last open (another
+// mount's version arrived, or a truncate), so re-reading an unchanged file
+// costs no FUSE round trip. go-fuse v2.12 does not let a file system enable
+// the kernel's writeback cache (FUSE_WRITEBACK_CACHE), so writes reach the
+// mount as they are made (in requests of up to 1 MiB). A file written
+// sequentially from empty is uploaded while it is written, so close(2) or
+// fsync(2) only sends its tail; a write before what was already sent, a
+// truncate, or an unlink abandons that upload (its shards are deleted) and
+// the file is uploaded whole at close as before.
+//
+// # POSIX conformance
+//
+// TestFUSE/POSIXSuite runs go-fuse's own conformance suite
+// (github.com/hanwen/go-fuse/v2/posixtest, the cases go-fuse checks its file
+// systems with; pjdfstest is not packaged in Debian) against a real mount in
+// `make test`: 27 of its 32 cases pass. XAttrLarge skips itself (extended
+// attributes are not supported, below). The other four fail and are
+// skipped by the test with these reasons:
+//
+//   - Link, LinkUnlinkRename: link(2) fails with EPERM. A manifest entry is
+//     one path; hard links need inode records in the volume metadata, which
+//     the namespace does not have yet. cp -a and tar report the hard-linked
+//     name and copy everything else (TestFUSE/Programs/cp-a-links).
+//   - XAttr: extended attributes are not stored (the manifest has no field
+//     for them): getxattr finds none, setxattr fails with ENOTSUP, which cp
+//     -a and rsync -a treat as "not supported here".
+//   - FcntlFlockLocksFile: the case expects a second F_SETLK on the same file
+//     by the same process to fail with EAGAIN (open-file-description
+//     semantics of go-fuse's loopback file system). The mount implements no
+//     lock operations, so the kernel keeps record locks locally with POSIX
+//     semantics, where a process converts its own lock and succeeds. Locks
+//     are local to a mount: they do not exclude writers on other machines.
+//
+// TestFUSE/POSIX and TestFUSE/SpecialFiles check further cases (modes,
+// ownership, times, rename over files and directories, open-but-unlinked
+// files, FIFOs and sockets across a remount), and TestFUSE/Programs runs
+// tar -x and diff -r of a small source tree, cp -a, rsync -a, git (commit,
+// clone, gc, fsck), sqlite3 (2,000 inserts in 20 transactions, then
+// integrity_check) and make on a mount, then checks everything again from a
+// fresh mount. TestProgramsSoak (`make soak`) runs the full sizes: tar -x of
+// 5,013 files with diff -r, and 10,000 inserts in 100 transactions. They
+// are there rather than in `make test` because every close and fsync waits
+// for a commit on the current commit path (sqlite3 alone took 91 s).
 //
 // # Consistency
 //

@@ -53,6 +53,12 @@ type inode struct {
 	segMu       sync.Mutex
 	segInflight map[segKey]*segCall
 	memo        map[segKey][]byte // recently fetched or read-ahead segments
+	// contentGen counts content changes the kernel cannot know of (another
+	// mount's version, a truncate); openGen is its value at the last open.
+	// An open keeps the kernel's page cache when they match.
+	contentGen, openGen uint64
+	opened              bool
+	stream              *streamUp // upload running while the file is written (fmu)
 }
 
 type segKey struct {
@@ -321,6 +327,7 @@ func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 
 // dropStore discards the local cache of n if it holds no unflushed data.
 func (m *mfs) dropStore(n *inode) {
+	n.contentGen++
 	n.segMu.Lock()
 	clear(n.memo)
 	n.segMu.Unlock()
@@ -528,14 +535,28 @@ func (m *mfs) segment(ctx context.Context, n *inode, e *cbfs.FileEntry, idx int)
 	n.segMu.Lock()
 	delete(n.segInflight, k)
 	if c.err == nil {
-		if len(n.memo) >= 3 {
-			clear(n.memo)
+		// Keep the newest few: the segment being read and its read-ahead.
+		for len(n.memo) >= memoSegments {
+			oldest := k
+			for o := range n.memo {
+				if o.file != oldest.file || o.idx < oldest.idx {
+					oldest = o
+				}
+			}
+			delete(n.memo, oldest)
 		}
 		n.memo[k] = c.data
 	}
 	n.segMu.Unlock()
 	return c.data, c.err
 }
+
+// readAheadSegments is how many segments a sequential reader fetches ahead;
+// memoSegments how many fetched segments an inode keeps in memory.
+const (
+	readAheadSegments = 2
+	memoSegments      = readAheadSegments + 2
+)
 
 // readAhead fetches segment idx of e in the background (sequential reads
 // then find it in memory). Segment content is immutable, so this races
@@ -603,7 +624,10 @@ func (m *mfs) block(ctx context.Context, n *inode, blk int64) ([]byte, error) {
 			copy(buf[from-lo:to-lo], data[from-pos:to-pos])
 			m.cacheSegment(n, st, data, pos, lim, blk)
 			if blk == 0 || st.has(blk-1) {
-				m.readAhead(n, base, idx+1) // looks sequential
+				// Looks sequential: fetch the next segments in parallel.
+				for ahead := 1; ahead <= readAheadSegments; ahead++ {
+					m.readAhead(n, base, idx+ahead)
+				}
 			}
 		}
 		pos += s
@@ -711,11 +735,13 @@ func (m *mfs) writeAt(ctx context.Context, n *inode, data []byte, off int64) (in
 	n.mtime = m.now()
 	n.ctime = n.mtime
 	m.mu.Unlock()
+	m.streamWrite(ctx, n, off)
 	return len(data), nil
 }
 
 // truncate sets n's size. Caller holds n.fmu exclusively.
 func (m *mfs) truncate(ctx context.Context, n *inode, size int64) error {
+	m.abandonStream(n)
 	m.mu.Lock()
 	cur := n.size
 	st := m.storeOf(n)
@@ -738,6 +764,7 @@ func (m *mfs) truncate(ctx context.Context, n *inode, size int64) error {
 	if size < cur {
 		n.baseLim = min(n.baseLim, size)
 	}
+	n.contentGen++
 	n.size = size
 	n.dirty = true
 	n.mtime = m.now()
@@ -755,12 +782,18 @@ func (m *mfs) upload(ctx context.Context, n *inode) error {
 	m.mu.Lock()
 	if !n.dirty || !m.attached(n) {
 		m.mu.Unlock()
+		m.abandonStream(n)
 		return nil
 	}
 	size, p, mt := n.size, m.pathOf(n), n.mtime
 	m.mu.Unlock()
 	e := cbfs.FileEntry{Path: p}
+	streamed := false
 	if size > 0 {
+		e, streamed = m.finishStream(ctx, n, size)
+		e.Path = p
+	}
+	if size > 0 && !streamed {
 		up, err := m.vol.Upload(ctx, p)
 		if err != nil {
 			return fmt.Errorf("fuse: upload %s: %w", p, err)

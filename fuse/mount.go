@@ -175,8 +175,11 @@ func Mount(ctx context.Context, vol *cbfs.Volume, dir string, opts Options) (*Mo
 		DirectMount: os.Geteuid() == 0,
 		AllowOther:  opts.AllowOther,
 		MaxWrite:    1 << 20,
-		Debug:       opts.Debug,
-		Options:     []string{"default_permissions"},
+		// As much kernel read-ahead as FUSE allows (capped at MaxWrite);
+		// the mount itself reads whole segments ahead.
+		MaxReadAhead: 1 << 20,
+		Debug:        opts.Debug,
+		Options:      []string{"default_permissions"},
 	}
 	if m.ro {
 		mo.Options = append(mo.Options, "ro")

@@ -46,6 +46,9 @@ var (
 	_ fs.NodeFsyncer    = (*node)(nil)
 	_ fs.NodeFlusher    = (*node)(nil)
 	_ fs.NodeReleaser   = (*node)(nil)
+	_ fs.NodeAllocater  = (*node)(nil)
+	_ fs.NodeTmpfiler   = (*node)(nil)
+	_ fs.NodeMknoder    = (*node)(nil)
 )
 
 // errno maps an error of the volume to an errno, logging unexpected ones.
@@ -239,6 +242,7 @@ func (x *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	}
 	c.dirty = true
 	c.handles++
+	c.opened = true // the page cache fills from this handle's writes
 	in := x.child(ctx, c, out)
 	m.mu.Unlock()
 	return in, &handle{write: true}, 0, 0
@@ -272,6 +276,85 @@ func (x *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 		return nil, syscall.EINVAL
 	}
 	return []byte(x.n.target), 0
+}
+
+// Mknod creates FIFOs and sockets: the kernel serves them (a FIFO's data
+// never reaches the file system), so they are only a mode in the manifest.
+// Device nodes need a device number the manifest does not record: EPERM.
+func (x *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	switch mode & sIFMT {
+	case syscall.S_IFIFO, syscall.S_IFSOCK:
+	case sIFREG:
+		mode = sIFREG | mode&0o7777
+	default:
+		if x.m.ro {
+			return nil, syscall.EROFS
+		}
+		return nil, syscall.EPERM
+	}
+	x.m.mu.Lock()
+	defer x.m.mu.Unlock()
+	c, errno := x.newChild(ctx, name, mode&(sIFMT|0o7777))
+	if errno != 0 {
+		return nil, errno
+	}
+	return x.child(ctx, c, out), 0
+}
+
+// Tmpfile is open(2) with O_TMPFILE: a regular file in no directory. Its
+// data stays in the local write-back buffer and is discarded at the last
+// close (it cannot be given a name: there are no hard links).
+func (x *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *gofuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	m := x.m
+	if m.ro {
+		return nil, nil, 0, syscall.EROFS
+	}
+	if !x.n.isDir() {
+		return nil, nil, 0, syscall.ENOTDIR
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.newInode(sIFREG | mode&0o7777)
+	if caller, ok := gofuse.FromContext(ctx); ok {
+		c.uid, c.gid = caller.Uid, caller.Gid
+	}
+	c.mtime = m.now()
+	c.ctime, c.pubMtime = c.mtime, c.mtime
+	c.handles++
+	c.opened = true
+	m.fill(c, &out.Attr)
+	in := x.NewInode(ctx, &node{m: m, n: c}, fs.StableAttr{Mode: sIFREG, Ino: c.ino})
+	return in, &handle{write: true}, 0, 0
+}
+
+// Allocate implements fallocate(2) modes 0 (extend the file with zeros) and
+// FALLOC_FL_KEEP_SIZE (nothing to reserve: relays are not preallocated).
+// Other modes (punching or collapsing holes) are not supported.
+func (x *node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size uint64, mode uint32) syscall.Errno {
+	const keepSize = 1 // FALLOC_FL_KEEP_SIZE
+	m, n := x.m, x.n
+	if m.ro {
+		return syscall.EROFS
+	}
+	if n.isDir() {
+		return syscall.EISDIR
+	}
+	switch mode {
+	case keepSize:
+		return 0
+	case 0:
+	default:
+		return syscall.EOPNOTSUPP
+	}
+	n.fmu.Lock()
+	defer n.fmu.Unlock()
+	m.mu.Lock()
+	cur := n.size
+	m.mu.Unlock()
+	if end := int64(off + size); end > cur {
+		return m.errno("fallocate", m.truncate(ctx, n, end))
+	}
+	return 0
 }
 
 // Link refuses hard links: a manifest entry is one path, and a path-level
@@ -430,10 +513,19 @@ func (x *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	}
 	m.mu.Lock()
 	n.handles++
+	// Close-to-open consistency: the kernel keeps its page cache of the
+	// file only if the content did not change behind its back since the
+	// last open (another mount's version, merged by the poll, or a
+	// truncate); otherwise it drops it. Local writes go through the page
+	// cache, so they keep it valid.
+	keep := n.opened && n.openGen == n.contentGen
+	n.opened, n.openGen = true, n.contentGen
 	m.mu.Unlock()
-	// No FOPEN_KEEP_CACHE: the kernel drops its page cache of the file on
-	// every open, which gives close-to-open consistency.
-	return &handle{write: write}, 0, 0
+	var fl uint32
+	if keep {
+		fl = gofuse.FOPEN_KEEP_CACHE
+	}
+	return &handle{write: write}, fl, 0
 }
 
 func (x *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (gofuse.ReadResult, syscall.Errno) {
@@ -498,11 +590,17 @@ func (x *node) Release(ctx context.Context, f fs.FileHandle) syscall.Errno {
 		return 0
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	n.handles--
-	if n.handles == 0 && !m.attached(n) && n.store != nil {
+	orphan := n.handles == 0 && !m.attached(n)
+	if orphan && n.store != nil {
 		n.store.close()
 		n.store = nil
+	}
+	m.mu.Unlock()
+	if orphan {
+		n.fmu.Lock()
+		m.abandonStream(n) // unlinked while written: nothing to publish
+		n.fmu.Unlock()
 	}
 	return 0
 }

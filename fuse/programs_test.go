@@ -3,6 +3,7 @@ package fuse_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,22 +79,75 @@ func testPrograms(t *testing.T, e *env) {
 			t.Fatalf("git status not clean:\n%s", out)
 		}
 	})
-	t.Run("sqlite3", func(t *testing.T) {
-		db := filepath.Join(dir, "db.sqlite")
-		var sql strings.Builder
-		sql.WriteString("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\nBEGIN;\n")
-		for i := 0; i < 2000; i++ {
-			sql.WriteString("INSERT INTO t(v) VALUES (hex(randomblob(32)));\n")
+	t.Run("git-clone-gc", func(t *testing.T) {
+		origin := filepath.Join(t.TempDir(), "origin")
+		run(t, src, "cp", "-a", src, origin)
+		run(t, origin, "git", "init", "-q", "-b", "main")
+		run(t, origin, "git", "add", ".")
+		run(t, origin, "git", "commit", "-q", "-m", "one")
+		run(t, dir, "git", "clone", "-q", "--no-hardlinks", origin, "clone")
+		clone := filepath.Join(dir, "clone")
+		run(t, clone, "git", "gc", "-q", "--aggressive", "--prune=now")
+		run(t, clone, "git", "fsck", "--strict", "--full")
+		if out := run(t, clone, "git", "status", "--porcelain"); out != "" {
+			t.Fatalf("clone not clean after gc:\n%s", out)
 		}
-		sql.WriteString("COMMIT;\n")
-		cmd := exec.Command("sqlite3", db)
-		cmd.Stdin = strings.NewReader(sql.String())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("sqlite3: %v\n%s", err, out)
+	})
+	// `make soak` (TestProgramsSoak) runs the full 100 transactions.
+	t.Run("sqlite3", func(t *testing.T) { sqliteInserts(t, dir, 20) })
+	t.Run("make", func(t *testing.T) {
+		need(t, "make", "cc")
+		proj := filepath.Join(dir, "cproj")
+		os.Mkdir(proj, 0o755)
+		files := map[string]string{
+			"Makefile": "prog: main.o util.o\n\tcc -o $@ $^\n%.o: %.c util.h\n\tcc -O2 -c -o $@ $<\n",
+			"util.h":   "int square(int);\n",
+			"util.c":   "#include \"util.h\"\nint square(int x) { return x * x; }\n",
+			"main.c":   "#include <stdio.h>\n#include \"util.h\"\nint main(void) { printf(\"%d\\n\", square(12)); return 0; }\n",
 		}
-		run(t, dir, "sqlite3", db, "UPDATE t SET v = 'x' WHERE id % 2 = 0; DELETE FROM t WHERE id > 1500;")
-		if out := run(t, dir, "sqlite3", db, "SELECT count(*), sum(v = 'x') FROM t; PRAGMA integrity_check;"); out != "1500|750\nok\n" {
-			t.Fatalf("sqlite3 query: %q", out)
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(proj, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(t, proj, "make", "-s")
+		if out := run(t, proj, "./prog"); out != "144\n" {
+			t.Fatalf("prog printed %q", out)
+		}
+		// make relies on mtimes: touching a source rebuilds only what needs it
+		time.Sleep(10 * time.Millisecond)
+		now := time.Now()
+		os.Chtimes(filepath.Join(proj, "util.c"), now, now)
+		if out := run(t, proj, "make"); !strings.Contains(out, "-o util.o") || strings.Contains(out, "-o main.o") {
+			t.Fatalf("rebuild after touching util.c:\n%s", out)
+		}
+	})
+	t.Run("cp-a-links", func(t *testing.T) {
+		// A tree with symlinks and a hard-linked pair. Symlinks are copied;
+		// hard links are refused with EPERM until the namespace has inodes
+		// (fuse/doc.go), so cp -a reports exactly that name and copies the
+		// rest.
+		tree := filepath.Join(t.TempDir(), "links")
+		os.MkdirAll(filepath.Join(tree, "sub"), 0o755)
+		os.WriteFile(filepath.Join(tree, "sub", "data"), []byte("shared"), 0o644)
+		os.Symlink("sub/data", filepath.Join(tree, "rel-link"))
+		os.Symlink("/nonexistent/target", filepath.Join(tree, "dangling"))
+		if err := os.Link(filepath.Join(tree, "sub", "data"), filepath.Join(tree, "hard")); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("cp", "-a", tree, filepath.Join(dir, "links"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "hard link") || strings.Count(string(out), "\n") != 1 {
+			t.Fatalf("cp -a of a tree with a hard link: %v\n%s", err, out)
+		}
+		if l, err := os.Readlink(filepath.Join(dir, "links", "dangling")); err != nil || l != "/nonexistent/target" {
+			t.Fatalf("dangling symlink: %q %v", l, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "links", "rel-link")); err != nil || string(b) != "shared" {
+			t.Fatalf("relative symlink: %q %v", b, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "links", "hard")); !os.IsNotExist(err) {
+			t.Fatalf("hard link name: %v", err)
 		}
 	})
 
@@ -111,6 +165,14 @@ func testPrograms(t *testing.T, e *env) {
 		run(t, filepath.Join(dir2, "repo"), "git", "fsck", "--strict")
 		if out := run(t, filepath.Join(dir2, "repo"), "git", "log", "--oneline"); strings.Count(out, "\n") != 2 {
 			t.Fatalf("git log after remount:\n%s", out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir2, "clone")); err == nil {
+		run(t, filepath.Join(dir2, "clone"), "git", "fsck", "--strict", "--full")
+	}
+	if _, err := os.Stat(filepath.Join(dir2, "cproj", "prog")); err == nil {
+		if out := run(t, filepath.Join(dir2, "cproj"), "./prog"); out != "144\n" {
+			t.Fatalf("prog after remount printed %q", out)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir2, "db.sqlite")); err == nil {
@@ -263,5 +325,36 @@ func testUnprivileged(t *testing.T, e *env) {
 	man, _ := v.Manifest(context.Background())
 	if i := man.Lookup("/selftest.txt"); i < 0 || man.Files[i].UID != 65534 {
 		t.Fatal("owner of the file is not the unprivileged user")
+	}
+}
+
+// sqliteInserts makes a database of txs transactions of 100 inserts each
+// (every COMMIT fsyncs the database and its rollback journal, which is
+// created and deleted each time; every fsync is a commit), updates and
+// deletes rows, and checks the result and PRAGMA integrity_check. It leaves
+// 75 rows per transaction.
+func sqliteInserts(t *testing.T, dir string, txs int) {
+	db := filepath.Join(dir, "db.sqlite")
+	var sql strings.Builder
+	sql.WriteString("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);\n")
+	for tx := 0; tx < txs; tx++ {
+		sql.WriteString("BEGIN;\n")
+		for i := 0; i < 100; i++ {
+			sql.WriteString("INSERT INTO t(v) VALUES (hex(randomblob(32)));\n")
+		}
+		sql.WriteString("COMMIT;\n")
+	}
+	cmd := exec.Command("sqlite3", db)
+	cmd.Stdin = strings.NewReader(sql.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3: %v\n%s", err, out)
+	}
+	rows, kept := txs*100, txs*75
+	if out := run(t, dir, "sqlite3", db, "SELECT count(*) FROM t;"); out != fmt.Sprintf("%d\n", rows) {
+		t.Fatalf("sqlite3 rows: %q", out)
+	}
+	run(t, dir, "sqlite3", db, fmt.Sprintf("UPDATE t SET v = 'x' WHERE id %% 2 = 0; DELETE FROM t WHERE id > %d;", kept))
+	if out := run(t, dir, "sqlite3", db, "SELECT count(*), sum(v = 'x') FROM t; PRAGMA integrity_check;"); out != fmt.Sprintf("%d|%d\nok\n", kept, kept/2) {
+		t.Fatalf("sqlite3 query: %q", out)
 	}
 }

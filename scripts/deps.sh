@@ -11,6 +11,11 @@ command -v fio >/dev/null 2>&1 || need_apt+=(fio)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v rsync >/dev/null 2>&1 || need_apt+=(rsync)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+# Peer encrypted FUSE mounts that `make bench` measures beside the CBFS mount.
+command -v gocryptfs >/dev/null 2>&1 || need_apt+=(gocryptfs)
+command -v rclone >/dev/null 2>&1 || need_apt+=(rclone)
 command -v python3.11 >/dev/null 2>&1 || command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 # Multi-host tests (internal/netns, e2e/netns_test.go): ip netns.

@@ -55,14 +55,7 @@ func (s *shardSet) answer(t *testing.T, c *storage.Challenge) *types.StorageProo
 	}
 	data := s.data[l.ID]
 	ci := challenge.ChunkIndex(c.Seed, l.Size)
-	var chunkLeaves []merkle.Hash
-	var b merkle.Builder
-	b.Write(data)
-	chunkLeaves = b.Leaves()
-	if len(chunkLeaves) == 0 {
-		chunkLeaves = []merkle.Hash{merkle.LeafHash(nil)}
-	}
-	cp, err := merkle.Prove(chunkLeaves, int(ci))
+	cp, err := merkle.ProveChunk(data, ci)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,11 @@
 // Merkle tree; its 32-byte Root is what an Anchor commits (on chain later,
 // a local file now). The manifest itself is encrypted and replicated to the
 // relays, so the owner key and the volume id alone recover the volume.
-// Reads need any K shards and verify every shard against the manifest.
+// A shard's hash is its BLAKE3 hash (chain/storage/merkle: BLAKE3 is a
+// tree over 1 KiB chunks, which the storage challenges prove). Reads need
+// any K shards: the segment's AES-GCM tag authenticates the data shards, and
+// only a segment that fails it is re-read with every shard checked against
+// its hash, so a bad shard is found, reported and replaced.
 // Uploads are atomic: a file becomes visible when the new manifest version is
 // committed to the Anchor.
 //

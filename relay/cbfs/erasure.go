@@ -10,6 +10,12 @@ import (
 	"github.com/klauspost/reedsolomon"
 )
 
+// encodeStripe is the width, per shard, of the columns erasure-coded and
+// hashed together: k+m stripes stay in a core's L2 cache. It is a multiple
+// of the hash's 16 KiB SIMD group, so the hash works on the stripe in place
+// except for the group it keeps back for the final (root) compression.
+const encodeStripe = 32 << 10
+
 // codec seals and erasure-codes segments for one file.
 type codec struct {
 	k, m int
@@ -62,18 +68,32 @@ func (c *codec) encode(aead cipher.AEAD, aad []byte, plain []byte) (*encodedSegm
 	for i := range shards {
 		shards[i] = buf[i*shardSize : (i+1)*shardSize : (i+1)*shardSize]
 	}
-	if c.m > 0 {
-		if err := c.enc.Encode(shards); err != nil {
-			return nil, fmt.Errorf("cbfs: erasure encode: %w", err)
-		}
-	}
 	es := &encodedSegment{
 		buf:    buf,
 		seg:    Segment{Size: uint32(len(plain)), CipherSize: uint32(ctLen), Nonce: nonce, ShardSize: uint32(shardSize), Shards: make([]ShardRef, c.k+c.m)},
 		shards: shards,
 	}
-	for i, s := range shards {
-		es.seg.Shards[i].Hash = merkle.Sum(s)
+	// Erasure-code and hash in stripes small enough for the core's cache,
+	// so each ciphertext byte is read from memory once after sealing rather
+	// than once by the coder and again by every shard's hash.
+	hs := make([]merkle.Builder, len(shards))
+	stripe := make([][]byte, len(shards))
+	for off := 0; off < shardSize; off += encodeStripe {
+		end := min(off+encodeStripe, shardSize)
+		for i, s := range shards {
+			stripe[i] = s[off:end:end]
+		}
+		if c.m > 0 {
+			if err := c.enc.Encode(stripe); err != nil {
+				return nil, fmt.Errorf("cbfs: erasure encode: %w", err)
+			}
+		}
+		for i, s := range stripe {
+			hs[i].Write(s)
+		}
+	}
+	for i := range shards {
+		es.seg.Shards[i].Hash = hs[i].Sum()
 		if _, err := rand.Read(es.seg.Shards[i].ID[:]); err != nil {
 			return nil, fmt.Errorf("cbfs: shard id: %w", err)
 		}

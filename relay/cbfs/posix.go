@@ -158,11 +158,7 @@ func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte
 	if idx < 0 || idx >= len(e.Segments) {
 		return nil, fmt.Errorf("cbfs: read %s: segment %d of %d", e.Path, idx, len(e.Segments))
 	}
-	m, err := v.params(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cd, err := newCodec(int(m.K), int(m.M))
+	cd, err := v.codec(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -171,11 +167,7 @@ func (v *Volume) ReadSegment(ctx context.Context, e *FileEntry, idx int) ([]byte
 		return nil, err
 	}
 	seg := &e.Segments[idx]
-	shards, err := v.readShards(ctx, cd, byID, seg, true)
-	if err != nil {
-		return nil, fmt.Errorf("cbfs: read %s segment %d: %w", e.Path, idx, err)
-	}
-	pt, err := cd.decode(subKey(v.key, "file", e.FileID[:]), segmentAAD(v.id, e.FileID, idx), seg, shards)
+	pt, err := v.openSegment(ctx, cd, byID, subKey(v.key, "file", e.FileID[:]), segmentAAD(v.id, e.FileID, idx), seg)
 	if err != nil {
 		return nil, fmt.Errorf("cbfs: read %s segment %d: %w", e.Path, idx, err)
 	}

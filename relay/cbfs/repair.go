@@ -175,7 +175,7 @@ func (v *Volume) Repair(ctx context.Context, o RepairOptions) (RepairReport, err
 			for _, i := range mine {
 				view.Shards[i].Relay = RelayID{}
 			}
-			shards, err := v.readShards(ctx, cd, byID, &view, false)
+			shards, err := v.readShards(ctx, cd, byID, &view, false, true)
 			if err != nil {
 				return err
 			}

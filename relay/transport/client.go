@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -202,7 +203,11 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 		return fail(err)
 	}
 	if body != nil && req.Size > 0 {
-		n, err := io.Copy(stallWriter{s}, io.LimitReader(body, int64(req.Size)))
+		src := io.LimitReader(body, int64(req.Size))
+		if br, ok := body.(*bytes.Reader); ok && br.Len() == int(req.Size) {
+			src = br // its WriteTo hands the stream the whole body at once
+		}
+		n, err := io.Copy(stallWriter{s}, src)
 		if err == nil && uint64(n) != req.Size {
 			return fail(fmt.Errorf("body short: %d of %d bytes", n, req.Size))
 		}
@@ -235,9 +240,24 @@ const StallTimeout = 5 * time.Second
 
 type stallWriter struct{ s *quic.Stream }
 
+// stallPiece bounds one stream write so the stall deadline measures progress
+// even for a large body handed over in one Write; it is large enough that
+// quic-go fills many packets per call.
+const stallPiece = 256 << 10
+
 func (w stallWriter) Write(p []byte) (int, error) {
-	w.s.SetWriteDeadline(time.Now().Add(StallTimeout))
-	return w.s.Write(p)
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), stallPiece)
+		w.s.SetWriteDeadline(time.Now().Add(StallTimeout))
+		m, err := w.s.Write(p[:k])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[k:]
+	}
+	return n, nil
 }
 
 type stallReader struct{ s *quic.Stream }

@@ -246,7 +246,7 @@ func (c *Challenge) Verify(root [32]byte, off, n uint64) error {
 		if c.Proofs[i].Index != c.First+uint64(i) {
 			return merkle.ErrBadProof
 		}
-		if err := merkle.Verify(root, merkle.LeafHash(ch), c.Proofs[i]); err != nil {
+		if err := merkle.VerifyChunk(root, ch, c.Proofs[i]); err != nil {
 			return err
 		}
 	}

@@ -169,7 +169,7 @@ func Verify(sum Summary, seed [32]byte, a *Answer) error {
 	if uint64(len(a.Chunk)) != want {
 		return fmt.Errorf("%w: chunk %d of shard %x has %d bytes, want %d", ErrBadAnswer, ci, a.Leaf.ID[:8], len(a.Chunk), want)
 	}
-	if err := merkle.Verify(a.Leaf.Hash, merkle.LeafHash(a.Chunk), merkle.Proof{Index: ci, Leaves: chunks, Siblings: a.ChunkPath}); err != nil {
+	if err := merkle.VerifyChunk(a.Leaf.Hash, a.Chunk, merkle.Proof{Index: ci, Leaves: chunks, Siblings: a.ChunkPath}); err != nil {
 		return fmt.Errorf("%w: chunk %d is not in shard %x", ErrBadAnswer, ci, a.Leaf.ID[:8])
 	}
 	return nil

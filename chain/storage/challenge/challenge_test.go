@@ -40,10 +40,8 @@ func TestVerifyRejects(t *testing.T) {
 	leaves, _ := challenge.SortLeaves([]challenge.Leaf{{ID: [32]byte{1}, Hash: merkle.Sum(shard), Size: 5000}})
 	sum, _ := challenge.Summarize(leaves)
 	seed := challenge.Seed([32]byte{7}, [32]byte{1}, [20]byte{2}, 3)
-	var bl merkle.Builder
-	bl.Write(shard)
 	ci := challenge.ChunkIndex(seed, 5000)
-	p, _ := merkle.Prove(bl.Leaves(), int(ci))
+	p, _ := merkle.ProveChunk(shard, ci)
 	good := challenge.Answer{Leaf: leaves[0], Chunk: shard[ci*1024 : min(5000, (ci+1)*1024)], ChunkPath: p.Siblings}
 	if err := challenge.Verify(sum, seed, &good); err != nil {
 		t.Fatal(err)

@@ -1,25 +1,25 @@
-// Package merkle implements the binary SHA-256 Merkle trees used by CBFS and
-// by the Storage Manager's availability challenges:
-// the per-shard chunk tree (1 KiB leaves, its root is the shard hash) and the
-// generic tree over a list of 32-byte hashes used by the volume manifest.
+// Package merkle implements the Merkle trees used by CBFS and by the Storage
+// Manager's availability challenges:
 //
-// Leaves and interior nodes are domain separated (0x00 / 0x01 prefix) so a
-// leaf can never be confused with an interior node. An odd node at the end of
-// a level is promoted unchanged to the next level. The tree of zero leaves has
-// the root sha256(0x00) (the hash of one empty leaf), so an empty shard still
-// has a well defined hash.
+//   - the per-shard chunk tree (chunk.go): the shard hash is the BLAKE3 hash
+//     of the shard, which is itself a binary tree over 1 KiB chunks, so a
+//     relay proves one chunk with the chaining values of its siblings
+//     (ProveChunk, VerifyChunk). Hashing a shard runs at SIMD BLAKE3 speed;
+//     only proofs use the portable compression function.
+//   - the generic SHA-256 tree over a list of 32-byte hashes (this file),
+//     used by the volume manifest and the challenge's shards_root.
+//
+// In the generic tree, leaves and interior nodes are domain separated
+// (0x00 / 0x01 prefix) so a leaf can never be confused with an interior node.
+// An odd node at the end of a level is promoted unchanged to the next level.
+// The tree of zero leaves has the root sha256(0x00).
 package merkle
 
 import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 )
-
-// ChunkSize is the leaf size of the shard tree.
-const ChunkSize = 1024
 
 // Hash is a 32-byte SHA-256 digest.
 type Hash = [32]byte
@@ -64,90 +64,6 @@ func Root(leaves []Hash) Hash {
 		level = next
 	}
 	return level[0]
-}
-
-// Builder hashes a byte stream into chunk leaves. It implements io.Writer.
-// The zero value is ready to use.
-type Builder struct {
-	h      hash.Hash
-	fill   int
-	leaves []Hash
-	n      int64
-}
-
-// Write implements io.Writer; it never fails.
-func (b *Builder) Write(p []byte) (int, error) {
-	if b.h == nil {
-		b.h = sha256.New()
-		b.h.Write([]byte{0})
-	}
-	n := len(p)
-	b.n += int64(n)
-	for len(p) > 0 {
-		take := ChunkSize - b.fill
-		if take > len(p) {
-			take = len(p)
-		}
-		b.h.Write(p[:take])
-		b.fill += take
-		p = p[take:]
-		if b.fill == ChunkSize {
-			b.flush()
-		}
-	}
-	return n, nil
-}
-
-func (b *Builder) flush() {
-	var out Hash
-	b.h.Sum(out[:0])
-	b.leaves = append(b.leaves, out)
-	b.h.Reset()
-	b.h.Write([]byte{0})
-	b.fill = 0
-}
-
-// Size reports the number of bytes written so far.
-func (b *Builder) Size() int64 { return b.n }
-
-// Leaves finishes the last partial chunk and returns all leaf hashes.
-func (b *Builder) Leaves() []Hash {
-	if b.fill > 0 {
-		b.flush()
-	}
-	return b.leaves
-}
-
-// Sum returns the root over everything written.
-func (b *Builder) Sum() Hash { return Root(b.Leaves()) }
-
-// Sum computes the chunk-tree root of data.
-func Sum(data []byte) Hash {
-	if len(data) == 0 {
-		return LeafHash(nil)
-	}
-	leaves := make([]Hash, 0, (len(data)+ChunkSize-1)/ChunkSize)
-	h := sha256.New()
-	for off := 0; off < len(data); off += ChunkSize {
-		end := min(off+ChunkSize, len(data))
-		h.Reset()
-		h.Write([]byte{0})
-		h.Write(data[off:end])
-		var out Hash
-		h.Sum(out[:0])
-		leaves = append(leaves, out)
-	}
-	return Root(leaves)
-}
-
-// SumReader computes the chunk-tree root of everything read from r.
-func SumReader(r io.Reader) (Hash, int64, error) {
-	var b Builder
-	n, err := io.Copy(&b, r)
-	if err != nil {
-		return Hash{}, n, err
-	}
-	return b.Sum(), n, nil
 }
 
 // Proof proves one leaf against a root: the sibling hashes from the leaf up.

@@ -1,0 +1,69 @@
+package fuse_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
+	"github.com/cowboy-foundation/cowboy/fuse"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
+)
+
+// TestProgramsSoak runs the full-size program workloads of issue 13 on a
+// mount with default settings (every close and fsync commits): tar -x of a
+// tree of 5,013 files compared with diff -r (again from a fresh mount), and
+// sqlite3 with 10,000 inserts in 100 transactions. On the current commit
+// path they take minutes: `make soak` (COWBOY_SOAK=1) runs them;
+// TestFUSE/Programs keeps smaller variants in `make test`.
+func TestProgramsSoak(t *testing.T) {
+	if os.Getenv("COWBOY_SOAK") == "" {
+		t.Skip("set COWBOY_SOAK=1 (make soak)")
+	}
+	need(t, "tar", "diff", "sqlite3")
+	e := newEnv(t)
+	key, v := e.volume(t)
+	// Minutes of 20 ms blocks span many storage epochs: an unfunded volume
+	// is evicted (and refuses commits) long before the tar ends.
+	if err := (&onchain.Anchor{Client: e.c, Key: key}).FundVolume(context.Background(), v.ID(), genesis.CBY(50)); err != nil {
+		t.Fatal(err)
+	}
+	mt, dir := mount(t, v, fuse.Options{})
+	src := filepath.Join(t.TempDir(), "tree")
+	const files = 5013
+	r := rand.New(rand.NewPCG(5, 13))
+	for i := range files {
+		d := filepath.Join(src, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("s%d", i%7))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 100+r.IntN(4000))
+		for j := range b {
+			b[j] = 'a' + byte(r.IntN(26))
+		}
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%05d.txt", i)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ball := filepath.Join(t.TempDir(), "tree.tar")
+	run(t, src, "tar", "-cf", ball, ".")
+	os.Mkdir(filepath.Join(dir, "tree"), 0o755)
+	start := time.Now()
+	run(t, dir, "tar", "-xf", ball, "-C", "tree")
+	took := time.Since(start)
+	t.Logf("tar -x of %d files: %v (%.1f files/s)", files, took, files/took.Seconds())
+	run(t, dir, "diff", "-r", src, filepath.Join(dir, "tree"))
+	start = time.Now()
+	sqliteInserts(t, dir, 100)
+	t.Logf("sqlite3, 10,000 inserts in 100 transactions: %v", time.Since(start))
+	unmount(t, mt)
+	_, dir2 := mount(t, e.reopen(t, key, v.ID()), fuse.Options{})
+	run(t, dir2, "diff", "-r", src, filepath.Join(dir2, "tree"))
+	if out := run(t, dir2, "sqlite3", filepath.Join(dir2, "db.sqlite"), "SELECT count(*) FROM t; PRAGMA integrity_check;"); out != "7500\nok\n" {
+		t.Fatalf("sqlite3 after remount: %q", out)
+	}
+}
