@@ -184,10 +184,16 @@ func unmount(t *testing.T, mt *fuse.Mounted) {
 	}
 }
 
+// run runs a program with dir (usually on the mount) as its working
+// directory. The chdir happens in a shell after exec, never in the forked
+// child: Go starts children with vfork, and a vforked child that enters a
+// FUSE directory served by this very process can deadlock it (the parent
+// thread waits in vfork holding its P, the collector waits for that P to
+// stop the world, and the FUSE server cannot answer the child's lookup).
 func run(t *testing.T, dir string, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
+	cmd := exec.Command("sh", append([]string{"-c", `cd "$1" && shift && exec "$@"`, "sh", dir, name}, args...)...)
+	cmd.Dir = os.TempDir()
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x", "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
