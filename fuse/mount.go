@@ -310,7 +310,11 @@ func (mt *Mounted) Unmount(ctx context.Context) error {
 		return fmt.Errorf("fuse: unmount %s refused: %w", mt.dir, err)
 	}
 	if err := mt.server.Unmount(); err != nil {
-		if errors.Is(err, syscall.EBUSY) || strings.Contains(err.Error(), "busy") {
+		// go-fuse falls back to fusermount and reports its failure as the
+		// program's text only, so the errno is lost; the kernel's mount
+		// table says what the caller needs: the unmount was refused and the
+		// volume is still mounted (files or working directories still use it).
+		if still, merr := isMountPoint(mt.dir); errors.Is(err, syscall.EBUSY) || (merr == nil && still) {
 			return fmt.Errorf("%w: unmount %s: %v", ErrBusy, mt.dir, err)
 		}
 		return fmt.Errorf("fuse: unmount %s: %w", mt.dir, err)

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from typing import Dict, Iterator
+from typing import Callable, Dict, Iterator, List
 
 import pytest
 
@@ -35,6 +35,26 @@ def binary(name: str) -> str:
     if not os.access(p, os.X_OK):
         pytest.fail(f"{p} is missing: run `make build` first (or set COWBOY_BIN_DIR)")
     return p
+
+
+def wait_until(ok: Callable[[], bool], what: Callable[[], str], timeout: float = 60) -> None:
+    """Polls ok every 250 ms; fails the test with what() after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while not ok():
+        if time.monotonic() > deadline:
+            pytest.fail(what())
+        time.sleep(0.25)
+
+
+def stop_all(procs: List[subprocess.Popen]) -> None:
+    """Terminates the daemons a test started, killing any still running after 10 s."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
 
 
 def free_port() -> int:

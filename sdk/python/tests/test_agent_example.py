@@ -10,14 +10,13 @@ import os
 import re
 import subprocess
 import sys
-import time
 from typing import Iterator, List
 
 import pytest
 
 from cowboy import Client
 
-from conftest import CBY, REPO, SDK, binary, free_port
+from conftest import CBY, REPO, SDK, binary, free_port, stop_all, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -43,20 +42,11 @@ def llm_runners(node: str, client: Client, tmp_path_factory: pytest.TempPathFact
             procs.append(subprocess.Popen([binary("cowboy-runner"), "run", "--home", home, "--grace", "2s"], env=env,
                                           stdout=log, stderr=subprocess.STDOUT))
             addrs.append(addr.lower())
-        deadline = time.monotonic() + 60
-        while sum(1 for r in client.runners() if r["address"].lower() in addrs and r.get("healthy")) < 3:
-            if time.monotonic() > deadline:
-                pytest.fail(f"runners not healthy: {json.dumps(client.runners())[:2000]}")
-            time.sleep(0.25)
+        wait_until(lambda: sum(1 for r in client.runners() if r["address"].lower() in addrs and r.get("healthy")) >= 3,
+                   lambda: f"runners not healthy: {json.dumps(client.runners())[:2000]}")
         yield addrs
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(procs)
 
 
 def test_agent_example_end_to_end(llm_runners: List[str], node: str) -> None:

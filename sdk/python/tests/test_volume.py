@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import subprocess
-import time
 from typing import Iterator, List
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from cowboy import Client, KeyStore, PrivateKey
 from cowboy.volume import AsyncVolumes, Volumes, VolumeError
 
-from conftest import CBY, binary, fund
+from conftest import CBY, binary, fund, stop_all, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -33,20 +32,10 @@ def relays(node: str, client: Client, tmp_path_factory: pytest.TempPathFactory) 
             procs.append(subprocess.Popen([binary("cowboy-relay"), "run", "--home", home, "--node", node, "--stake", "100",
                                            "--heartbeat", "1s", "--log-level", "warn"], stdout=log, stderr=subprocess.STDOUT))
             ids.append(st["id"])
-        deadline = time.monotonic() + 60
-        while sum(1 for r in client.relays() if r["healthy"]) < 3:
-            if time.monotonic() > deadline:
-                pytest.fail(f"relays not healthy: {client.relays()}")
-            time.sleep(0.25)
+        wait_until(lambda: sum(1 for r in client.relays() if r["healthy"]) >= 3, lambda: f"relays not healthy: {client.relays()}")
         yield ids
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(procs)
 
 
 def test_volume_put_get(relays: List[str], node: str, client: Client, tmp_path) -> None:
