@@ -70,3 +70,12 @@ fi
 
 # Go modules (offline afterwards).
 go mod download
+
+# gotestsum runs `make test`: it prints go test's output and reruns a failed
+# test (only that test) up to twice, listing every test that needed a rerun in
+# test-artifacts/rerun.txt so a flaky test is reported, not hidden. Installed
+# into bin/tools so the module's own dependency graph is untouched.
+if [ ! -x bin/tools/gotestsum ]; then
+  echo "deps: go install gotest.tools/gotestsum@v1.13.0"
+  GOBIN="$PWD/bin/tools" go install gotest.tools/gotestsum@v1.13.0
+fi
