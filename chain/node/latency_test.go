@@ -47,8 +47,12 @@ func TestTransferFinalWithinOneInterval(t *testing.T) {
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	t.Logf("submit -> executed: %v (interval %v)", lat, interval)
-	if lat[1] >= interval*7/10 {
-		t.Fatalf("median submit -> final %v, want well under the %v interval", lat[1], interval)
+	// The bound is the interval itself, not a fraction of it: before the
+	// change the median was over two intervals (1.87 s), after it ~0.2 s, so
+	// one interval separates the two cleanly without failing on a machine
+	// whose other core is busy.
+	if lat[1] >= interval {
+		t.Fatalf("median submit -> final %v, want under the %v interval", lat[1], interval)
 	}
 }
 
