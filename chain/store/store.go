@@ -109,7 +109,7 @@ func readHead(tx *bbolt.Tx) (*types.Header, error) {
 		return nil, fmt.Errorf("store: head header %x missing", v)
 	}
 	var h types.Header
-	if err := codec.Unmarshal(raw, &h); err != nil {
+	if err := codec.UnmarshalStored(raw, &h); err != nil {
 		return nil, fmt.Errorf("store: head header: %w", err)
 	}
 	return &h, nil
@@ -361,7 +361,7 @@ func (v *View) Header(height uint64) (*types.Header, error) {
 		return nil, fmt.Errorf("block %d: %w", height, ErrNotFound)
 	}
 	var h types.Header
-	if err := codec.Unmarshal(raw, &h); err != nil {
+	if err := codec.UnmarshalStored(raw, &h); err != nil {
 		return nil, fmt.Errorf("decode header %d: %w", height, err)
 	}
 	return &h, nil
@@ -401,7 +401,7 @@ func (v *View) Receipts(height uint64) ([]*types.Receipt, error) {
 	c := v.tx.Bucket(bucketReceipts).Cursor()
 	for k, val := c.Seek(hk); k != nil && bytes.HasPrefix(k, hk); k, val = c.Next() {
 		var r types.Receipt
-		if err := codec.Unmarshal(val, &r); err != nil {
+		if err := codec.UnmarshalStored(val, &r); err != nil {
 			return nil, fmt.Errorf("decode receipt %x: %w", k, err)
 		}
 		rs = append(rs, &r)
@@ -437,7 +437,7 @@ func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, e
 		}
 	}
 	var r types.Receipt
-	if err := codec.Unmarshal(rraw, &r); err != nil {
+	if err := codec.UnmarshalStored(rraw, &r); err != nil {
 		return l, nil, nil, fmt.Errorf("decode receipt of %s: %w", hash, err)
 	}
 	return l, tx, &r, nil
