@@ -55,6 +55,13 @@ func startNetwork(tb testing.TB, n int, interval time.Duration) *network {
 
 func startNetworkOpts(tb testing.TB, o node.TestnetOptions, interval time.Duration) *network {
 	tb.Helper()
+	return startNetworkTimeout(tb, o, interval, 20)
+}
+
+// startNetworkTimeout starts the network with a view timeout of
+// timeoutTicks 50 ms ticks.
+func startNetworkTimeout(tb testing.TB, o node.TestnetOptions, interval time.Duration, timeoutTicks int) *network {
+	tb.Helper()
 	o.Dir = tb.TempDir()
 	n := o.Validators
 	t, err := node.InitTestnet(o)
@@ -80,7 +87,7 @@ func startNetworkOpts(tb testing.TB, o node.TestnetOptions, interval time.Durati
 		}
 		nn, err := node.Open(node.Config{
 			Home: nd.Home, BlockInterval: interval, Logger: slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", i),
-			Network: &node.Network{Key: key, Listen: addrs[i], Bootstrap: boot, Tick: 50 * time.Millisecond, TimeoutTicks: 20},
+			Network: &node.Network{Key: key, Listen: addrs[i], Bootstrap: boot, Tick: 50 * time.Millisecond, TimeoutTicks: timeoutTicks},
 		})
 		if err != nil {
 			tb.Fatal(err)
