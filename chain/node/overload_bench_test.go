@@ -51,11 +51,7 @@ func BenchmarkNetwork4Overload(b *testing.B) {
 		g := newLoadGen(b, nw, 512)
 		sat := g.run(b, "sat", 0, point)
 		var x4 loadPoint
-		mults := []int{1, 2, 4}
-		if os.Getenv("CHAIN_BENCH_ONLY4X") != "" {
-			mults = []int{4}
-		}
-		for _, m := range mults {
+		for _, m := range []int{1, 2, 4} {
 			p := g.run(b, "x"+strconv.Itoa(m), float64(m)*sat.committed, point)
 			if m == 4 {
 				x4 = p
@@ -76,6 +72,9 @@ type loadGen struct {
 	nw      *network
 	chainID uint64
 	senders []*genSender
+
+	mu      sync.Mutex
+	refused map[string]int // by error code, this point
 }
 
 type genSender struct {
@@ -133,6 +132,14 @@ func (g *loadGen) submit(tb testing.TB, s *genSender) bool {
 		s.next = signed.Encode()
 	}
 	if _, err := s.node.SubmitTx(s.next); err != nil && !errors.Is(err, mempool.ErrAlreadyKnown) {
+		code := err.Error()
+		var te *types.Error
+		if errors.As(err, &te) {
+			code = te.Code
+		}
+		g.mu.Lock()
+		g.refused[code]++
+		g.mu.Unlock()
 		return false
 	}
 	s.next = nil
@@ -148,6 +155,9 @@ func (g *loadGen) run(tb testing.TB, name string, rate float64, d time.Duration)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var offered, admitted atomic.Int64
+	g.mu.Lock()
+	g.refused = map[string]int{}
+	g.mu.Unlock()
 	var wg sync.WaitGroup
 	if rate == 0 {
 		for w := range 64 {
@@ -236,6 +246,9 @@ func (g *loadGen) run(tb testing.TB, name string, rate float64, d time.Duration)
 	tb.Logf("%-4s offered %6.0f/s admitted %6.0f/s committed %6.0f/s  blocks %d rounds %d  interval p50 %v max %v  cpu %.0f µs/tx  pool %d",
 		name, float64(offered.Load())/d.Seconds(), float64(admitted.Load())/d.Seconds(), p.committed,
 		h1.Height-h0.Height, c1.Round-c0.Round, median(gaps), maxDur(gaps), p.cpuPerTx, pending)
+	g.mu.Lock()
+	tb.Logf("%-4s refused: %v", name, g.refused)
+	g.mu.Unlock()
 	// Let the backlog drain so that the next point starts from a quiet pool.
 	drain := time.Now().Add(30 * time.Second)
 	for g.nw.nodes[0].Pool().Len() > 0 && time.Now().Before(drain) {
