@@ -7,6 +7,10 @@
 // writes, Merkle nodes, block, receipts, indexes and the head pointer), so a
 // crash at any moment leaves either the previous head or the new one, never
 // a mix. bbolt fsyncs on commit.
+//
+// Merkle nodes are filed under the height of the block that wrote them and
+// their hash (smt.VersionedStore), so a block's nodes are appended together;
+// a database from before that layout is refused with ErrOldLayout.
 package store
 
 import (
