@@ -6,7 +6,6 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -50,7 +49,7 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 	// Transactions ordered but not yet executed must not be picked again.
 	var pending []*types.Tx
 	for _, b := range req.Path {
-		if p, err := decodePayload(b.Payload); err == nil {
+		if p, err := decodeCertified(b.Payload); err == nil {
 			pending = v.n.appendTxs(pending, p.Txs)
 		}
 	}
@@ -118,7 +117,7 @@ func (v *validator) selectFor(filler bool, pending []*types.Tx) []*types.Tx {
 	queued := v.queued()
 	var txs []*types.Tx
 	err := v.n.store.View(func(sv *store.View) error {
-		bf, err := execution.Basefees(sv)
+		bf, err := v.n.basefees(sv)
 		if err != nil {
 			return err
 		}
@@ -156,7 +155,7 @@ func (v *validator) queued() []*types.Tx {
 	defer v.qmu.Unlock()
 	var out []*types.Tx
 	for _, r := range v.queue {
-		if p, err := decodePayload(r.Block.Payload); err == nil {
+		if p, err := decodeCertified(r.Block.Payload); err == nil {
 			out = v.n.appendTxs(out, p.Txs)
 		}
 	}

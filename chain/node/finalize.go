@@ -80,9 +80,10 @@ func (v *validator) timestampOf(b *consensus.Block) (uint64, error) {
 	if b.Height == 0 {
 		return v.genTs, nil
 	}
-	p, err := decodePayload(b.Payload)
-	if err != nil {
-		return 0, err
+	// The parent is on the certified path: only its timestamp is read.
+	var p payloadTime
+	if err := codec.UnmarshalStored(b.Payload, &p); err != nil {
+		return 0, fmt.Errorf("node: decode block payload: %w", err)
 	}
 	return p.Timestamp, nil
 }
@@ -199,7 +200,7 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	if b.Height != head.Height+1 {
 		return fmt.Errorf("node: finalized block %d does not follow the head %d", b.Height, head.Height)
 	}
-	p, err := decodePayload(b.Payload)
+	p, err := decodeCertified(b.Payload)
 	if err != nil {
 		p = &payload{} // cannot happen for a block honest validators voted for
 	}

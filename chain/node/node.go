@@ -93,6 +93,8 @@ type Node struct {
 	// block builder takes it.
 	txWake chan struct{}
 	pace   execPace // execution rate, for the mempool's admission limit
+	// bf caches the basefees of the latest head read (basefees).
+	bf atomic.Pointer[basefeesAt]
 
 	produceMu sync.Mutex // one block at a time
 	faucetMu  sync.Mutex // faucet nonces are assigned in order
@@ -458,7 +460,7 @@ func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
 		if err != nil {
 			return err
 		}
-		bf, err := execution.Basefees(v)
+		bf, err := n.basefees(v)
 		if err != nil {
 			return err
 		}
@@ -495,14 +497,37 @@ func (n *Node) refusedEarly(tx *types.Tx) bool {
 	if err != nil {
 		return false // CheckTx says why
 	}
+	// The basefees of the last head read, without a read transaction: a
+	// refusal here is advisory (a block later they may differ slightly).
 	var bf fees.Basefees
-	if err := n.store.View(func(v *store.View) error {
-		bf, err = execution.Basefees(v)
+	if c := n.bf.Load(); c != nil {
+		bf = c.bf
+	} else if err := n.store.View(func(v *store.View) error {
+		bf, err = n.basefees(v)
 		return err
 	}); err != nil {
 		return false
 	}
 	return n.pool.Refuses(tx, in, bf)
+}
+
+// basefeesAt is the basefees in the state of one height.
+type basefeesAt struct {
+	height uint64
+	bf     fees.Basefees
+}
+
+// basefees reads the basefees of v's state, decoding them once per head.
+func (n *Node) basefees(v *store.View) (fees.Basefees, error) {
+	if c := n.bf.Load(); c != nil && c.height == v.Height() {
+		return c.bf, nil
+	}
+	bf, err := execution.Basefees(v)
+	if err != nil {
+		return fees.Basefees{}, err
+	}
+	n.bf.Store(&basefeesAt{height: v.Height(), bf: bf})
+	return bf, nil
 }
 
 // Faucet sends value from the devnet faucet to addr and returns the hash of

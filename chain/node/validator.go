@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
+	"github.com/fxamacker/cbor/v2"
 	"log/slog"
 	"sync"
 	"time"
@@ -85,6 +86,24 @@ func decodePayload(b []byte) (*payload, error) {
 		return nil, fmt.Errorf("node: decode block payload: %w", err)
 	}
 	return &p, nil
+}
+
+// decodeCertified decodes the payload of a block that is certified or
+// final: Verify checked its encoding on every honest validator before
+// they voted, so it is not checked for canonical form again.
+func decodeCertified(b []byte) (*payload, error) {
+	var p payload
+	if err := codec.UnmarshalStored(b, &p); err != nil {
+		return nil, fmt.Errorf("node: decode block payload: %w", err)
+	}
+	return &p, nil
+}
+
+// payloadTime is a payload's timestamp, its transactions left encoded.
+type payloadTime struct {
+	_         struct{} `cbor:",toarray"`
+	Timestamp uint64
+	Txs       cbor.RawMessage
 }
 
 // maxPayload bounds a block payload (the transport carries 16 MiB).

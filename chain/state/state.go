@@ -258,7 +258,7 @@ func ReadAccount(r Reader, a types.Address) (*Account, error) {
 		return &Account{Balance: new(big.Int)}, nil
 	}
 	var acc Account
-	if err := codec.Unmarshal(b, &acc); err != nil {
+	if err := codec.UnmarshalStored(b, &acc); err != nil {
 		return nil, fmt.Errorf("state: decode account %s: %w", a, err)
 	}
 	if acc.Balance == nil || acc.Balance.Sign() < 0 {
@@ -309,7 +309,7 @@ func BigRecord(r Reader, name string) (*big.Int, error) {
 		return new(big.Int), err
 	}
 	var v big.Int
-	if err := codec.Unmarshal(b, &v); err != nil {
+	if err := codec.UnmarshalStored(b, &v); err != nil {
 		return nil, fmt.Errorf("state: decode %s: %w", name, err)
 	}
 	return &v, nil

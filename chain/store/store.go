@@ -7,6 +7,10 @@
 // writes, Merkle nodes, block, receipts, indexes and the head pointer), so a
 // crash at any moment leaves either the previous head or the new one, never
 // a mix. bbolt fsyncs on commit.
+//
+// Merkle nodes are filed under the height of the block that wrote them and
+// their hash (smt.VersionedStore), so a block's nodes are appended together;
+// a database from before that layout is refused with ErrOldLayout.
 package store
 
 import (
@@ -26,20 +30,25 @@ import (
 )
 
 var (
-	bucketState    = []byte("state")
-	bucketSMT      = []byte("smt")
-	bucketHeaders  = []byte("headers")  // height → header
-	bucketTxs      = []byte("txs")      // height‖index → encoded transaction
-	bucketReceipts = []byte("receipts") // height‖index → receipt
-	bucketHashes   = []byte("block_hashes")
-	bucketTxIndex  = []byte("tx_index")
-	bucketEvEmit   = []byte("ev_emitter")
-	bucketEvTopic  = []byte("ev_topic")
-	bucketMeta     = []byte("meta")
+	bucketState = []byte("state")
+	// Sparse-Merkle nodes filed by version (block height) and hash, and
+	// the version of each committed root (smt.VersionedStore). The
+	// hash-keyed layout before it used bucketSMTByHash.
+	bucketSMT       = []byte("smt_v")
+	bucketSMTRoots  = []byte("smt_roots")
+	bucketSMTByHash = []byte("smt")
+	bucketHeaders   = []byte("headers")  // height → header
+	bucketTxs       = []byte("txs")      // height‖index → encoded transaction
+	bucketReceipts  = []byte("receipts") // height‖index → receipt
+	bucketHashes    = []byte("block_hashes")
+	bucketTxIndex   = []byte("tx_index")
+	bucketEvEmit    = []byte("ev_emitter")
+	bucketEvTopic   = []byte("ev_topic")
+	bucketMeta      = []byte("meta")
 
 	metaHead = []byte("head")
 
-	allBuckets = [][]byte{bucketState, bucketSMT, bucketHeaders, bucketTxs, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
+	allBuckets = [][]byte{bucketState, bucketSMT, bucketSMTRoots, bucketHeaders, bucketTxs, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
 )
 
 // Errors callers match with errors.Is.
@@ -47,6 +56,9 @@ var (
 	ErrNotFound       = errors.New("not found")
 	ErrNotInitialized = errors.New("chain database has no genesis block")
 	ErrRootMismatch   = errors.New("state root mismatch")
+	// ErrOldLayout is returned by Open for a database written by a version
+	// that stored Merkle nodes by hash alone; re-initialise the node.
+	ErrOldLayout = errors.New("chain database uses the old hash-keyed Merkle node layout (re-initialise the node home)")
 )
 
 // Store is the node's chain database. It is safe for concurrent use: any
@@ -71,6 +83,9 @@ func Open(path string) (*Store, error) {
 	}
 	s := &Store{db: db}
 	err = db.Update(func(tx *bbolt.Tx) error {
+		if tx.Bucket(bucketSMTByHash) != nil {
+			return ErrOldLayout
+		}
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -109,7 +124,7 @@ func readHead(tx *bbolt.Tx) (*types.Header, error) {
 		return nil, fmt.Errorf("store: head header %x missing", v)
 	}
 	var h types.Header
-	if err := codec.Unmarshal(raw, &h); err != nil {
+	if err := codec.UnmarshalStored(raw, &h); err != nil {
 		return nil, fmt.Errorf("store: head header: %w", err)
 	}
 	return &h, nil
@@ -145,7 +160,12 @@ func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, 
 		if head != nil {
 			prevRoot = head.StateRoot
 		}
-		nodes, err := smt.NewBoltStore(tx, bucketSMT)
+		// New nodes are filed under the height being committed.
+		var version uint64
+		if head != nil {
+			version = head.Height + 1
+		}
+		nodes, err := smt.NewBoltVersionedStore(tx, bucketSMT, bucketSMTRoots, version)
 		if err != nil {
 			return err
 		}
@@ -319,6 +339,9 @@ type View struct {
 	head *types.Header
 }
 
+// Height is the height of the header the view's state belongs to.
+func (v *View) Height() uint64 { return v.head.Height }
+
 // Head is the header the view's state belongs to.
 func (v *View) Head() *types.Header { h := *v.head; return &h }
 
@@ -361,7 +384,7 @@ func (v *View) Header(height uint64) (*types.Header, error) {
 		return nil, fmt.Errorf("block %d: %w", height, ErrNotFound)
 	}
 	var h types.Header
-	if err := codec.Unmarshal(raw, &h); err != nil {
+	if err := codec.UnmarshalStored(raw, &h); err != nil {
 		return nil, fmt.Errorf("decode header %d: %w", height, err)
 	}
 	return &h, nil
@@ -401,7 +424,7 @@ func (v *View) Receipts(height uint64) ([]*types.Receipt, error) {
 	c := v.tx.Bucket(bucketReceipts).Cursor()
 	for k, val := c.Seek(hk); k != nil && bytes.HasPrefix(k, hk); k, val = c.Next() {
 		var r types.Receipt
-		if err := codec.Unmarshal(val, &r); err != nil {
+		if err := codec.UnmarshalStored(val, &r); err != nil {
 			return nil, fmt.Errorf("decode receipt %x: %w", k, err)
 		}
 		rs = append(rs, &r)
@@ -437,7 +460,7 @@ func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, e
 		}
 	}
 	var r types.Receipt
-	if err := codec.Unmarshal(rraw, &r); err != nil {
+	if err := codec.UnmarshalStored(rraw, &r); err != nil {
 		return l, nil, nil, fmt.Errorf("decode receipt of %s: %w", hash, err)
 	}
 	return l, tx, &r, nil
@@ -454,7 +477,7 @@ func (v *View) Prove(key []byte, height *uint64) (root types.Hash, value []byte,
 		}
 		hdr = &blk.Header
 	}
-	nodes, err := smt.NewBoltStore(v.tx, bucketSMT)
+	nodes, err := smt.NewBoltVersionedStore(v.tx, bucketSMT, bucketSMTRoots, 0)
 	if err != nil {
 		return types.Hash{}, nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"go.etcd.io/bbolt"
 )
 
 func block(parent *types.Header, root types.Hash, txs []types.Bytes) *types.Block {
@@ -174,5 +175,25 @@ func TestCommitSkipsUnchangedWrites(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A database from before the versioned Merkle node layout is refused with
+// ErrOldLayout rather than failing on its first commit.
+func TestOpenRefusesOldLayout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bbolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bbolt.Tx) error { _, err := tx.CreateBucket([]byte("smt")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := Open(path); !errors.Is(err, ErrOldLayout) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open = %v, want ErrOldLayout", err)
 	}
 }

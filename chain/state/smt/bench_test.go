@@ -129,16 +129,23 @@ func BenchmarkCommit1000Keys(b *testing.B) {
 		b.ReportMetric(float64(store.Len()-before)/float64(iters), "nodes/op")
 	})
 
-	benchBolt := func(b *testing.B, includeTxCommit bool) {
+	benchBolt := func(b *testing.B, includeTxCommit, versioned bool) {
 		db, err := bbolt.Open(filepath.Join(b.TempDir(), "state.db"), 0o600, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer db.Close()
-		bucket := []byte("smt")
+		bucket, roots := []byte("smt"), []byte("roots")
+		var version uint64
+		open := func(tx *bbolt.Tx) (NodeStore, error) {
+			if versioned {
+				return NewBoltVersionedStore(tx, bucket, roots, version)
+			}
+			return NewBoltStore(tx, bucket)
+		}
 		var root [32]byte
 		err = db.Update(func(tx *bbolt.Tx) error {
-			s, err := NewBoltStore(tx, bucket)
+			s, err := open(tx)
 			if err != nil {
 				return err
 			}
@@ -158,7 +165,8 @@ func BenchmarkCommit1000Keys(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := NewBoltStore(tx, bucket)
+			version++
+			s, err := open(tx)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -178,9 +186,13 @@ func BenchmarkCommit1000Keys(b *testing.B) {
 		cpu.report(b, iters)
 	}
 	// Tree work and node puts inside the block's write transaction.
-	b.Run("BoltStore", func(b *testing.B) { benchBolt(b, false) })
+	b.Run("BoltStore", func(b *testing.B) { benchBolt(b, false, false) })
 	// The same plus bbolt's transaction commit (page writes + fsync).
-	b.Run("BoltStoreTxCommit", func(b *testing.B) { benchBolt(b, true) })
+	b.Run("BoltStoreTxCommit", func(b *testing.B) { benchBolt(b, true, false) })
+	// The same two on the versioned layout the chain store uses (nodes
+	// under block height ‖ hash, chain/store).
+	b.Run("VersionedStore", func(b *testing.B) { benchBolt(b, false, true) })
+	b.Run("VersionedStoreTxCommit", func(b *testing.B) { benchBolt(b, true, true) })
 }
 
 // BenchmarkProve measures proof generation in a committed 100,000-key tree

@@ -59,12 +59,18 @@ type node struct {
 	value []byte   // leaf, non-empty, owned by the node
 
 	children [2]*node // inner
+
+	// ver is the version a stored node is filed under in a VersionedStore,
+	// valid when located (the root of an opened tree learns it on load).
+	ver     uint64
+	located bool
 }
 
 // Tree is a sparse Merkle tree rooted at a given root in a NodeStore. Changes
 // are kept in memory until Commit. A Tree is not safe for concurrent use.
 type Tree struct {
 	store  NodeStore
+	vs     VersionedStore // store, when it files nodes by version
 	root   *node
 	hasher crypto.KeccakState
 	buf    [innerEncLen]byte
@@ -76,6 +82,7 @@ type Tree struct {
 // the store surfaces as an ErrNodeNotFound error on first use.
 func New(store NodeStore, root [32]byte) *Tree {
 	t := &Tree{store: store, hasher: crypto.NewKeccakState()}
+	t.vs, _ = store.(VersionedStore)
 	if root != EmptyRoot {
 		t.root = &node{kind: kindStub, hash: root, hashed: true, stored: true}
 	}
@@ -102,6 +109,14 @@ func (t *Tree) Commit() ([32]byte, error) {
 	root := t.hashNode(t.root)
 	if err := t.persist(t.root); err != nil {
 		return EmptyRoot, fmt.Errorf("smt: commit: %w", err)
+	}
+	if t.vs != nil && t.root != nil {
+		if err := t.locate(t.root); err != nil {
+			return EmptyRoot, fmt.Errorf("smt: commit: %w", err)
+		}
+		if err := t.vs.PutRootVersion(root, t.root.ver); err != nil {
+			return EmptyRoot, fmt.Errorf("smt: commit: %w", err)
+		}
 	}
 	return root, nil
 }
@@ -279,11 +294,19 @@ func (t *Tree) remove(n *node, depth int, path *[32]byte) (*node, bool, error) {
 // reject an inner node at depth 256 (which would overrun the path).
 func (t *Tree) resolve(n *node, depth int) error {
 	if n.kind == kindStub {
-		data, err := t.store.GetNode(n.hash)
+		var data []byte
+		var err error
+		if t.vs != nil {
+			if err = t.locate(n); err == nil {
+				data, err = t.vs.GetNodeAt(n.ver, n.hash)
+			}
+		} else {
+			data, err = t.store.GetNode(n.hash)
+		}
 		if err != nil {
 			return fmt.Errorf("load node %x: %w", n.hash, err)
 		}
-		if err := decodeNode(n, data); err != nil {
+		if err := decodeNode(n, data, t.vs != nil); err != nil {
 			return err
 		}
 	}
@@ -293,8 +316,24 @@ func (t *Tree) resolve(n *node, depth int) error {
 	return nil
 }
 
-// decodeNode fills the stub n (whose hash is set) from its stored encoding.
-func decodeNode(n *node, data []byte) error {
+// locate makes sure the stored node n knows its version: only a root opened
+// by hash does not, and the store records every committed root's version.
+func (t *Tree) locate(n *node) error {
+	if n.located {
+		return nil
+	}
+	v, err := t.vs.RootVersion(n.hash)
+	if err != nil {
+		return err
+	}
+	n.ver, n.located = v, true
+	return nil
+}
+
+// decodeNode fills the stub n (whose hash is set) from its stored encoding;
+// versioned says the encoding of an inner node carries its children's
+// versions (VersionedStore).
+func decodeNode(n *node, data []byte, versioned bool) error {
 	if len(data) == 0 {
 		return fmt.Errorf("%w: %x: empty encoding", ErrCorruptNode, n.hash)
 	}
@@ -307,7 +346,11 @@ func decodeNode(n *node, data []byte) error {
 		n.value = bytes.Clone(data[33:])
 		n.kind = kindLeaf
 	case innerPrefix:
-		if len(data) != innerEncLen {
+		want := innerEncLen
+		if versioned {
+			want = versionedInnerEncLen
+		}
+		if len(data) != want {
 			return fmt.Errorf("%w: %x: inner encoding of %d bytes", ErrCorruptNode, n.hash, len(data))
 		}
 		var l, r [32]byte
@@ -321,6 +364,10 @@ func decodeNode(n *node, data []byte) error {
 		for i, h := range [2][32]byte{l, r} {
 			if h != EmptyRoot {
 				stubs[i] = node{kind: kindStub, hash: h, hashed: true, stored: true}
+				if versioned {
+					stubs[i].ver = binary.BigEndian.Uint64(data[innerEncLen+8*i:])
+					stubs[i].located = true
+				}
 				n.children[i] = &stubs[i]
 			}
 		}
@@ -377,6 +424,10 @@ func (t *Tree) persist(n *node) error {
 		}
 		return bytes.Compare(a.hash[8:], b.hash[8:])
 	})
+	var ver uint64
+	if t.vs != nil {
+		ver = t.vs.Version()
+	}
 	var enc []byte
 	for _, d := range dirty {
 		switch d.kind {
@@ -389,14 +440,39 @@ func (t *Tree) persist(n *node) error {
 			enc = append(enc[:0], innerPrefix)
 			enc = append(enc, l[:]...)
 			enc = append(enc, r[:]...)
+			if t.vs != nil {
+				for _, c := range d.children {
+					var cv uint64
+					switch {
+					case c == nil:
+					case !c.stored:
+						cv = ver // written in this commit
+					default:
+						if err := t.locate(c); err != nil {
+							return fmt.Errorf("store node %x: %w", d.hash, err)
+						}
+						cv = c.ver
+					}
+					enc = binary.BigEndian.AppendUint64(enc, cv)
+				}
+			}
 		}
 		// The NodeStore contract forbids retaining enc, so it is reused.
-		if err := t.store.PutNode(d.hash, enc); err != nil {
+		var err error
+		if t.vs != nil {
+			err = t.vs.PutNodeAt(ver, d.hash, enc)
+		} else {
+			err = t.store.PutNode(d.hash, enc)
+		}
+		if err != nil {
 			return fmt.Errorf("store node %x: %w", d.hash, err)
 		}
 	}
 	for _, d := range dirty {
 		d.stored = true
+		if t.vs != nil {
+			d.ver, d.located = ver, true
+		}
 	}
 	return nil
 }
