@@ -1,6 +1,6 @@
 package types
 
-// Model Registry (0x…0C, spec 002 §5.1) instructions. `to` is the
+// Model Registry (0x…0D, spec 002 §5.1) instructions. `to` is the
 // registry; only model_publish carries value (the deposit).
 const (
 	KindModelPublish  InstructionKind = 54 // publish a model revision; value is the deposit

@@ -1,4 +1,4 @@
-// Package models is the Model Registry system actor (0x…0C, spec 002
+// Package models is the Model Registry system actor (0x…0D, spec 002
 // §5.1): permissionless publication of model revisions under
 // model_id = keccak256(weights ‖ arch ‖ tokenizer ‖ license) against a
 // refundable deposit (1,000 CBY), retirement with a delayed refund, and
