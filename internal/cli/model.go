@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/spf13/cobra"
 
