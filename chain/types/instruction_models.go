@@ -8,6 +8,9 @@ const (
 	KindModelWithdraw InstructionKind = 56 // the publisher takes back a retired model's deposit after the delay
 	KindModelBan      InstructionKind = 57 // governance (0x…09) bans a model
 	KindModelUnban    InstructionKind = 58 // governance lifts a ban
+	// KindReportWrongModel goes to the Result Verifier (0x…03): it points
+	// at recorded TEE evidence binding another model than the job names.
+	KindReportWrongModel InstructionKind = 59
 )
 
 // modelKinds registers the kinds declared in this file (kinds.go).
@@ -17,6 +20,7 @@ var modelKinds = []kindSpec{
 	{KindModelWithdraw, "model_withdraw", LaneUser, newOf[ModelWithdraw]},
 	{KindModelBan, "model_ban", LaneSystem, newOf[ModelBan]},
 	{KindModelUnban, "model_unban", LaneSystem, newOf[ModelUnban]},
+	{KindReportWrongModel, "report_wrong_model", LaneUser, newOf[ReportWrongModel]},
 }
 
 // ModelPublish publishes a model revision. The publisher supplies the
@@ -64,8 +68,21 @@ type ModelUnban struct {
 	ID   Hash
 }
 
-func (ModelPublish) InstructionKind() InstructionKind  { return KindModelPublish }
-func (ModelRetire) InstructionKind() InstructionKind   { return KindModelRetire }
-func (ModelWithdraw) InstructionKind() InstructionKind { return KindModelWithdraw }
-func (ModelBan) InstructionKind() InstructionKind      { return KindModelBan }
-func (ModelUnban) InstructionKind() InstructionKind    { return KindModelUnban }
+// ReportWrongModel reports that Runner's per-job TEE evidence for JobID,
+// recorded by the TEE Verifier, binds another model than the job's
+// model_id: the Result Verifier checks the record and slashes the runner;
+// the reporter gets the challenger's share. Sent to the Result Verifier
+// without value; anyone may send it.
+type ReportWrongModel struct {
+	_      struct{} `cbor:",toarray"`
+	Kind   InstructionKind
+	JobID  Hash
+	Runner Address
+}
+
+func (ReportWrongModel) InstructionKind() InstructionKind { return KindReportWrongModel }
+func (ModelPublish) InstructionKind() InstructionKind     { return KindModelPublish }
+func (ModelRetire) InstructionKind() InstructionKind      { return KindModelRetire }
+func (ModelWithdraw) InstructionKind() InstructionKind    { return KindModelWithdraw }
+func (ModelBan) InstructionKind() InstructionKind         { return KindModelBan }
+func (ModelUnban) InstructionKind() InstructionKind       { return KindModelUnban }

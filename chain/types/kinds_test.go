@@ -49,6 +49,7 @@ const kindsPinned = `1 call user
 56 model_withdraw user
 57 model_ban system
 58 model_unban system
+59 report_wrong_model user
 60 tee_attest runner
 61 tee_attest_result runner
 62 secret_put user
