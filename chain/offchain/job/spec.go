@@ -14,8 +14,8 @@ import (
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/fxamacker/cbor/v2"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/fxamacker/cbor/v2"
 )
 
 // Protocol limits that JobSpec validation enforces.

@@ -289,7 +289,9 @@ func (x *txCtx) teeAttestResult(from types.Address, in *types.TEEAttestResult) e
 	if !slices.Contains(committee, from) {
 		return system.Failf(system.CodeNotInCommittee, "NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
 	}
-	check := func() (*attest.Claims, error) { return CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence) }
+	check := func() (*attest.Claims, error) {
+		return CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence)
+	}
 	if in.ModelHash != (types.Hash{}) {
 		check = func() (*attest.Claims, error) {
 			return CheckResultModelEvidence(p, a, from, in.JobID, in.ResultHash, in.ModelHash, in.Evidence)
