@@ -6,11 +6,13 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
@@ -166,5 +168,148 @@ func TestWrongModelSlashed(t *testing.T) {
 	}
 	if r := run(m, reporter, rv, nil, &types.ReportWrongModel{JobID: cheat, Runner: runner}); r.Code() != system.CodeAlreadySlashed {
 		t.Fatalf("second report: %v", r.Err)
+	}
+}
+
+// A Deterministic job naming a registry model counts a result only with
+// per-job TEE evidence of that model: the aggregator's submission is
+// refused while a member's evidence binds another model, and verifies
+// once both bind the job's model.
+func TestDeterministicNeedsModelEvidence(t *testing.T) {
+	reg := runners.New(runners.Params{MinRunnerStake: cby(10)})
+	m := jobs.New(reg, attest.DevPolicy())
+	mr := models.New(models.Params{})
+	tv := tee.New(tee.Params{}, tee.DevChainID, liveRegistry{})
+	c := systemtest.New()
+	owner := types.Address{0x10}
+	run := func(mod system.Module, from, to types.Address, value *big.Int, in types.Instruction) *systemtest.Result {
+		t.Helper()
+		r, err := c.Run(mod, from, to, value, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if err := c.Fund(owner, cby(5000)); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(mr, owner, types.ModelRegistryAddress, cby(1000), &types.ModelPublish{Weights: types.Hash{1}, Name: "right"}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	model := models.ID(types.Hash{1}, types.Hash{}, types.Hash{}, types.Hash{})
+	type teeRunner struct {
+		addr types.Address
+		ed   ed25519.PrivateKey
+		att  *attest.Simulation
+	}
+	var rs []teeRunner
+	for i, name := range []string{"a", "b"} {
+		r := teeRunner{addr: types.Address{byte(i + 1)}, ed: ed25519.NewKeyFromSeed(seed("result-" + name))}
+		var err error
+		if r.att, err = attest.NewSimulation(ed25519.NewKeyFromSeed(seed("platform-"+name)), attest.SimOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Fund(r.addr, cby(1000)); err != nil {
+			t.Fatal(err)
+		}
+		if x := run(reg, r.addr, types.RunnerRegistryAddress, cby(100), &types.RunnerRegister{ResultKey: types.Bytes(r.ed.Public().(ed25519.PublicKey)),
+			JobTypes: []uint64{uint64(job.JobTypeLLM)}, Models: []string{model.String()}, TEE: true, MaxConcurrentJobs: 4, MaxJobValue: cby(20)}); x.Err != nil {
+			t.Fatalf("register: %v", x.Err)
+		}
+		seal, err := ecdh.X25519().NewPrivateKey(seed("seal-" + name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := r.att.Attest(context.Background(), attest.ReportDataForKey(r.addr, r.ed.Public().(ed25519.PublicKey), seal.PublicKey().Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eb, _ := e.Encode()
+		if x := run(tv, r.addr, types.TEEVerifierAddress, nil, &types.TEEAttest{Evidence: eb, SealKey: seal.PublicKey().Bytes()}); x.Err != nil {
+			t.Fatalf("attest: %v", x.Err)
+		}
+		rs = append(rs, r)
+	}
+	spec := &job.JobSpec{JobType: job.JobTypeLLM, Bounds: job.ResourceBounds{MaxTokens: 10, MaxWallTimeMs: 1000, MaxMemoryBytes: 1 << 20},
+		Verification: job.VerificationConfig{Mode: job.ModeDeterministic, Runners: 2}, MaxPrice: cby(1), Tip: new(big.Int), TEERequired: true,
+		TimeoutBlocks: 50, Callback: job.CallbackInfo{Actor: owner, Handler: "on_result"},
+		ResultSchema: job.ResultSchema{MaxReturnBytes: 100, ExpectedExecutionMs: 100, DataFormat: job.FormatText}, Input: []byte("x"), ModelID: model}
+	sb, _ := spec.Encode()
+	result := []byte("42")
+	h := types.Keccak256(result)
+	// newJob submits the job, commits both results and returns the job and
+	// the aggregator's submission.
+	newJob := func() (*job.Job, []byte) {
+		t.Helper()
+		x := run(m, owner, types.JobDispatcherAddress, nil, &types.SubmitJob{Spec: sb})
+		var idb []byte
+		if x.Err != nil || codec.Unmarshal(x.Return, &idb) != nil {
+			t.Fatalf("submit: %v", x.Err)
+		}
+		c.Env.Height++
+		id := types.Hash(idb)
+		var reveals []verify.Reveal
+		keys := map[types.Address]ed25519.PublicKey{}
+		for _, r := range rs { // addresses 0x01, 0x02: already in runner order
+			sig := verify.Sign(r.ed, id, r.addr, result, nil)
+			reveals = append(reveals, verify.Reveal{Runner: r.addr, Result: result, Signature: sig})
+			keys[r.addr] = r.ed.Public().(ed25519.PublicKey)
+			if x := run(m, r.addr, types.JobDispatcherAddress, nil, &types.CommitResult{JobID: id, Commitment: verify.Commitment(result, sig)}); x.Err != nil {
+				t.Fatalf("commit: %v", x.Err)
+			}
+		}
+		j, err := jobs.ReadJob(c.State, id)
+		if err != nil || j.State != job.StateCommitted {
+			t.Fatalf("job %+v: %v", j, err)
+		}
+		out, err := verify.Verify(verify.Input{Spec: &j.Spec, Commitments: j.Commitments, Keys: keys, Reveals: reveals})
+		if err != nil || !out.Accepted {
+			t.Fatalf("local verify: %+v %v", out, err)
+		}
+		enc, err := (&verify.Submission{Claim: out.Claim(id), Reveals: reveals}).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j, enc
+	}
+	attestResult := func(id types.Hash, r teeRunner, bound types.Hash) system.Code {
+		t.Helper()
+		e, err := r.att.Attest(context.Background(), attest.ReportDataForResultModel(r.addr, id, h, bound))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eb, _ := e.Encode()
+		return run(tv, r.addr, types.TEEVerifierAddress, nil, &types.TEEAttestResult{JobID: id, ResultHash: h, Evidence: eb, ModelHash: bound}).Code()
+	}
+	submit := func(j *job.Job, enc []byte) *systemtest.Result {
+		return run(m, j.Aggregator, types.ResultVerifierAddress, nil, &types.SubmitResult{JobID: j.Spec.JobID, Submission: enc})
+	}
+
+	good, enc := newJob()
+	for _, r := range rs {
+		if code := attestResult(good.Spec.JobID, r, model); code != system.CodeOK {
+			t.Fatalf("evidence of the job's model: %s", code)
+		}
+	}
+	if x := submit(good, enc); x.Err != nil {
+		t.Fatalf("submission with evidence of the job's model: %v", x.Err)
+	}
+
+	bad, enc := newJob()
+	if code := attestResult(bad.Spec.JobID, rs[0], model); code != system.CodeOK {
+		t.Fatal(code)
+	}
+	if code := attestResult(bad.Spec.JobID, rs[1], types.Hash{0x99}); code != system.CodeOK {
+		t.Fatal(code)
+	}
+	if x := submit(bad, enc); x.Code() != system.CodeInvalidSubmission || !strings.Contains(x.Err.Error(), "binds model") {
+		t.Fatalf("submission with evidence of another model: %v", x.Err)
+	}
+	// The recorded wrong model stands: it cannot be replaced before it is reported.
+	if code := attestResult(bad.Spec.JobID, rs[1], model); code != system.CodeWrongModel {
+		t.Fatalf("replacing evidence of a wrong model: %s", code)
+	}
+	if x := run(m, owner, types.ResultVerifierAddress, nil, &types.ReportWrongModel{JobID: bad.Spec.JobID, Runner: rs[1].addr}); x.Err != nil {
+		t.Fatalf("report: %v", x.Err)
 	}
 }

@@ -304,6 +304,13 @@ func (x *txCtx) teeAttestResult(from types.Address, in *types.TEEAttestResult) e
 		// The enclave's word on the model it ran: the Result Verifier
 		// counts the result only if it is the job's model, and slashes
 		// the runner if it is not (report_wrong_model).
+		// The first model recorded stands, so that a runner cannot erase
+		// evidence of a wrong model before it is reported.
+		if prev, ok, err := ResultModel(x.State(), in.JobID, from); err != nil {
+			return err
+		} else if ok && prev != in.ModelHash {
+			return system.Failf(system.CodeWrongModel, "WrongModel: %s's evidence for job %s binds model %s already", from, in.JobID, prev)
+		}
 		if err := x.Charge(0, types.HashLength); err != nil {
 			return err
 		}
