@@ -147,3 +147,15 @@ func TestModelRegistry(t *testing.T) {
 		t.Fatalf("withdrawn model still recorded: %+v %v", md, err)
 	}
 }
+
+// The registry's address is its own: no other system actor lives there.
+func TestRegistryAddress(t *testing.T) {
+	for _, a := range []types.Address{types.RunnerRegistryAddress, types.JobDispatcherAddress, types.ResultVerifierAddress,
+		types.SecretsManagerAddress, types.TEEVerifierAddress, types.DualBasefeeAddress, types.EntitlementRegistryAddress,
+		types.TreasuryAddress, types.GovernanceAddress, types.StorageManagerAddress, types.RelayRegistryAddress,
+		types.ValidatorRegistryAddress, types.TimerEscrowAddress} {
+		if a == types.ModelRegistryAddress {
+			t.Fatalf("the Model Registry shares %s with another system actor", a)
+		}
+	}
+}
