@@ -227,6 +227,7 @@ func CheckEvidence(p *Policy, e *Evidence, want ReportData) (*Claims, error) {
 const (
 	keyDomain    = "cowboy-attest-key-v1:"
 	resultDomain = "cowboy-attest-result-v1:"
+	modelDomain  = "cowboy-attest-result-model-v1:"
 )
 
 // ReportDataForKey is what a runner's enclave binds at registration:
@@ -256,6 +257,23 @@ func ReportDataForResult(runner types.Address, jobID, resultHash types.Hash) Rep
 	h.Write(runner[:])
 	h.Write(jobID[:])
 	h.Write(resultHash[:])
+	var out ReportData
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// ReportDataForResultModel is what an enclave binds for one job's result
+// produced by a registry model (spec 002 §5.1): SHA-512(
+// "cowboy-attest-result-model-v1:" || runner(20) || job_id(32) ||
+// result_hash(32) || model_id(32)), model_id being the registry id of the
+// weights, architecture, tokenizer and license the enclave loaded.
+func ReportDataForResultModel(runner types.Address, jobID, resultHash, modelID types.Hash) ReportData {
+	h := sha512.New()
+	h.Write([]byte(modelDomain))
+	h.Write(runner[:])
+	h.Write(jobID[:])
+	h.Write(resultHash[:])
+	h.Write(modelID[:])
 	var out ReportData
 	copy(out[:], h.Sum(nil))
 	return out

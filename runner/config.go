@@ -95,6 +95,10 @@ type JobsConfig struct {
 	CommitMarginBlocks uint64 `toml:"commit_margin_blocks"`
 	// KeepBlocks: finished job records are pruned this many blocks later.
 	KeepBlocks uint64 `toml:"keep_blocks"`
+	// ToolchainDigest is the toolchain digest (0x-hex, spec 002 §5.4) this
+	// runner declares: a job pinning another one is refused and not
+	// committed. Empty: none, so every pinned job is refused.
+	ToolchainDigest string `toml:"toolchain_digest"`
 }
 
 // ExecutorsConfig holds each executor's own section ([executors.http],
@@ -389,6 +393,9 @@ backend = {{q .TEE.Backend}}
 commit_margin_blocks = {{.Jobs.CommitMarginBlocks}}
 # Finished job records are pruned this many blocks after they end.
 keep_blocks = {{.Jobs.KeepBlocks}}
+# The toolchain digest this runner executes under (0x + 64 hex digits); jobs
+# pinning another digest are refused. Empty: only unpinned jobs run.
+toolchain_digest = {{q .Jobs.ToolchainDigest}}
 
 [executors.http]
 # Runner allowlist: exact hosts, *.wildcards and curated sets

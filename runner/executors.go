@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	chaintypes "github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"github.com/cowboy-foundation/cowboy/runner/executor/httpx"
 	"github.com/cowboy-foundation/cowboy/runner/executor/llm"
@@ -23,6 +24,13 @@ func BuildExecutors(ctx context.Context, c *Config, types []job.JobType, log *sl
 	fail := func(err error) (*executor.Registry, error) {
 		reg.Close()
 		return nil, err
+	}
+	if d := c.Jobs.ToolchainDigest; d != "" {
+		h, err := chaintypes.ParseHash(d)
+		if err != nil {
+			return fail(fmt.Errorf("jobs.toolchain_digest: %w", err))
+		}
+		reg.SetToolchainDigest(h)
 	}
 	for _, t := range types {
 		switch t {

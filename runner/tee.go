@@ -78,7 +78,15 @@ func (d *Daemon) needsResultEvidence(rec *JobRecord) bool {
 // same one instead of attesting twice.
 func (d *Daemon) attestResult(ctx context.Context, rec *JobRecord) error {
 	h := types.Keccak256(rec.Result)
-	e, err := d.o.Attester.Attest(ctx, attest.ReportDataForResult(d.self, rec.ID, h))
+	rd := attest.ReportDataForResult(d.self, rec.ID, h)
+	var model types.Hash
+	if spec, err := rec.DecodedSpec(); err == nil && spec.ModelID != (types.Hash{}) {
+		// A registry model job: the evidence also binds the model run
+		// (the job's model, the only one the LLM executor runs for it).
+		model = spec.ModelID
+		rd = attest.ReportDataForResultModel(d.self, rec.ID, h, model)
+	}
+	e, err := d.o.Attester.Attest(ctx, rd)
 	if err != nil {
 		d.m.txs.WithLabelValues("attest_result", "failed").Inc()
 		return fmt.Errorf("result evidence: %w", err)
@@ -88,7 +96,7 @@ func (d *Daemon) attestResult(ctx context.Context, rec *JobRecord) error {
 		return fmt.Errorf("result evidence: %w", err)
 	}
 	return d.sendPersisted(ctx, rec, "attest_result", StateAttesting, types.TEEVerifierAddress,
-		&types.TEEAttestResult{JobID: rec.ID, ResultHash: h, Evidence: b})
+		&types.TEEAttestResult{JobID: rec.ID, ResultHash: h, Evidence: b, ModelHash: model})
 }
 
 // awaitResultAttestation waits for the stored tee_attest_result to land,

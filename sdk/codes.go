@@ -32,6 +32,8 @@ var (
 	ErrNotInCommittee      = errors.New("not on the job's committee")
 	ErrAttestationRefused  = errors.New("attestation refused")
 	ErrNoSuchSecret        = errors.New("no such secret")
+	ErrNoSuchModel         = errors.New("no such model")
+	ErrModelBanned         = errors.New("model banned")
 )
 
 // sentinel is the sentinel error of a receipt code, nil for codes without one.
@@ -77,6 +79,10 @@ func sentinel(c system.Code) error {
 		return ErrAttestationRefused
 	case system.CodeNoSuchSecret:
 		return ErrNoSuchSecret
+	case system.CodeNoSuchModel:
+		return ErrNoSuchModel
+	case system.CodeModelBanned:
+		return ErrModelBanned
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
@@ -155,7 +156,7 @@ func New(cfg Config) (*Executor, error) {
 	cfg.TEE = verifier.Params()
 	dispatcher := jobs.New(registry, cfg.TEE.Policy)
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
+	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, models.New(models.Params{}))
 	if err != nil {
 		return nil, err
 	}

@@ -142,6 +142,22 @@ const (
 	CodeNoSuchGrant       Code = 911
 )
 
+// Codes of the Model Registry (chain/system/models).
+const (
+	CodeInvalidModel   Code = 1101 // a malformed publish (name, uri) or model id
+	CodeModelExists    Code = 1102 // the model id is already registered
+	CodeNoSuchModel    Code = 1103 // no model with this id is registered
+	CodeModelBanned    Code = 1104 // governance banned the model
+	CodeModelRetired   Code = 1105 // the publisher retired the model
+	CodeModelDeposit   Code = 1106 // the value is not the publish deposit
+	CodeNotModelOwner  Code = 1107 // only the publisher may retire or withdraw
+	CodeNotGovernance  Code = 1108 // only governance (0x…09) may ban or unban
+	CodeNotRetired     Code = 1109 // withdraw before retire
+	CodeStillUnbonding Code = 1110 // withdraw before the retire delay passed
+	CodeModelNotServed Code = 1111 // a runner does not declare the job's model
+	CodeWrongModel     Code = 1112 // TEE evidence binds another model than the job names
+)
+
 var codeNames = map[Code]string{
 	CodeOK:                       "OK",
 	CodeFailed:                   "Failed",
@@ -238,6 +254,18 @@ var codeNames = map[Code]string{
 	CodeInvalidSealedKey:         "InvalidSealedKey",
 	CodeTooManyGrants:            "TooManyGrants",
 	CodeNoSuchGrant:              "NoSuchGrant",
+	CodeInvalidModel:             "InvalidModel",
+	CodeModelExists:              "ModelExists",
+	CodeNoSuchModel:              "NoSuchModel",
+	CodeModelBanned:              "ModelBanned",
+	CodeModelRetired:             "ModelRetired",
+	CodeModelDeposit:             "ModelDeposit",
+	CodeNotModelOwner:            "NotModelOwner",
+	CodeNotGovernance:            "NotGovernance",
+	CodeNotRetired:               "NotRetired",
+	CodeStillUnbonding:           "StillUnbonding",
+	CodeModelNotServed:           "ModelNotServed",
+	CodeWrongModel:               "WrongModel",
 }
 
 // String is the code's name, e.g. "VersionConflict".

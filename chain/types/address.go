@@ -46,6 +46,9 @@ var (
 	GovernanceAddress          = SystemAddress(0x09)
 	StorageManagerAddress      = SystemAddress(0x0A)
 	RelayRegistryAddress       = SystemAddress(0x0B)
+	// ModelRegistryAddress is the Model Registry (spec 002 §5.1), which the
+	// spec's actor table does not number; it takes the next free address (0x…0C is the Validator Registry).
+	ModelRegistryAddress = SystemAddress(0x0D)
 	// TimerEscrowAddress holds the deposits of pending timers (chain/timers)
 	// and is the caller of timer messages.
 	TimerEscrowAddress = SystemAddress(0x10)

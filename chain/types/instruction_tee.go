@@ -1,5 +1,11 @@
 package types
 
+import (
+	"fmt"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+)
+
 // TEE Verifier (0x…05) and Secrets Manager (0x…04) instructions
 // (docs/TEE.md). None carries value; `to` is the system actor.
 const (
@@ -22,13 +28,73 @@ type TEEAttest struct {
 }
 
 // TEEAttestResult records per-job evidence: the sender's enclave binds
-// attest.ReportDataForResult(sender, JobID, ResultHash).
+// attest.ReportDataForResult(sender, JobID, ResultHash), or, with a
+// ModelHash, attest.ReportDataForResultModel(sender, JobID, ResultHash,
+// ModelHash): the registry model the enclave ran.
 type TEEAttestResult struct {
 	_          struct{} `cbor:",toarray"`
 	Kind       InstructionKind
 	JobID      Hash
 	ResultHash Hash
 	Evidence   Bytes
+	// ModelHash is an optional trailing element: encoded only when
+	// non-zero, so evidence without it keeps its 4-element form.
+	ModelHash Hash
+}
+
+type teeAttestResultV1 struct {
+	_          struct{} `cbor:",toarray"`
+	Kind       InstructionKind
+	JobID      Hash
+	ResultHash Hash
+	Evidence   Bytes
+}
+
+type teeAttestResultV2 struct {
+	_          struct{} `cbor:",toarray"`
+	Kind       InstructionKind
+	JobID      Hash
+	ResultHash Hash
+	Evidence   Bytes
+	ModelHash  Hash
+}
+
+// MarshalCBOR writes the 4-element form without a model hash and the
+// 5-element form with one.
+func (t TEEAttestResult) MarshalCBOR() ([]byte, error) {
+	if t.ModelHash == (Hash{}) {
+		return codec.Marshal(teeAttestResultV1{Kind: t.Kind, JobID: t.JobID, ResultHash: t.ResultHash, Evidence: t.Evidence})
+	}
+	return codec.Marshal(teeAttestResultV2{Kind: t.Kind, JobID: t.JobID, ResultHash: t.ResultHash, Evidence: t.Evidence, ModelHash: t.ModelHash})
+}
+
+// UnmarshalCBOR accepts both forms; an explicit zero model hash is not
+// canonical (the encoder omits it) and is refused.
+func (t *TEEAttestResult) UnmarshalCBOR(b []byte) error {
+	n, err := arrayLen(b)
+	if err != nil {
+		return err
+	}
+	switch n {
+	case 4:
+		var v teeAttestResultV1
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*t = TEEAttestResult{Kind: v.Kind, JobID: v.JobID, ResultHash: v.ResultHash, Evidence: v.Evidence}
+	case 5:
+		var v teeAttestResultV2
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if v.ModelHash == (Hash{}) {
+			return fmt.Errorf("%w: tee_attest_result: a zero model hash must be omitted", codec.ErrNonCanonical)
+		}
+		*t = TEEAttestResult{Kind: v.Kind, JobID: v.JobID, ResultHash: v.ResultHash, Evidence: v.Evidence, ModelHash: v.ModelHash}
+	default:
+		return fmt.Errorf("tee_attest_result: %d elements, want 4 or 5", n)
+	}
+	return nil
 }
 
 // SecretPut creates the sender's secret Name or replaces it with a new

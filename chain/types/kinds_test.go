@@ -44,6 +44,12 @@ const kindsPinned = `1 call user
 51 runner_stake runner
 52 runner_unstake runner
 53 runner_set_commission runner
+54 model_publish user
+55 model_retire user
+56 model_withdraw user
+57 model_ban system
+58 model_unban system
+59 report_wrong_model user
 60 tee_attest runner
 61 tee_attest_result runner
 62 secret_put user

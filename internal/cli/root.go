@@ -44,6 +44,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newTimerCmd(f),
 		newTestnetCmd(f),
 		newValidatorCmd(f),
+		newModelCmd(f),
 	)
 	return root
 }

@@ -72,8 +72,26 @@ var (
 
 // Registry maps job types to executors. It is safe for concurrent use.
 type Registry struct {
-	mu sync.RWMutex
-	m  map[job.JobType]Executor
+	mu        sync.RWMutex
+	m         map[job.JobType]Executor
+	toolchain types.Hash
+}
+
+// SetToolchainDigest declares the toolchain digest this runner executes
+// under (spec 002 §5.4): a job pinning another digest is refused
+// (ErrRefused) before any executor runs. The zero digest declares none,
+// so every pinned job is refused.
+func (r *Registry) SetToolchainDigest(d types.Hash) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.toolchain = d
+}
+
+// ToolchainDigest is the declared toolchain digest.
+func (r *Registry) ToolchainDigest() types.Hash {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.toolchain
 }
 
 // NewRegistry returns a registry holding execs; a later executor of the same
@@ -122,6 +140,9 @@ func (r *Registry) Execute(ctx context.Context, req Request) (Result, error) {
 	e, ok := r.Get(req.Spec.JobType)
 	if !ok {
 		return Result{}, fmt.Errorf("execute job %s: %w: job type %s not served", req.JobID, ErrRefused, req.Spec.JobType)
+	}
+	if pin := req.Spec.ToolchainDigest; pin != (types.Hash{}) && pin != r.ToolchainDigest() {
+		return Result{}, fmt.Errorf("execute job %s: %w: the job pins toolchain %s, this runner runs %s", req.JobID, ErrRefused, pin, r.ToolchainDigest())
 	}
 	if ms := req.Spec.Bounds.MaxWallTimeMs; ms > 0 {
 		var cancel context.CancelFunc

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -430,5 +431,39 @@ func TestStateText(t *testing.T) {
 	var s State
 	if err := json.Unmarshal([]byte(`"invalid"`), &s); err == nil {
 		t.Fatal("accepted the zero state's name")
+	}
+}
+
+// The model id is an optional trailing element: a spec without one keeps
+// its 16-element encoding (hence its job id), a spec with one has 17, and
+// an explicit zero model id is not canonical.
+func TestModelIDEncoding(t *testing.T) {
+	s := validSpec()
+	enc, _ := s.Encode()
+	if enc[0] != 0x90 { // array(16)
+		t.Fatalf("spec without a model id starts %#x, want array(16)", enc[0])
+	}
+	s.JobType, s.RequiredDomains, s.Bounds.MaxTokens = JobTypeLLM, nil, 10
+	s.ModelID = types.Hash{0xAB}
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	enc, _ = s.Encode()
+	if enc[0] != 0x91 { // array(17)
+		t.Fatalf("spec with a model id starts %#x, want array(17)", enc[0])
+	}
+	d, err := DecodeJobSpec(enc)
+	if err != nil || d.ModelID != s.ModelID {
+		t.Fatalf("decoded model %s: %v", d.ModelID, err)
+	}
+	zero := jobSpecV2{JobID: s.JobID, JobType: s.JobType, Bounds: s.Bounds, Verification: s.Verification, MaxPrice: s.MaxPrice, Tip: s.Tip,
+		TimeoutBlocks: s.TimeoutBlocks, Callback: s.Callback, Submitter: s.Submitter, ResultSchema: s.ResultSchema, Input: s.Input}
+	if _, err := DecodeJobSpec(codec.MustMarshal(zero)); err == nil {
+		t.Fatal("explicit zero model id accepted")
+	}
+	h := validSpec()
+	h.ModelID = types.Hash{1}
+	if err := h.Validate(); err == nil {
+		t.Fatal("model id on an http job accepted")
 	}
 }

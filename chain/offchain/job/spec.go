@@ -15,6 +15,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/fxamacker/cbor/v2"
 )
 
 // Protocol limits that JobSpec validation enforces.
@@ -335,6 +336,105 @@ type JobSpec struct {
 	RequiredDomains    []string           `json:"required_domains,omitempty"` // sorted, unique
 	ToolchainDigest    types.Hash         `json:"toolchain_digest"`
 	Input              []byte             `json:"input,omitempty"`
+	// ModelID names a Model Registry model (spec 002 §5.1) an LLM job
+	// must run on: only runners declaring it are selected. Optional
+	// trailing element: encoded only when non-zero, so specs without it
+	// keep their 16-element form (and their job ids).
+	ModelID types.Hash `json:"model_id,omitzero"`
+}
+
+// jobSpecV1 is JobSpec without the optional model id; jobSpecV2 with it.
+type jobSpecV1 struct {
+	_                  struct{} `cbor:",toarray"`
+	JobID              types.Hash
+	JobType            JobType
+	Bounds             ResourceBounds
+	Verification       VerificationConfig
+	MaxPrice           *big.Int
+	Tip                *big.Int
+	TimeoutBlocks      uint64
+	Callback           CallbackInfo
+	Submitter          types.Address
+	SubmittedAt        uint64
+	RequiredRunnerPool []byte
+	ResultSchema       ResultSchema
+	TEERequired        bool
+	RequiredDomains    []string
+	ToolchainDigest    types.Hash
+	Input              []byte
+}
+
+type jobSpecV2 struct {
+	_                  struct{} `cbor:",toarray"`
+	JobID              types.Hash
+	JobType            JobType
+	Bounds             ResourceBounds
+	Verification       VerificationConfig
+	MaxPrice           *big.Int
+	Tip                *big.Int
+	TimeoutBlocks      uint64
+	Callback           CallbackInfo
+	Submitter          types.Address
+	SubmittedAt        uint64
+	RequiredRunnerPool []byte
+	ResultSchema       ResultSchema
+	TEERequired        bool
+	RequiredDomains    []string
+	ToolchainDigest    types.Hash
+	Input              []byte
+	ModelID            types.Hash
+}
+
+// MarshalCBOR writes the 16-element form without a model id and the
+// 17-element form with one.
+func (s JobSpec) MarshalCBOR() ([]byte, error) {
+	v1 := jobSpecV1{JobID: s.JobID, JobType: s.JobType, Bounds: s.Bounds, Verification: s.Verification, MaxPrice: s.MaxPrice,
+		Tip: s.Tip, TimeoutBlocks: s.TimeoutBlocks, Callback: s.Callback, Submitter: s.Submitter, SubmittedAt: s.SubmittedAt,
+		RequiredRunnerPool: s.RequiredRunnerPool, ResultSchema: s.ResultSchema, TEERequired: s.TEERequired,
+		RequiredDomains: s.RequiredDomains, ToolchainDigest: s.ToolchainDigest, Input: s.Input}
+	if s.ModelID == (types.Hash{}) {
+		return codec.Marshal(v1)
+	}
+	return codec.Marshal(jobSpecV2{JobID: v1.JobID, JobType: v1.JobType, Bounds: v1.Bounds, Verification: v1.Verification,
+		MaxPrice: v1.MaxPrice, Tip: v1.Tip, TimeoutBlocks: v1.TimeoutBlocks, Callback: v1.Callback, Submitter: v1.Submitter,
+		SubmittedAt: v1.SubmittedAt, RequiredRunnerPool: v1.RequiredRunnerPool, ResultSchema: v1.ResultSchema,
+		TEERequired: v1.TEERequired, RequiredDomains: v1.RequiredDomains, ToolchainDigest: v1.ToolchainDigest, Input: v1.Input,
+		ModelID: s.ModelID})
+}
+
+// UnmarshalCBOR accepts both forms; an explicit zero model id is not
+// canonical (the encoder omits it) and is refused.
+func (s *JobSpec) UnmarshalCBOR(b []byte) error {
+	var head []cbor.RawMessage
+	if err := codec.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	var v jobSpecV2
+	switch len(head) {
+	case 16:
+		var v1 jobSpecV1
+		if err := codec.Unmarshal(b, &v1); err != nil {
+			return err
+		}
+		v = jobSpecV2{JobID: v1.JobID, JobType: v1.JobType, Bounds: v1.Bounds, Verification: v1.Verification,
+			MaxPrice: v1.MaxPrice, Tip: v1.Tip, TimeoutBlocks: v1.TimeoutBlocks, Callback: v1.Callback, Submitter: v1.Submitter,
+			SubmittedAt: v1.SubmittedAt, RequiredRunnerPool: v1.RequiredRunnerPool, ResultSchema: v1.ResultSchema,
+			TEERequired: v1.TEERequired, RequiredDomains: v1.RequiredDomains, ToolchainDigest: v1.ToolchainDigest, Input: v1.Input}
+	case 17:
+		if err := codec.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if v.ModelID == (types.Hash{}) {
+			return fmt.Errorf("%w: job spec: a zero model_id must be omitted", codec.ErrNonCanonical)
+		}
+	default:
+		return fmt.Errorf("job spec: %d elements, want 16 or 17", len(head))
+	}
+	*s = JobSpec{JobID: v.JobID, JobType: v.JobType, Bounds: v.Bounds, Verification: v.Verification, MaxPrice: v.MaxPrice,
+		Tip: v.Tip, TimeoutBlocks: v.TimeoutBlocks, Callback: v.Callback, Submitter: v.Submitter, SubmittedAt: v.SubmittedAt,
+		RequiredRunnerPool: v.RequiredRunnerPool, ResultSchema: v.ResultSchema, TEERequired: v.TEERequired,
+		RequiredDomains: v.RequiredDomains, ToolchainDigest: v.ToolchainDigest, Input: v.Input, ModelID: v.ModelID}
+	return nil
 }
 
 // Escrow is the amount the dispatcher holds for the job: max_price + tip.
@@ -448,6 +548,9 @@ func (s *JobSpec) Validate() error {
 	}
 	if len(s.Input) > MaxInputBytes {
 		return invalid("input is %d bytes, limit %d", len(s.Input), MaxInputBytes)
+	}
+	if s.ModelID != (types.Hash{}) && s.JobType != JobTypeLLM {
+		return invalid("model_id only applies to llm jobs")
 	}
 	return s.validateVerification()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -115,14 +116,18 @@ type snapEntry struct {
 }
 
 // jobCandidates are the active, stake-eligible runners whose max job value
-// covers escrow, as selection candidates in address order.
-func jobCandidates(r state.Reader, p *runners.Params, escrow *big.Int) ([]selection.Candidate, error) {
+// covers escrow and, for a job naming a registry model, that declare it,
+// as selection candidates in address order.
+func jobCandidates(r state.Reader, p *runners.Params, escrow *big.Int, model types.Hash) ([]selection.Candidate, error) {
 	rs, err := runners.ListRunners(r)
 	if err != nil {
 		return nil, err
 	}
 	var out []selection.Candidate
 	for _, rn := range rs {
+		if model != (types.Hash{}) && !slices.Contains(rn.Models, model.String()) {
+			continue
+		}
 		if rn.Status == runners.RunnerActive && p.StakeEligible(rn) && rn.MaxJobValueOrStake().Cmp(escrow) >= 0 {
 			out = append(out, rn.Candidate())
 		}
@@ -163,6 +168,11 @@ func (x *Tx) SubmitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, 
 	if err := verify.ValidateSchemas(spec); err != nil {
 		return types.Hash{}, system.Failf(system.CodeInvalidJobSpec, "InvalidJobSpec: %v", err)
 	}
+	if spec.ModelID != (types.Hash{}) { // the model must be registered, active and not banned (spec 002 §5.1)
+		if err := models.Usable(x.State(), spec.ModelID); err != nil {
+			return types.Hash{}, err
+		}
+	}
 	var nonce uint64
 	if b, ok, err := x.State().Get(jobNonceKey(submitter)); err != nil {
 		return types.Hash{}, err
@@ -184,7 +194,7 @@ func (x *Tx) SubmitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, 
 	if err := x.MoveValue(submitter, types.JobDispatcherAddress, escrow); err != nil {
 		return types.Hash{}, system.Failf(system.CodeInsufficientBalance, "InsufficientBalance: escrow %s: %v", escrow, err)
 	}
-	all, err := jobCandidates(x.State(), &x.m.p, escrow)
+	all, err := jobCandidates(x.State(), &x.m.p, escrow, spec.ModelID)
 	if err != nil {
 		return types.Hash{}, err
 	}

@@ -72,5 +72,8 @@ func (m *Module) Kinds() []system.Kind {
 		{Kind: types.KindChallengeResult, Check: runners.Check, Handle: func(sx system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			return nil, m.With(sx).challengeResult(from, in.(*types.ChallengeResult))
 		}},
+		{Kind: types.KindReportWrongModel, Check: checkResultVerifier, Handle: func(sx system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+			return nil, m.With(sx).reportWrongModel(from, in.(*types.ReportWrongModel))
+		}},
 	}
 }

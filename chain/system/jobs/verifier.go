@@ -169,6 +169,9 @@ func (x *Tx) missingResultEvidence(j *job.Job, reveals []verify.Reveal, counted 
 		if !ok {
 			return fmt.Sprintf("%s has no TEE evidence (tee_attest_result) for result %s of Deterministic job %s", a, h, j.Spec.JobID), nil
 		}
+		if why, err := x.modelEvidenceShortfall(j, a); err != nil || why != "" {
+			return why, err
+		}
 	}
 	return "", nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -304,6 +305,13 @@ func (x *Tx) runnerRegister(from types.Address, in *types.RunnerRegister) error 
 	for _, s := range append(slices.Clone(in.Models), in.Domains...) {
 		if s == "" || len(s) > 256 {
 			return system.Failf(system.CodeInvalidCapabilities, "InvalidCapabilities: model and domain names are 1..256 bytes")
+		}
+	}
+	for _, s := range in.Models { // a declared registry model id must be usable (spec 002 §5.1); other names are free
+		if id, ok := models.ParseRef(s); ok {
+			if err := models.Usable(x.State(), id); err != nil {
+				return err
+			}
 		}
 	}
 	rates := job.RateCard{Base: in.RateBase, PerToken: in.RatePerToken, PerWallMs: in.RatePerWallMs, PerMemoryMiB: in.RatePerMemoryMiB}

@@ -124,6 +124,23 @@ func ResultAttestationKey(jobID types.Hash, runner types.Address) []byte {
 // ResultAttestationPrefix prefixes a job's per-job evidence records.
 func ResultAttestationPrefix(jobID types.Hash) []byte { return teeKey([]byte("job/"), jobID[:]) }
 
+// ResultModelKey is the state key of the registry model a runner's
+// per-job evidence binds (written only for evidence with a model hash).
+func ResultModelKey(jobID types.Hash, runner types.Address) []byte {
+	return teeKey([]byte("jobmodel/"), jobID[:], runner[:])
+}
+
+// ResultModel returns the model id runner's recorded per-job evidence for
+// jobID binds; ok is false when its evidence binds none (or is absent).
+func ResultModel(r state.Reader, jobID types.Hash, runner types.Address) (types.Hash, bool, error) {
+	b, ok, err := r.Get(ResultModelKey(jobID, runner))
+	if err != nil || !ok {
+		return types.Hash{}, false, err
+	}
+	h, err := types.BytesToHash(b)
+	return h, err == nil, err
+}
+
 // ReadAttestation decodes a runner's attestation (nil if absent).
 func ReadAttestation(r state.Reader, runner types.Address) (*Attestation, error) {
 	return system.Get[Attestation](r, AttestationKey(runner), "decode attestation %s", runner)
@@ -176,7 +193,18 @@ func ResultAttested(r state.Reader, jobID types.Hash, runner types.Address, resu
 // satisfying p, and produced by the same enclave build (unique id) as the
 // runner's attestation a. It returns the evidence's claims.
 func CheckResultEvidence(p *attest.Policy, a *Attestation, runner types.Address, jobID, resultHash types.Hash, evidence []byte) (*attest.Claims, error) {
-	c, err := attest.Check(p, evidence, attest.ReportDataForResult(runner, jobID, resultHash))
+	return checkResultEvidence(p, a, evidence, attest.ReportDataForResult(runner, jobID, resultHash))
+}
+
+// CheckResultModelEvidence is CheckResultEvidence for evidence that also
+// binds the registry model the enclave ran
+// (attest.ReportDataForResultModel).
+func CheckResultModelEvidence(p *attest.Policy, a *Attestation, runner types.Address, jobID, resultHash, modelID types.Hash, evidence []byte) (*attest.Claims, error) {
+	return checkResultEvidence(p, a, evidence, attest.ReportDataForResultModel(runner, jobID, resultHash, modelID))
+}
+
+func checkResultEvidence(p *attest.Policy, a *Attestation, evidence []byte, rd attest.ReportData) (*attest.Claims, error) {
+	c, err := attest.Check(p, evidence, rd)
 	if err != nil {
 		return nil, err
 	}
@@ -261,8 +289,32 @@ func (x *txCtx) teeAttestResult(from types.Address, in *types.TEEAttestResult) e
 	if !slices.Contains(committee, from) {
 		return system.Failf(system.CodeNotInCommittee, "NotInCommittee: %s is not on the committee of job %s", from, in.JobID)
 	}
-	if _, err := CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence); err != nil {
+	check := func() (*attest.Claims, error) {
+		return CheckResultEvidence(p, a, from, in.JobID, in.ResultHash, in.Evidence)
+	}
+	if in.ModelHash != (types.Hash{}) {
+		check = func() (*attest.Claims, error) {
+			return CheckResultModelEvidence(p, a, from, in.JobID, in.ResultHash, in.ModelHash, in.Evidence)
+		}
+	}
+	if _, err := check(); err != nil {
 		return system.Failf(system.CodeAttestationRefused, "AttestationRefused: %v", err)
+	}
+	if in.ModelHash != (types.Hash{}) {
+		// The enclave's word on the model it ran: the Result Verifier
+		// counts the result only if it is the job's model, and slashes
+		// the runner if it is not (report_wrong_model).
+		// The first model recorded stands, so that a runner cannot erase
+		// evidence of a wrong model before it is reported.
+		if prev, ok, err := ResultModel(x.State(), in.JobID, from); err != nil {
+			return err
+		} else if ok && prev != in.ModelHash {
+			return system.Failf(system.CodeWrongModel, "WrongModel: %s's evidence for job %s binds model %s already", from, in.JobID, prev)
+		}
+		if err := x.Charge(0, types.HashLength); err != nil {
+			return err
+		}
+		x.State().Set(ResultModelKey(in.JobID, from), in.ModelHash[:])
 	}
 	ra := &ResultAttestation{JobID: in.JobID, Runner: from, ResultHash: in.ResultHash, UniqueID: a.UniqueID,
 		EvidenceHash: types.Keccak256(in.Evidence), Height: x.Env().Height}

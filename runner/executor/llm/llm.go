@@ -31,6 +31,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -136,7 +137,17 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	if err != nil {
 		return executor.Result{}, fmt.Errorf("llm: %w: %w", executor.ErrBadInput, err)
 	}
+	if id := spec.ModelID; id != (types.Hash{}) && in.Model != id.String() {
+		// A job naming a registry model names it in its input too, so
+		// that the chain's model_id and the model run cannot differ.
+		return executor.Result{}, fmt.Errorf("llm: %w: input model %q is not the job's model_id %s", executor.ErrBadInput, in.Model, id)
+	}
 	m, ok := e.models[in.Model]
+	if !ok && spec.ModelID != (types.Hash{}) {
+		// Selection offers a registry model's job only to runners declaring
+		// it: a declaration without a configured model is this runner's fault.
+		return executor.Result{}, fmt.Errorf("llm: %w: registry model %s is declared but not configured here", executor.ErrRefused, in.Model)
+	}
 	if !ok {
 		return executor.Result{}, fmt.Errorf("llm: %w: model %q is not served here (served: %s)", executor.ErrBadInput, in.Model, strings.Join(e.names, ", "))
 	}
