@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -16,8 +17,8 @@ func (n *Node) authorizePeer(ctx context.Context, req *wire.Request) error {
 	if req.Kind != wire.KindShard || (req.Op != wire.OpGet && req.Op != wire.OpHas && req.Op != wire.OpPut) {
 		return fail(wire.StatusUnauthorized, "peer requests may only get, check or put shards")
 	}
-	h := req.SigningHash()
-	pub, err := crypto.SigToPub(h[:], req.Sig)
+	d := captoken.RequestDigest(req.SigningHash())
+	pub, err := crypto.SigToPub(d[:], req.Sig)
 	if err != nil {
 		return fail(wire.StatusUnauthorized, "peer signature: %v", err)
 	}

@@ -19,8 +19,14 @@ import (
 // ShardLocator is a Directory that also knows the shards relays moved by
 // repair (the Storage Manager's repair_placement overrides).
 type ShardLocator interface {
-	// MovedShards maps shard ids of vol to the relay holding them now.
-	MovedShards(ctx context.Context, vol VolumeID) (map[[32]byte]RelayID, error)
+	// MovedShards maps shard ids of vol to where repair moved them.
+	MovedShards(ctx context.Context, vol VolumeID) (map[[32]byte]MovedShard, error)
+}
+
+// MovedShard is a shard moved by repair: off Origin (the relay the owner's
+// manifest names), now held by Holder.
+type MovedShard struct {
+	Origin, Holder RelayID
 }
 
 // movedTTL bounds how long a volume's override list is reused.
@@ -29,7 +35,7 @@ const movedTTL = 2 * time.Second
 type movedCache struct {
 	mu  sync.Mutex
 	at  time.Time
-	loc map[[32]byte]RelayID
+	loc map[[32]byte]MovedShard
 }
 
 // StripeMap is the manifest's stripe map at version (shards in index
@@ -85,7 +91,9 @@ func (v *Volume) storeStripes(ctx context.Context, version uint64, m *Manifest, 
 
 // relocate returns seg with the shards that relays moved by repair named at
 // their new holders. It asks the directory only when a shard's relay is
-// unknown or unhealthy (the happy path costs nothing).
+// unknown or unhealthy (the happy path costs nothing), and follows a move
+// only off the relay the manifest names, and only when that relay is
+// unhealthy: an override can never divert a read from a healthy holder.
 func (v *Volume) relocate(ctx context.Context, byID map[RelayID]RelayInfo, seg *Segment) *Segment {
 	loc, ok := v.c.cfg.Directory.(ShardLocator)
 	if !ok {
@@ -113,13 +121,16 @@ func (v *Volume) relocate(ctx context.Context, byID map[RelayID]RelayInfo, seg *
 	mc.mu.Unlock()
 	var out *Segment
 	for i, sh := range seg.Shards {
-		if to, ok := moved[sh.ID]; ok && to != sh.Relay {
+		if r, ok := byID[sh.Relay]; ok && r.Healthy {
+			continue
+		}
+		if mv, ok := moved[sh.ID]; ok && mv.Origin == sh.Relay && mv.Holder != sh.Relay {
 			if out == nil {
 				c := *seg
 				c.Shards = append([]ShardRef(nil), seg.Shards...)
 				out = &c
 			}
-			out.Shards[i].Relay = to
+			out.Shards[i].Relay = mv.Holder
 		}
 	}
 	if out == nil {

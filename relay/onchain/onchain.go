@@ -33,14 +33,14 @@ var (
 
 // MovedShards implements cbfs.ShardLocator from the Storage Manager's
 // repair_placement overrides.
-func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]byte]cbfs.RelayID, error) {
+func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]byte]cbfs.MovedShard, error) {
 	ms, err := d.Client.MovedShards(ctx, types.Hash(vol))
 	if err != nil {
 		return nil, fmt.Errorf("storage manager: %w", err)
 	}
-	out := make(map[[32]byte]cbfs.RelayID, len(ms.Shards))
+	out := make(map[[32]byte]cbfs.MovedShard, len(ms.Shards))
 	for _, s := range ms.Shards {
-		out[s.Shard] = cbfs.RelayID(s.Holder)
+		out[s.Shard] = cbfs.MovedShard{Origin: cbfs.RelayID(s.Origin), Holder: cbfs.RelayID(s.Holder)}
 	}
 	return out, nil
 }

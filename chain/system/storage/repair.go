@@ -88,7 +88,18 @@ func CheckRepair(pl *Placement, moved *Moved, senderHolds, senderUsable, fromUsa
 			sum = &pl.Relays[i]
 		}
 	}
-	if sum == nil || in.LeafIndex >= sum.Count {
+	if sum == nil {
+		// The writer could not reach From when it committed, so the
+		// commitment has no summary to prove against. The move is taken
+		// unproved: it only tells readers where to look for a shard the
+		// owner's manifest puts on From (readers follow it only off that
+		// relay, and check the shard's hash).
+		if len(in.LeafPath) != 0 {
+			return system.CodeShardNotHeld, "ShardNotHeld: From is not in the placement; send no leaf path"
+		}
+		return 0, ""
+	}
+	if in.LeafIndex >= sum.Count {
 		return system.CodeShardNotHeld, "ShardNotHeld: From holds no such leaf of the volume"
 	}
 	leaf := challenge.Leaf{ID: in.ShardID, Hash: in.ShardHash, Size: in.ShardSize}

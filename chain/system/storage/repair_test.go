@@ -140,6 +140,12 @@ func TestRepairPlacement(t *testing.T) {
 	if r := f.run(f.b, f.move(0, f.b)); r.Code() != system.CodeShardNotHeld {
 		t.Fatalf("moving a moved shard from its old holder: %v", r.Err)
 	}
+	// A relay the commitment left out (the writer could not reach it) has
+	// no summary to prove against: its shard moves unproved, with no path.
+	out := &types.RepairPlacement{Volume: f.vol, Version: 1, From: types.Address{0x55}, To: f.e, ShardID: types.Hash{0x55}, ShardHash: types.Hash{1}, ShardSize: 10}
+	if r := f.run(f.a, out); r.Err != nil {
+		t.Fatalf("move off a relay outside the placement: %v", r.Err)
+	}
 	// e holds part of the volume now (by the override) and may repair.
 	if r := f.run(f.e, f.move(1, f.b)); r.Err != nil {
 		t.Fatalf("repair by an override holder: %v", r.Err)
@@ -162,6 +168,8 @@ func TestRepairPlacementFailures(t *testing.T) {
 	badVer.Version = 2
 	forged := f.move(0, f.e)
 	forged.ShardHash = types.Hash{0xff}
+	outPath := f.move(0, f.e)
+	outPath.From = types.Address{0x55}
 	unknown := f.move(0, f.e)
 	unknown.To = types.Address{0x77}
 	for _, tc := range []struct {
@@ -180,6 +188,7 @@ func TestRepairPlacementFailures(t *testing.T) {
 		{"wrong leaf index", f.a, badIdx, system.CodeShardNotHeld},
 		{"wrong version", f.a, badVer, system.CodeShardNotHeld},
 		{"forged leaf", f.a, forged, system.CodeShardNotHeld},
+		{"path for a relay outside the placement", f.a, outPath, system.CodeShardNotHeld},
 	} {
 		if r := f.run(tc.sender, tc.in); r.Code() != tc.code {
 			t.Errorf("%s: got %v, want code %d", tc.name, r.Err, tc.code)
