@@ -138,3 +138,14 @@ func (v *Volume) relocate(ctx context.Context, byID map[RelayID]RelayInfo, seg *
 	}
 	return out
 }
+
+// StripeMap is the stripe map of the volume's latest manifest: the shards
+// of every segment and the relays the manifest names for them (before any
+// repair moved them; see ShardLocator).
+func (v *Volume) StripeMap(ctx context.Context) (*wire.StripeMap, error) {
+	m, err := v.latest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.StripeMap(m.Version), nil
+}

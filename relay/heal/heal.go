@@ -252,7 +252,9 @@ func (s *Service) volume(ctx context.Context, vol [32]byte, byID map[[20]byte]Re
 		return err
 	}
 	if pl == nil || pl.Version != sm.Version {
-		return nil // a newer commitment whose map has not reached us
+		// a newer commitment whose map has not reached us
+		s.log.Debug("heal: stripe map is not the placement's", "volume", fmt.Sprintf("%x", vol[:6]), "map", sm.Version, "placement", pl)
+		return nil
 	}
 	by, err := CheckMap(sm, pl)
 	if err != nil {
