@@ -381,24 +381,10 @@ func (s *Service) rebuild(ctx context.Context, sm *wire.StripeMap, st *wire.Stri
 			errs = append(errs, err)
 			continue
 		}
-		rp := &types.RepairPlacement{Volume: types.Hash(sm.Volume), Version: sm.Version, From: cur[i], To: to,
-			ShardID: sh.ID, ShardHash: sh.Hash, ShardSize: uint64(st.ShardSize)}
-		if mv, ok := moved[sh.ID]; !ok || mv.Holder != cur[i] {
-			// From holds it by the owner's commitment: prove the leaf when
-			// the commitment has a summary for From.
-			if _, ok := pl.Sums[cur[i]]; ok {
-				ls := by[cur[i]]
-				idx := sort.Search(len(ls), func(j int) bool { return bytes.Compare(ls[j].ID[:], sh.ID[:]) >= 0 })
-				path, err := challenge.LeafProof(ls, uint64(idx))
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				rp.LeafIndex = uint64(idx)
-				for _, h := range path {
-					rp.LeafPath = append(rp.LeafPath, types.Hash(h))
-				}
-			}
+		rp, err := RepairInstruction(sm, st, i, cur[i], to, by, pl, moved)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		if err := s.cfg.Chain.Repair(ctx, rp); err != nil {
 			errs = append(errs, fmt.Errorf("repair_placement: %w", err))
@@ -509,4 +495,37 @@ func (s *Service) do(ctx context.Context, r Relay, req *wire.Request, body io.Re
 		return nil, fmt.Errorf("%w: relay %x %s: %s (%s)", ErrPeer, r.ID[:4], req.Op, reply.Status, reply.Error)
 	}
 	return reply, nil
+}
+
+// RepairInstruction is the repair_placement moving shard i of a stripe from
+// its current holder from to the relay to. When from holds the shard by the
+// owner's commitment and the commitment has a summary for it, the leaf is
+// proved against that summary (by: every relay's leaves by the stripe map);
+// a shard from holds by an earlier move, or that the commitment left out,
+// moves without a proof.
+func RepairInstruction(sm *wire.StripeMap, st *wire.Stripe, i int, from, to [20]byte, by map[[20]byte][]challenge.Leaf,
+	pl *Placement, moved map[[32]byte]Move) (*types.RepairPlacement, error) {
+	sh := st.Shards[i]
+	rp := &types.RepairPlacement{Volume: types.Hash(sm.Volume), Version: sm.Version, From: from, To: to,
+		ShardID: sh.ID, ShardHash: sh.Hash, ShardSize: uint64(st.ShardSize)}
+	if mv, ok := moved[sh.ID]; ok && mv.Holder == from {
+		return rp, nil
+	}
+	if _, ok := pl.Sums[from]; !ok {
+		return rp, nil
+	}
+	ls := by[from]
+	idx := sort.Search(len(ls), func(j int) bool { return bytes.Compare(ls[j].ID[:], sh.ID[:]) >= 0 })
+	if idx == len(ls) || ls[idx].ID != sh.ID {
+		return nil, fmt.Errorf("%w: shard %x is not among relay %x's leaves", ErrStripeMap, sh.ID[:6], from[:4])
+	}
+	path, err := challenge.LeafProof(ls, uint64(idx))
+	if err != nil {
+		return nil, err
+	}
+	rp.LeafIndex = uint64(idx)
+	for _, h := range path {
+		rp.LeafPath = append(rp.LeafPath, types.Hash(h))
+	}
+	return rp, nil
 }
