@@ -67,7 +67,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 			t.Logf("killed relays %s and %s after %d files", dead[0].id, dead[1].id, i)
 		}
 		// A write that fails is not acknowledged; like a user, retry it.
-		for attempt := 0; attempt < 5 && !acked[p]; attempt++ {
+		for attempt := 0; attempt < 10 && !acked[p]; attempt++ {
 			if _, err := vol.Put(ctx, p, bytes.NewReader(src[p])); err != nil {
 				t.Logf("put %s (attempt %d): %v", p, attempt+1, err)
 				continue
@@ -143,7 +143,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 		lastState = fmt.Sprintf("%d of %d stripes short of K+M healthy locations; %d shards moved", bad, len(sm.Stripes), len(moved.Shards))
 		return bad == 0 && len(sm.Stripes) > 0
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for !healed() {
 		if time.Now().After(deadline) {
 			t.Fatalf("redundancy not rebuilt: %s", lastState)
