@@ -202,6 +202,22 @@ func (s *Service) latestMap(vol [32]byte) (*wire.StripeMap, error) {
 	return &sm, nil
 }
 
+// pruneMaps deletes the volume's stripe maps older than version (which
+// matches the on-chain placement): they are never used again.
+func (s *Service) pruneMaps(vol [32]byte, version uint64) {
+	objs, err := s.cfg.Store.List(vol, wire.KindStripes, 0)
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		if o.Version < version {
+			if err := s.cfg.Store.Delete(vol, o.ID); err != nil {
+				s.log.Debug("heal: prune stripe map", "err", err)
+			}
+		}
+	}
+}
+
 // leaves are each relay's placement leaves by the stripe map.
 func leaves(sm *wire.StripeMap) (map[[20]byte][]challenge.Leaf, error) {
 	by := map[[20]byte][]challenge.Leaf{}
@@ -260,6 +276,7 @@ func (s *Service) volume(ctx context.Context, vol [32]byte, byID map[[20]byte]Re
 	if err != nil {
 		return err
 	}
+	s.pruneMaps(vol, sm.Version)
 	var moved map[[32]byte]Move
 	healthy := func(id [20]byte) bool { r, ok := byID[id]; return ok && r.Healthy }
 	var healthyIDs [][20]byte
