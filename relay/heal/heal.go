@@ -485,8 +485,12 @@ func (s *Service) place(ctx context.Context, vol [32]byte, sh wire.StripeShard, 
 	return [20]byte{}, fmt.Errorf("%w: %w", ErrNoTarget, errors.Join(errs...))
 }
 
-// ErrPeer reports a peer relay's refusal.
-var ErrPeer = errors.New("heal: peer refused")
+// ErrPeer reports a peer relay's refusal; ErrRelayFull a peer out of
+// space (wire.StatusFull), which wraps ErrPeer too.
+var (
+	ErrPeer      = errors.New("heal: peer refused")
+	ErrRelayFull = fmt.Errorf("%w: relay full", ErrPeer)
+)
 
 // peerTimeout bounds one peer request.
 const peerTimeout = 30 * time.Second
@@ -509,7 +513,11 @@ func (s *Service) do(ctx context.Context, r Relay, req *wire.Request, body io.Re
 	}
 	if reply.Status != wire.StatusOK {
 		reply.Close()
-		return nil, fmt.Errorf("%w: relay %x %s: %s (%s)", ErrPeer, r.ID[:4], req.Op, reply.Status, reply.Error)
+		base := ErrPeer
+		if reply.Status == wire.StatusFull {
+			base = ErrRelayFull
+		}
+		return nil, fmt.Errorf("%w: relay %x %s: %s (%s)", base, r.ID[:4], req.Op, reply.Status, reply.Error)
 	}
 	return reply, nil
 }
