@@ -78,65 +78,12 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("multi-process devnet test")
 	}
-	cowboyd := buildCowboyd(t)
-	root := t.TempDir()
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	startProc(t, cowboyd, "--dev", "--home", filepath.Join(root, "node"), "--rpc", fmt.Sprintf("127.0.0.1:%d", port),
-		"--block-interval", "100ms", "--log-level", "warn")
-	c := sdk.New(url)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	waitFor(t, 15*time.Second, "node up", func() bool { _, err := c.Status(ctx); return err == nil })
-
-	fund := func(a types.Address, cby string) {
-		h, err := c.Faucet(ctx, a, sdk.MustCBY(cby))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.WaitForReceipt(ctx, h); err != nil {
-			t.Fatal(err)
-		}
-	}
-	type relayProc struct {
-		home string
-		id   types.Address
-	}
-	var relays []relayProc
-	for i := range 6 {
-		home := filepath.Join(root, fmt.Sprintf("relay%d", i))
-		if out, err := exec.Command(relayBin, "init", "--home", home, "--listen", "127.0.0.1:0").CombinedOutput(); err != nil {
-			t.Fatalf("init: %v %s", err, out)
-		}
-		out, err := exec.Command(relayBin, "status", "--home", home, "--json").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st struct{ ID string }
-		if err := json.Unmarshal(out, &st); err != nil {
-			t.Fatal(err)
-		}
-		id, err := types.ParseAddress(st.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fund(id, "200")
-		startProc(t, relayBin, "run", "--home", home, "--node", url, "--stake", "100", "--heartbeat", "500ms",
-			"--challenge-poll", "200ms", "--log-level", "info")
-		relays = append(relays, relayProc{home, id})
-	}
-	waitFor(t, 30*time.Second, "6 healthy relays", func() bool {
-		rs, err := c.Relays(ctx)
-		n := 0
-		for _, r := range rs {
-			if r.Healthy {
-				n++
-			}
-		}
-		return err == nil && n == 6
-	})
+	// The owner repairs here (below); the relays' own repair is tested in
+	// TestSelfHealingOnDevnet.
+	dn := startDevnet(t, ctx, 6, "--heal-interval", "0")
+	c, url, root, fund, relays := dn.c, dn.url, dn.root, dn.fund(t, ctx), dn.relays
 
 	owner, _ := crypto.GenerateKey()
 	fund(types.PubkeyToAddress(owner.PublicKey), "100")
@@ -305,6 +252,88 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	if _, err := vol.Get(ctx, "/data.bin", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
 		t.Fatalf("read back after repair: %v (%d bytes)", err, got.Len())
 	}
+}
+
+// devnet is a --dev chain node and relay daemons registered on it.
+type devnet struct {
+	url    string
+	root   string
+	c      *sdk.Client
+	relays []relayProc
+}
+
+// relayProc is one relay daemon of a devnet.
+type relayProc struct {
+	home string
+	id   types.Address
+	cmd  *exec.Cmd
+}
+
+// fund credits a from the devnet faucet and waits for it.
+func (d *devnet) fund(t *testing.T, ctx context.Context) func(types.Address, string) {
+	return func(a types.Address, cby string) {
+		t.Helper()
+		h, err := d.c.Faucet(ctx, a, sdk.MustCBY(cby))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.c.WaitForReceipt(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startDevnet runs a devnet node (100 ms blocks) and n relay daemons that
+// register, heartbeat and answer challenges, with extra run flags, and
+// waits until all n are healthy. Everything is killed when the test ends.
+func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) *devnet {
+	t.Helper()
+	cowboyd := buildCowboyd(t)
+	root := t.TempDir()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	startProc(t, cowboyd, "--dev", "--home", filepath.Join(root, "node"), "--rpc", fmt.Sprintf("127.0.0.1:%d", port),
+		"--block-interval", "100ms", "--log-level", "warn")
+	d := &devnet{url: url, root: root, c: sdk.New(url)}
+	c := d.c
+	waitFor(t, 30*time.Second, "node up", func() bool { _, err := c.Status(ctx); return err == nil })
+	fund := d.fund(t, ctx)
+	for i := range n {
+		home := filepath.Join(root, fmt.Sprintf("relay%d", i))
+		if out, err := exec.Command(relayBin, "init", "--home", home, "--listen", "127.0.0.1:0").CombinedOutput(); err != nil {
+			t.Fatalf("init: %v %s", err, out)
+		}
+		out, err := exec.Command(relayBin, "status", "--home", home, "--json").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct{ ID string }
+		if err := json.Unmarshal(out, &st); err != nil {
+			t.Fatal(err)
+		}
+		id, err := types.ParseAddress(st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fund(id, "200")
+		args := append([]string{"run", "--home", home, "--node", url, "--stake", "100", "--heartbeat", "500ms",
+			"--challenge-poll", "200ms", "--log-level", "info"}, relayArgs...)
+		cmd := startProc(t, relayBin, args...)
+		d.relays = append(d.relays, relayProc{home, id, cmd})
+	}
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d healthy relays", n), func() bool {
+		rs, err := c.Relays(ctx)
+		k := 0
+		for _, r := range rs {
+			if r.Healthy {
+				k++
+			}
+		}
+		return err == nil && k == n
+	})
+	return d
 }
 
 func mustHeight(t *testing.T, c *sdk.Client) uint64 {

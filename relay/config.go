@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"encoding/hex"
 	"encoding/json"
@@ -35,8 +36,12 @@ type Config struct {
 	// lookup error refuses the request.
 	Revocations func(vol captoken.VolumeID) captoken.RevocationList
 	ClockSkew   time.Duration // accepted request time skew, default 2m
-	Logger      *slog.Logger
-	Now         func() time.Time
+	// Peers reports whether addr is an active registered relay: relay-signed
+	// peer requests (wire.PeerToken, sent by relay/heal) are accepted only
+	// from them. nil refuses every peer request.
+	Peers  func(ctx context.Context, addr [20]byte) (bool, error)
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 func (c Config) withDefaults() Config {

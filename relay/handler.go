@@ -142,6 +142,15 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if d := now.Unix() - req.Time; d > skew || d < -skew {
 		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "request time %d outside ±%ds", req.Time, skew)
 	}
+	if bytes.Equal(req.Token, wire.PeerToken) {
+		if err := n.authorizePeer(ctx, req); err != nil {
+			return captoken.Caveats{}, err
+		}
+		if !n.nonces.add(req.Nonce, now.Unix(), req.Time+skew+1) {
+			return captoken.Caveats{}, fail(wire.StatusUnauthorized, "replayed request nonce")
+		}
+		return captoken.Caveats{Perms: captoken.PermRead | captoken.PermWrite}, nil
+	}
 	tok, err := captoken.Decode(req.Token)
 	if err != nil {
 		return captoken.Caveats{}, err
@@ -153,7 +162,7 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if err != nil {
 		return captoken.Caveats{}, err
 	}
-	if req.Kind == wire.KindPlacement && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
+	if (req.Kind == wire.KindPlacement || req.Kind == wire.KindStripes) && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {
 		return captoken.Caveats{}, fail(wire.StatusUnauthorized, "path-restricted token (%q) may not write placement lists", c.Prefix)
 	}
 	if req.Kind == wire.KindManifest && (req.Op == wire.OpPut || req.Op == wire.OpDelete) && c.Prefix != "" {

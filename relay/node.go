@@ -113,7 +113,7 @@ func (n *Node) MetricsAddr() net.Addr {
 	return n.metricsL.Addr()
 }
 
-// Store exposes the object store to tests in this module.
+// Store exposes the object store to tests and the repair service (relay/heal).
 func (n *Node) Store() *store.Store { return n.store }
 
 func (n *Node) spawn(f func()) {

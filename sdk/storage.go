@@ -36,6 +36,12 @@ func (c *Client) Volume(ctx context.Context, id types.Hash) (*apitypes.Volume, e
 	return &out, c.do(ctx, http.MethodGet, "/v1/volumes/"+id.String(), nil, &out)
 }
 
+// MovedShards lists the shards of a volume that relays moved by repair.
+func (c *Client) MovedShards(ctx context.Context, vol types.Hash) (*apitypes.MovedShards, error) {
+	var out apitypes.MovedShards
+	return &out, c.do(ctx, http.MethodGet, "/v1/volumes/"+vol.String()+"/moved", nil, &out)
+}
+
 // Revoked reports whether a capability token of a volume is revoked.
 func (c *Client) Revoked(ctx context.Context, vol, token types.Hash) (*apitypes.Revocation, error) {
 	var out apitypes.Revocation

@@ -19,6 +19,7 @@ func (s *Server) registerStorageRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/relays/:id/challenges", s.relayChallenges)
 	v1.GET("/volumes/:id", s.volume)
 	v1.GET("/volumes/:id/revoked/:token", s.revoked)
+	v1.GET("/volumes/:id/moved", s.volumeMoved)
 }
 
 func relayJSON(v *store.View, r *storage.Relay, p execution.StorageParams) (apitypes.Relay, error) {

@@ -304,3 +304,21 @@ type Revocation struct {
 	Revoked bool       `json:"revoked"`
 	Height  uint64     `json:"height"` // when it was revoked
 }
+
+// MovedShard is a shard that a relay rebuilt and moved off an unhealthy
+// relay (repair_placement): readers find it at Holder.
+type MovedShard struct {
+	Shard    types.Hash    `json:"shard"`
+	Origin   types.Address `json:"origin"` // the relay the owner's placement named
+	Holder   types.Address `json:"holder"`
+	Hash     types.Hash    `json:"hash"`
+	Size     uint64        `json:"size"`
+	Height   uint64        `json:"height"`
+	Repairer types.Address `json:"repairer"`
+}
+
+// MovedShards lists a volume's moved shards, by shard id.
+type MovedShards struct {
+	Volume types.Hash   `json:"volume"`
+	Shards []MovedShard `json:"shards"`
+}

@@ -63,6 +63,12 @@ const (
 	CodeInvalidClaim      Code = 216
 	CodeNothingToClaim    Code = 217
 	CodeNoSuchPlacement   Code = 218
+	// repair_placement (kind 17)
+	CodeNotRepairer     Code = 219 // the sender holds no part of the volume, or is not healthy
+	CodeSourceHealthy   Code = 220 // From is healthy: its shards are not moved
+	CodeBadRepairTarget Code = 221 // To is not a healthy active relay other than From
+	CodeShardNotHeld    Code = 222 // the leaf is not From's at the volume's placement version
+	CodeInvalidRepair   Code = 223 // a malformed repair (proof too deep, zero size)
 )
 
 // Codes of the Runner Registry, Job Dispatcher, Result Verifier and callback lane (chain/execution offchain*.go).
@@ -197,6 +203,11 @@ var codeNames = map[Code]string{
 	CodeInvalidClaim:             "InvalidClaim",
 	CodeNothingToClaim:           "NothingToClaim",
 	CodeNoSuchPlacement:          "NoSuchPlacement",
+	CodeNotRepairer:              "NotRepairer",
+	CodeSourceHealthy:            "SourceHealthy",
+	CodeBadRepairTarget:          "BadRepairTarget",
+	CodeShardNotHeld:             "ShardNotHeld",
+	CodeInvalidRepair:            "InvalidRepair",
 	CodeInvalidResultKey:         "InvalidResultKey",
 	CodeInvalidCapabilities:      "InvalidCapabilities",
 	CodeInvalidRateCard:          "InvalidRateCard",

@@ -27,6 +27,7 @@ const (
 	KindStorageProof    InstructionKind = 13 // Storage Manager: a relay's answer to an availability challenge
 	KindClaimRent       InstructionKind = 14 // Storage Manager: a relay's billing attestation for an epoch
 	KindRefusePlacement InstructionKind = 15 // Storage Manager: a relay disowns a commitment's placement
+	KindRepairPlacement InstructionKind = 17 // Storage Manager: a holder moves a shard off an unhealthy relay
 
 	// Storage Manager (0x…0A); `to` is the manager.
 	KindVolumeCreate   InstructionKind = 20 // create a CBFS volume
@@ -58,6 +59,7 @@ var baseKinds = []kindSpec{
 	{KindStorageProof, "storage_proof", LaneUser, newOf[StorageProof]},
 	{KindClaimRent, "claim_rent", LaneUser, newOf[ClaimRent]},
 	{KindRefusePlacement, "refuse_placement", LaneUser, newOf[RefusePlacement]},
+	{KindRepairPlacement, "repair_placement", LaneUser, newOf[RepairPlacement]},
 	{KindVolumeCreate, "volume_create", LaneUser, newOf[VolumeCreate]},
 	{KindCommitManifest, "commit_manifest", LaneUser, newOf[CommitManifest]},
 	{KindRevokeToken, "revoke_token", LaneUser, newOf[RevokeToken]},
@@ -334,6 +336,26 @@ type RefusePlacement struct {
 	Version uint64
 }
 
+// RepairPlacement is a relay that holds part of a volume recording that
+// it rebuilt one shard of an unhealthy relay (From) from K others and
+// placed it on the healthy relay To (docs/RELAY.md, "Self-healing"). The
+// shard is named by its placement leaf; LeafPath proves it is in From's
+// committed placement at Version (empty when From holds it by an earlier
+// repair). Readers find the shard at To from then on.
+type RepairPlacement struct {
+	_         struct{} `cbor:",toarray"`
+	Kind      InstructionKind
+	Volume    Hash
+	Version   uint64
+	From      Address
+	To        Address
+	ShardID   Hash
+	ShardHash Hash
+	ShardSize uint64
+	LeafIndex uint64
+	LeafPath  []Hash
+}
+
 // RevokeToken adds a capability token id to a volume's revocation list.
 type RevokeToken struct {
 	_       struct{} `cbor:",toarray"`
@@ -513,6 +535,7 @@ func (VolumeFund) InstructionKind() InstructionKind      { return KindVolumeFund
 func (StorageProof) InstructionKind() InstructionKind    { return KindStorageProof }
 func (ClaimRent) InstructionKind() InstructionKind       { return KindClaimRent }
 func (RefusePlacement) InstructionKind() InstructionKind { return KindRefusePlacement }
+func (RepairPlacement) InstructionKind() InstructionKind { return KindRepairPlacement }
 
 func (Call) InstructionKind() InstructionKind           { return KindCall }
 func (Deploy) InstructionKind() InstructionKind         { return KindDeploy }

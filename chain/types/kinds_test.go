@@ -20,6 +20,7 @@ const kindsPinned = `1 call user
 13 storage_proof user
 14 claim_rent user
 15 refuse_placement user
+17 repair_placement user
 20 volume_create user
 21 commit_manifest user
 22 revoke_token user

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/relay"
+	"github.com/cowboy-foundation/cowboy/relay/heal"
 	"github.com/cowboy-foundation/cowboy/relay/onchain"
+	"github.com/cowboy-foundation/cowboy/relay/transport"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
@@ -35,6 +37,13 @@ type RunOptions struct {
 	Heartbeat time.Duration
 	// Challenges is the storage-challenge poll interval.
 	Challenges time.Duration
+	// Heal is the interval of repair passes (relay/heal); 0 turns the
+	// repair service off. RepairBudget bounds its traffic in bytes/s.
+	Heal         time.Duration
+	RepairBudget int64
+	// EvictedRetention is how long the shards of an evicted volume are
+	// kept before they are deleted (0: kept).
+	EvictedRetention time.Duration
 }
 
 // RunInfo is written to HOME/run.json once the relay listens.
@@ -75,6 +84,9 @@ func newCmdRun(io IO, runF func(*RunOptions) error) *cobra.Command {
 	cmd.Flags().StringVar(&o.Stake, "stake", "100", "CBY to stake when registering")
 	cmd.Flags().DurationVar(&o.Heartbeat, "heartbeat", 5*time.Second, "heartbeat interval")
 	cmd.Flags().DurationVar(&o.Challenges, "challenge-poll", time.Second, "how often to look for storage challenges to answer and rent to claim")
+	cmd.Flags().DurationVar(&o.Heal, "heal-interval", 30*time.Second, "how often to look for stripes with shards on unhealthy relays and rebuild them (0: off; needs --node)")
+	cmd.Flags().Int64Var(&o.RepairBudget, "repair-budget", 8<<20, "repair traffic limit in bytes/s (shards fetched and stored; 0: unlimited)")
+	cmd.Flags().DurationVar(&o.EvictedRetention, "evicted-retention", 24*time.Hour, "delete the shards of a volume evicted for unpaid rent after this long (0: keep them)")
 	return cmd
 }
 
@@ -110,6 +122,8 @@ func runRun(parent context.Context, o *RunOptions) error {
 	if o.Node != "" {
 		// Honour the revocation lists anchored on chain by volume owners.
 		cfg.Revocations = (&onchain.RevocationCache{Client: sdk.New(o.Node)}).For
+		// Accept relay-signed peer requests (repair) from registered relays.
+		cfg.Peers = (&onchain.PeerCache{Client: sdk.New(o.Node)}).Active
 	}
 	node, err := relay.New(cfg)
 	if err != nil {
@@ -158,6 +172,16 @@ func runRun(parent context.Context, o *RunOptions) error {
 			var wg sync.WaitGroup
 			wg.Add(1)
 			go func() { defer wg.Done(); prover.Run(ctx) }()
+			if o.Heal > 0 {
+				// Rebuild the shards of unhealthy relays without the owner,
+				// and drop evicted volumes after the retention period.
+				pool := transport.NewPool()
+				defer pool.Close()
+				svc := heal.New(heal.Config{Key: key, Store: node.Store(), Pool: pool, Interval: o.Heal, BytesPerSecond: o.RepairBudget,
+					Retention: o.EvictedRetention, Logger: log, Chain: &onchain.Healer{Client: sdk.New(o.Node), Key: key, SendMu: &sendMu}})
+				wg.Add(1)
+				go func() { defer wg.Done(); svc.Run(ctx) }()
+			}
 			reg.Run(ctx)
 			wg.Wait()
 		}()

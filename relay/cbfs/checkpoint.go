@@ -111,6 +111,7 @@ func (v *Volume) Checkpoint(ctx context.Context) error {
 				return err
 			}
 			place = v.storePlacement(ctx, seq+1, place)
+			v.storeStripes(ctx, seq+1, m, place)
 			err = pa.CommitPlacement(ctx, v.id, hash, seq+1, m.plainBytes(), place)
 		} else {
 			err = v.c.cfg.Anchor.CommitManifest(ctx, v.id, hash, seq+1)

@@ -49,6 +49,7 @@ type Volume struct {
 	unheldVer  uint64
 	unheldRoot [32]byte
 	repairing  map[[32]byte]bool
+	moved      movedCache // shards relays moved by repair (stripes.go)
 }
 
 // FileInfo describes a committed file.
@@ -725,6 +726,7 @@ func (v *Volume) fetchShard(ctx context.Context, byID map[RelayID]RelayInfo, seg
 // Without verify, shards are only checked for size: the caller must
 // authenticate the result (the segment's AEAD tag does).
 func (v *Volume) readShards(ctx context.Context, cd *codec, byID map[RelayID]RelayInfo, seg *Segment, dataOnly, verify bool) ([][]byte, error) {
+	seg = v.relocate(ctx, byID, seg)
 	n := len(seg.Shards)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -26,7 +26,24 @@ type Directory struct {
 	Client *sdk.Client
 }
 
-var _ cbfs.Directory = Directory{}
+var (
+	_ cbfs.Directory    = Directory{}
+	_ cbfs.ShardLocator = Directory{}
+)
+
+// MovedShards implements cbfs.ShardLocator from the Storage Manager's
+// repair_placement overrides.
+func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]byte]cbfs.MovedShard, error) {
+	ms, err := d.Client.MovedShards(ctx, types.Hash(vol))
+	if err != nil {
+		return nil, fmt.Errorf("storage manager: %w", err)
+	}
+	out := make(map[[32]byte]cbfs.MovedShard, len(ms.Shards))
+	for _, s := range ms.Shards {
+		out[s.Shard] = cbfs.MovedShard{Origin: cbfs.RelayID(s.Origin), Holder: cbfs.RelayID(s.Holder)}
+	}
+	return out, nil
+}
 
 // Relays implements cbfs.Directory.
 func (d Directory) Relays(ctx context.Context) ([]cbfs.RelayInfo, error) {

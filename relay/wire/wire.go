@@ -333,7 +333,7 @@ func ReadRequest(r io.Reader) (*Request, error) {
 	if req.Op < OpPut || req.Op > OpLog {
 		return nil, fmt.Errorf("%w: unknown op %d", ErrFrame, req.Op)
 	}
-	if req.Kind > KindPlacement {
+	if req.Kind > KindStripes {
 		return nil, fmt.Errorf("%w: unknown kind %d", ErrFrame, req.Kind)
 	}
 	return &req, nil

@@ -19,6 +19,7 @@ const (
 	TopicRentPaid          = "RentPaid"
 	TopicPlacementRefused  = "PlacementRefused"
 	TopicRelaySlashed      = "RelaySlashed"
+	TopicShardMoved        = "ShardMoved"
 )
 
 // RelayRegisteredEvent is the data of the RelayRegistered event.
@@ -144,3 +145,15 @@ type RelaySlashedEvent struct {
 
 // Topic implements system.EventData.
 func (*RelaySlashedEvent) Topic() string { return TopicRelaySlashed }
+
+// ShardMovedEvent is the data of the ShardMoved event (repair_placement).
+type ShardMovedEvent struct {
+	Volume   types.Hash    `cbor:"volume" json:"volume"`
+	Shard    types.Hash    `cbor:"shard" json:"shard"`
+	From     types.Address `cbor:"from" json:"from"`
+	To       types.Address `cbor:"to" json:"to"`
+	Repairer types.Address `cbor:"repairer" json:"repairer"`
+}
+
+// Topic implements system.EventData.
+func (*ShardMovedEvent) Topic() string { return TopicShardMoved }

@@ -59,6 +59,7 @@ func (m *Module) Kinds() []system.Kind {
 		{Kind: types.KindStorageProof, Check: sm, Handle: handler(m, (*txCtx).storageProof)},
 		{Kind: types.KindClaimRent, Check: sm, Handle: handler(m, (*txCtx).claimRent)},
 		{Kind: types.KindRefusePlacement, Check: sm, Handle: handler(m, (*txCtx).refusePlacement)},
+		{Kind: types.KindRepairPlacement, Check: sm, Handle: handler(m, (*txCtx).repairPlacement)},
 	}
 }
 

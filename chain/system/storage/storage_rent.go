@@ -750,6 +750,9 @@ func (x *txCtx) evict(vol types.Hash, acct *VolumeAccount) error {
 		return err
 	}
 	x.State().Delete(PlacementKey(vol))
+	if err := x.clearMoved(vol); err != nil {
+		return err
+	}
 	acct.Evicted = x.Env().Height
 	if acct.Escrow.Sign() > 0 && v != nil {
 		if err := x.MoveValue(types.StorageManagerAddress, v.Owner, acct.Escrow); err != nil {

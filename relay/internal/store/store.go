@@ -506,3 +506,43 @@ func (s *Store) List(vol [32]byte, kind wire.Kind, limit int) ([]wire.ObjectInfo
 	}
 	return out, nil
 }
+
+// Volumes lists the volumes the store holds objects of, in id order.
+func (s *Store) Volumes() ([][32]byte, error) {
+	var out [][32]byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketObjects).Cursor()
+		for k, _ := c.First(); k != nil; {
+			if len(k) < 32 {
+				k, _ = c.Next()
+				continue
+			}
+			vol := [32]byte(k[:32])
+			out = append(out, vol)
+			next, ok := nextPrefix(vol)
+			if !ok {
+				break
+			}
+			k, _ = c.Seek(next[:])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: volumes: %w", err)
+	}
+	return out, nil
+}
+
+// nextPrefix is the smallest 32-byte key above every key starting with v.
+func nextPrefix(v [32]byte) ([32]byte, bool) {
+	for i := 31; i >= 0; i-- {
+		if v[i] != 0xff {
+			v[i]++
+			for j := i + 1; j < 32; j++ {
+				v[j] = 0
+			}
+			return v, true
+		}
+	}
+	return v, false
+}
