@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
@@ -170,7 +171,7 @@ func readRequires(t *testing.T, c *chain, a types.Address) entitlement.Manifest 
 	t.Helper()
 	var m entitlement.Manifest
 	if err := c.st.View(func(v *store.View) (err error) {
-		m, err = execution.ReadActorRequires(v, a)
+		m, err = actors.ReadActorRequires(v, a)
 		return err
 	}); err != nil {
 		t.Fatal(err)

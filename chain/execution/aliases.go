@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
@@ -53,4 +54,23 @@ func ReadValidator(r state.Reader, a types.Address) (*ValidatorRecord, error) {
 // SetGenesisValidators is validators.SetGenesisValidators.
 func SetGenesisValidators(o *state.Overlay, vals []GenesisValidator, timestampMs uint64) {
 	validators.SetGenesisValidators(o, vals, timestampMs)
+}
+
+// The actor host moved to chain/actors.
+type (
+	// VM is actors.VM.
+	VM = actors.VM
+	// ActorLimits are actors.Limits.
+	ActorLimits = actors.Limits
+)
+
+// registerHostOps registers the extension ops actors call: the timer ops
+// (timers.go) and submit_job (offchain_host.go).
+func (e *Executor) registerHostOps() error {
+	for _, op := range []string{OpSetTimer, OpSetInterval, OpCancelTimer} {
+		if err := e.rt.Register(op, e.timerOp); err != nil {
+			return err
+		}
+	}
+	return e.rt.Register(OpSubmitJob, e.submitJobOp)
 }

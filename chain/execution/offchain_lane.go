@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
@@ -154,9 +155,9 @@ func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan
 
 // advanceJobs runs the job lane of the block (see JobLane): the planned
 // callbacks, then the sweep.
-func (e *Executor) advanceJobs(x0 *txExec, plan *callbackPlan) (*JobLane, error) {
+func (e *Executor) advanceJobs(x0 *actors.Exec, plan *callbackPlan) (*JobLane, error) {
 	lane := &JobLane{}
-	if x0.env.Height == 0 {
+	if x0.Env().Height == 0 {
 		return lane, nil
 	}
 	if err := e.deliverCallbacks(x0, lane, plan.due); err != nil {
@@ -202,20 +203,20 @@ func checkCallbackBudget(cfg Config) error {
 
 // deliverCallbacks runs the planned callbacks, in order. Each runs within
 // CallbackCycles, so their use stays within the plan's claim.
-func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.PendingCallback) error {
+func (e *Executor) deliverCallbacks(x0 *actors.Exec, lane *JobLane, due []jobs.PendingCallback) error {
 	for _, pc := range due {
-		x0.o.Delete(jobs.CallbackKey(pc.QueuedAt, pc.JobID, pc.Status))
+		x0.State().Delete(jobs.CallbackKey(pc.QueuedAt, pc.JobID, pc.Status))
 		r, err := e.runCallback(x0, pc)
 		if err != nil {
 			return fmt.Errorf("job %s: %w", pc.JobID, err)
 		}
-		ds, err := ReadCallbackDeliveries(x0.o, pc.JobID)
+		ds, err := ReadCallbackDeliveries(x0.State(), pc.JobID)
 		if err != nil {
 			return err
 		}
-		ds = append(ds, CallbackDelivery{Status: pc.Status, Height: x0.env.Height, OK: r.Status == types.ReceiptSuccess, Error: r.Error, Hash: r.TxHash})
-		x0.o.Set(callbackDoneKey(pc.JobID), codec.MustMarshal(ds))
-		st, err := ReadCallbackStats(x0.o, pc.Actor)
+		ds = append(ds, CallbackDelivery{Status: pc.Status, Height: x0.Env().Height, OK: r.Status == types.ReceiptSuccess, Error: r.Error, Hash: r.TxHash})
+		x0.State().Set(callbackDoneKey(pc.JobID), codec.MustMarshal(ds))
+		st, err := ReadCallbackStats(x0.State(), pc.Actor)
 		if err != nil {
 			return err
 		}
@@ -223,7 +224,7 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.Pendin
 		if r.Status != types.ReceiptSuccess {
 			st.Failed++
 		}
-		x0.o.Set(callbackStatsKey(pc.Actor), codec.MustMarshal(&st))
+		x0.State().Set(callbackStatsKey(pc.Actor), codec.MustMarshal(&st))
 		lane.Receipts = append(lane.Receipts, r)
 		lane.CallbackCycles += r.CyclesUsed
 		lane.CallbackCells += r.CellsUsed
@@ -232,47 +233,44 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.Pendin
 }
 
 // runCallback delivers one callback; a failing handler reverts only itself.
-func (e *Executor) runCallback(x0 *txExec, pc jobs.PendingCallback) (*types.Receipt, error) {
-	o, env := x0.o, x0.env
+func (e *Executor) runCallback(x0 *actors.Exec, pc jobs.PendingCallback) (*types.Receipt, error) {
+	o, env := x0.State(), x0.Env()
 	ev := system.Event(types.ResultVerifierAddress, &jobs.JobCallbackEvent{JobID: pc.JobID, Status: pc.Status, Actor: pc.Actor, Handler: pc.Handler, QueuedAt: pc.QueuedAt})
 	rcpt := &types.Receipt{TxHash: JobCallbackReceiptHash(pc.JobID, pc.Status, env.Height), Status: types.ReceiptSuccess,
 		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Return: []byte{}}
-	if e.vm == nil {
+	if !e.rt.HasVM() {
 		rcpt.Status, rcpt.Code, rcpt.Error, rcpt.Events = types.ReceiptFailed, uint32(system.CodeUnsupported), "Unsupported: this node runs without the PVM", []types.Event{ev}
 		return rcpt, nil
 	}
-	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Offchain.CallbackCells}
-	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.ResultVerifierAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
+	run := &actors.Meter{CyclesLimit: e.cfg.Offchain.CallbackCycles, CellsLimit: e.cfg.Offchain.CallbackCells}
+	x := e.rt.NewExec(x0.Context(), o, env, nil, types.ResultVerifierAddress, run, x0.Block())
 	snap := o.Snapshot()
-	ret, execErr := x.invoke(pc.Actor, types.ResultVerifierAddress, new(big.Int), pc.Handler, pc.Payload, false, 0, -1)
-	if execErr == nil {
-		execErr = x.deliver()
-	}
+	ret, execErr := x.Invoke(pc.Actor, types.ResultVerifierAddress, new(big.Int), pc.Handler, pc.Payload)
 	if execErr != nil {
-		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+		if !actors.IsFailure(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
 		}
 		o.RevertTo(snap)
-		run.events, ret = nil, nil
-		markFailed(rcpt, x.records, execErr, "reverted with the callback")
+		run.Events, ret = nil, nil
+		actors.MarkFailed(rcpt, x.Records(), execErr, "reverted with the callback")
 	}
 	if ret == nil {
 		ret = []byte{}
 	}
-	rcpt.CyclesUsed, rcpt.CellsUsed = min(run.cycles, run.cyclesLimit), min(run.cells, run.cellsLimit)
-	rcpt.Events = append([]types.Event{ev}, run.events...)
+	rcpt.CyclesUsed, rcpt.CellsUsed = min(run.Cycles, run.CyclesLimit), min(run.Cells, run.CellsLimit)
+	rcpt.Events = append([]types.Event{ev}, run.Events...)
 	rcpt.Return = ret
-	rcpt.Messages = x.records
+	rcpt.Messages = x.Records()
 	return rcpt, nil
 }
 
 // sweepJobs steps every job whose deadline is the previous height with
 // Tick{height} and records the sweep's events in one receipt. Live jobs are
 // indexed by deadline, so only the bucket height−1 is read.
-func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
+func (e *Executor) sweepJobs(x0 *actors.Exec, lane *JobLane) error {
 	var ids []types.Hash
-	prefix := jobs.DuePrefix(x0.env.Height - 1)
-	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
+	prefix := jobs.DuePrefix(x0.Env().Height - 1)
+	if err := x0.State().Scan(prefix, func(k, _ []byte) error {
 		id, err := types.BytesToHash(k[len(prefix):])
 		if err != nil {
 			return err
@@ -284,23 +282,22 @@ func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
 	}
 	var events []types.Event
 	for _, id := range ids {
-		j, err := jobs.ReadJob(x0.o, id)
+		j, err := jobs.ReadJob(x0.State(), id)
 		if err != nil {
 			return err
 		}
-		if j == nil || j.State.Terminal() || x0.env.Height <= j.Deadline {
+		if j == nil || j.State.Terminal() || x0.Env().Height <= j.Deadline {
 			continue
 		}
-		run := &txRun{cyclesLimit: e.cfg.Fees.MaxTxCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
-		x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.JobDispatcherAddress, run: run,
-			block: x0.block, mailbox: map[types.Address]int{}}
+		run := &actors.Meter{CyclesLimit: e.cfg.Fees.MaxTxCycles, CellsLimit: e.cfg.Fees.MaxTxCells}
+		x := e.rt.NewExec(x0.Context(), x0.State(), x0.Env(), nil, types.JobDispatcherAddress, run, x0.Block())
 		if err := e.jobs.With(x).Tick(j); err != nil {
 			return fmt.Errorf("job %s: tick: %w", id, err)
 		}
-		events = append(events, run.events...)
+		events = append(events, run.Events...)
 	}
 	if len(events) > 0 {
-		lane.Receipts = append(lane.Receipts, &types.Receipt{TxHash: JobSweepReceiptHash(x0.env.Height), Status: types.ReceiptSuccess,
+		lane.Receipts = append(lane.Receipts, &types.Receipt{TxHash: JobSweepReceiptHash(x0.Env().Height), Status: types.ReceiptSuccess,
 			FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Events: events, Return: []byte{}})
 	}
 	return nil

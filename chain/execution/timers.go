@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
@@ -87,7 +88,7 @@ type timerArgs struct {
 
 func decodeTimerArgs(raw any) (timerArgs, error) {
 	var a timerArgs
-	m, err := hostArgs(raw)
+	m, err := actors.HostArgs(raw)
 	if err != nil {
 		return a, err
 	}
@@ -126,11 +127,11 @@ func decodeTimerArgs(raw any) (timerArgs, error) {
 }
 
 // timerOp serves set_timer, set_interval and cancel_timer.
-func (h *actorHost) timerOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
-	if req.ReadOnly || h.x.readOnly {
+func (e *Executor) timerOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
+	if req.ReadOnly || h.Exec().ReadOnly() {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
-	if err := h.gateTimers(req.Op); err != nil { // spec 002 §15 syscall gate
+	if err := gateTimers(h, req.Op); err != nil { // spec 002 §15 syscall gate
 		return nil, err
 	}
 	a, err := decodeTimerArgs(req.Args)
@@ -138,15 +139,15 @@ func (h *actorHost) timerOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
 	if req.Op == OpCancelTimer {
-		return h.cancelTimer(a)
+		return e.cancelTimer(h, a)
 	}
-	return h.setTimer(req.Op, a)
+	return e.setTimer(h, req.Op, a)
 }
 
-func (h *actorHost) setTimer(op string, a timerArgs) (*pvm.HostResponse, error) {
-	x := h.x
-	now := x.env.Height
-	t := timers.Timer{Owner: h.actor, Handler: a.Handler, CreatedAt: now}
+func (e *Executor) setTimer(h *actors.Host, op string, a timerArgs) (*pvm.HostResponse, error) {
+	x, o := h.Exec(), h.Exec().State()
+	now := x.Env().Height
+	t := timers.Timer{Owner: h.Actor(), Handler: a.Handler, CreatedAt: now}
 	switch op {
 	case OpSetTimer:
 		if a.Height <= now {
@@ -178,44 +179,44 @@ func (h *actorHost) setTimer(op string, a timerArgs) (*pvm.HostResponse, error) 
 		}
 		t.GBA = &g
 	}
-	q := x.ex.timers
-	quote, err := q.Quote(x.o, h.actor, t.Target)
+	q := e.timers
+	quote, err := q.Quote(o, h.Actor(), t.Target)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	need := new(big.Int).Add(quote.Deposit, quote.Burn)
-	acc, err := x.o.Account(h.actor)
+	acc, err := o.Account(h.Actor())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
 	if acc.Balance.Cmp(need) < 0 {
 		return nil, fmt.Errorf("%s: insufficient balance: deposit %s + surcharge %s, actor has %s", op, quote.Deposit, quote.Burn, acc.Balance)
 	}
-	snap := x.o.Snapshot()
-	id, charge, err := q.Schedule(x.o, t)
+	snap := o.Snapshot()
+	id, charge, err := q.Schedule(o, t)
 	if err != nil {
-		x.o.RevertTo(snap)
+		o.RevertTo(snap)
 		if errors.Is(err, timers.ErrCorrupt) {
 			return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 		}
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := h.payTimer(charge); err != nil {
-		x.o.RevertTo(snap)
+	if err := payTimer(h, charge); err != nil {
+		o.RevertTo(snap)
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	x.run.events = append(x.run.events, timerEvent(TopicTimerScheduled, TimerEvent{
-		ID: id, Owner: h.actor, Handler: t.Handler, Target: t.Target, Interval: t.Interval,
+	x.AppendEvent(timerEvent(TopicTimerScheduled, TimerEvent{
+		ID: id, Owner: h.Actor(), Handler: t.Handler, Target: t.Target, Interval: t.Interval,
 		Amount: charge.Deposit, Burned: charge.Burn,
 	}))
 	return &pvm.HostResponse{Value: id[:], Cycles: SetTimerCycles, Cells: uint64(len(t.Handler) + len(t.Data))}, nil
 }
 
 // payTimer moves the deposit to the escrow and burns the surcharge.
-func (h *actorHost) payTimer(c timers.Charge) error {
-	o := h.x.o
+func payTimer(h *actors.Host, c timers.Charge) error {
+	o := h.Exec().State()
 	total := new(big.Int).Add(c.Deposit, c.Burn)
-	if err := o.SubBalance(h.actor, total); err != nil {
+	if err := o.SubBalance(h.Actor(), total); err != nil {
 		return fmt.Errorf("insufficient balance: %v", err)
 	}
 	if err := o.AddBalance(types.TimerEscrowAddress, c.Deposit); err != nil {
@@ -227,33 +228,33 @@ func (h *actorHost) payTimer(c timers.Charge) error {
 	return nil
 }
 
-func (h *actorHost) cancelTimer(a timerArgs) (*pvm.HostResponse, error) {
-	x := h.x
+func (e *Executor) cancelTimer(h *actors.Host, a timerArgs) (*pvm.HostResponse, error) {
+	x, o := h.Exec(), h.Exec().State()
 	id, err := types.BytesToHash(a.TimerID)
 	if err != nil {
 		return nil, fmt.Errorf("cancel_timer: timer_id: %v", err)
 	}
-	t, err := x.ex.timers.Get(x.o, id)
+	t, err := e.timers.Get(o, id)
 	if err != nil {
 		if errors.Is(err, timers.ErrNotFound) {
 			return nil, fmt.Errorf("cancel_timer: no pending timer %s", id)
 		}
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
-	snap := x.o.Snapshot()
-	refund, err := x.ex.timers.Cancel(x.o, h.actor, id)
+	snap := o.Snapshot()
+	refund, err := e.timers.Cancel(o, h.Actor(), id)
 	if err != nil {
-		x.o.RevertTo(snap)
+		o.RevertTo(snap)
 		if errors.Is(err, timers.ErrNotOwner) {
 			return nil, fmt.Errorf("cancel_timer: timer %s belongs to another actor", id)
 		}
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
-	if err := refundDeposit(x.o, h.actor, refund); err != nil {
+	if err := refundDeposit(o, h.Actor(), refund); err != nil {
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
-	x.run.events = append(x.run.events, timerEvent(TopicTimerCancelled, TimerEvent{
-		ID: id, Owner: h.actor, Handler: t.Handler, Target: t.Target, Interval: t.Interval, Amount: refund,
+	x.AppendEvent(timerEvent(TopicTimerCancelled, TimerEvent{
+		ID: id, Owner: h.Actor(), Handler: t.Handler, Target: t.Target, Interval: t.Interval, Amount: refund,
 	}))
 	return &pvm.HostResponse{Value: refund, Cycles: CancelTimerCycles}, nil
 }
@@ -304,10 +305,10 @@ type timerPlan struct {
 // the block's height, asks each due timer's Gas Bidding Agent for a bid (on
 // the state before the transactions) and selects the timers that fit in
 // the timer lane. A nil plan means the chain has no timer state.
-func (e *Executor) planTimers(x0 *txExec, bf fees.Basefees) (*timerPlan, error) {
-	o, env := x0.o, x0.env
+func (e *Executor) planTimers(x0 *actors.Exec, bf fees.Basefees) (*timerPlan, error) {
+	o, env := x0.State(), x0.Env()
 	active, err := timers.Active(o)
-	if err != nil || !active || e.vm == nil {
+	if err != nil || !active || !e.rt.HasVM() {
 		return nil, err
 	}
 	q := e.timers
@@ -344,12 +345,12 @@ func (e *Executor) planTimers(x0 *txExec, bf fees.Basefees) (*timerPlan, error) 
 // handler may cancel or reschedule freely; timers cancelled since the plan
 // are skipped. It returns the receipts, in execution order, followed by
 // one receipt carrying the TimerDeferred events if any timer was deferred.
-func (e *Executor) deliverTimers(x0 *txExec, plan *timerPlan) ([]*types.Receipt, uint64, uint64, error) {
-	o, env := x0.o, x0.env
+func (e *Executor) deliverTimers(x0 *actors.Exec, plan *timerPlan) ([]*types.Receipt, uint64, uint64, error) {
+	o, env := x0.State(), x0.Env()
 	if plan == nil {
 		// A transaction of this block may have created the timer state:
 		// bring the queue to this height, as every later block does.
-		if active, err := timers.Active(o); err != nil || !active || e.vm == nil {
+		if active, err := timers.Active(o); err != nil || !active || !e.rt.HasVM() {
 			return nil, 0, 0, err
 		}
 		if _, err := e.timers.DueLimit(o, env.Height, 1); err != nil {
@@ -425,12 +426,12 @@ func deferredLeft(q *timers.Queue, o *state.Overlay, cs []timers.Candidate) bool
 // call to get_gas_bid(context); any failure (no GBA, an error, running out
 // of its GBAQueryCycles, an undecodable answer, limits above the per-tx
 // maximums) gives the network default bid.
-func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
-	acc, err := x0.o.Account(t.Owner)
+func (e *Executor) timerBid(x0 *actors.Exec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
+	acc, err := x0.State().Account(t.Owner)
 	if err != nil {
 		return timers.Bid{}, err
 	}
-	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.env.Height, BasefeeCycle: bf.Cycle,
+	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.Env().Height, BasefeeCycle: bf.Cycle,
 		BasefeeCell: bf.Cell, LastBlockCycleUsage: lastUsage, OwnerBalance: acc.Balance}
 	def := e.timers.Params().DefaultBid(bc)
 	if t.GBA == nil {
@@ -442,9 +443,9 @@ func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, lastUs
 		"basefee_cycle": bc.BasefeeCycle, "basefee_cell": bc.BasefeeCell,
 		"last_block_cycle_usage": bc.LastBlockCycleUsage, "owner_actor_balance": bc.OwnerBalance,
 	}
-	ret, _, err := e.query(x0.ctx, x0.o, x0.env, *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
+	ret, _, err := e.rt.Query(x0.Context(), x0.State(), x0.Env(), *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
 	if err != nil {
-		if errors.Is(err, errInfra) || !isActorError(err) {
+		if errors.Is(err, actors.ErrInfra) || !actors.IsFailure(err) {
 			return timers.Bid{}, fmt.Errorf("gba %s: %w", *t.GBA, err)
 		}
 		return def, nil
@@ -483,8 +484,8 @@ func decodeBid(b []byte) (timers.Bid, bool) {
 // basefees plus the effective tips, like a transaction (fees.Settle): the
 // basefee part is burned, the tip goes to the proposer. An owner that
 // cannot reserve the maximum fee gets a failed receipt and pays nothing.
-func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
-	o, env, t, bid := x0.o, x0.env, c.Timer, c.Bid
+func (e *Executor) fireTimer(x0 *actors.Exec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
+	o, env, t, bid := x0.State(), x0.Env(), c.Timer, c.Bid
 	refund, err := e.timers.MarkFired(o, t.ID, env.Height)
 	if err != nil {
 		return nil, fmt.Errorf("mark fired: %w", err)
@@ -511,32 +512,29 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 	if err := o.SubBalance(t.Owner, reserve); err != nil {
 		return nil, err
 	}
-	run := &txRun{cyclesLimit: bid.CyclesLimit, cellsLimit: bid.CellsLimit}
-	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.TimerEscrowAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
+	run := &actors.Meter{CyclesLimit: bid.CyclesLimit, CellsLimit: bid.CellsLimit}
+	x := e.rt.NewExec(x0.Context(), o, env, nil, types.TimerEscrowAddress, run, x0.Block())
 	var payload []byte
 	if len(t.Data) > 0 {
 		payload = append([]byte{0x81}, t.Data...) // CBOR [data]: the handler gets data as its one argument
 	}
 	snap := o.Snapshot()
-	ret, execErr := x.invoke(t.Owner, types.TimerEscrowAddress, new(big.Int), t.Handler, payload, false, 0, -1)
-	if execErr == nil {
-		execErr = x.deliver()
-	}
+	ret, execErr := x.Invoke(t.Owner, types.TimerEscrowAddress, new(big.Int), t.Handler, payload)
 	rcpt.Status = types.ReceiptSuccess
 	if execErr != nil {
-		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+		if !actors.IsFailure(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
 		}
 		o.RevertTo(snap)
-		run.events, ret = nil, nil
-		markFailed(rcpt, x.records, execErr, "reverted with the timer message")
+		run.Events, ret = nil, nil
+		actors.MarkFailed(rcpt, x.Records(), execErr, "reverted with the timer message")
 	}
-	run.cycles = min(run.cycles, bid.CyclesLimit)
-	run.cells = min(run.cells, bid.CellsLimit)
+	run.Cycles = min(run.Cycles, bid.CyclesLimit)
+	run.Cells = min(run.Cells, bid.CellsLimit)
 	tipCycle, _ := bid.EffectiveTip(bf)
 	tipCell := min(bid.TipPerCell, bid.MaxFeePerCell-bf.Cell)
-	burned := new(big.Int).Add(mulU(run.cycles, bf.Cycle), mulU(run.cells, bf.Cell))
-	tip := new(big.Int).Add(mulU(run.cycles, tipCycle), mulU(run.cells, tipCell))
+	burned := new(big.Int).Add(mulU(run.Cycles, bf.Cycle), mulU(run.Cells, bf.Cell))
+	tip := new(big.Int).Add(mulU(run.Cycles, tipCycle), mulU(run.Cells, tipCell))
 	fee := new(big.Int).Add(burned, tip)
 	back := new(big.Int).Sub(reserve, fee)
 	if back.Sign() < 0 {
@@ -556,14 +554,26 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 	if ret == nil {
 		ret = []byte{}
 	}
-	rcpt.CyclesUsed, rcpt.CellsUsed = run.cycles, run.cells
+	rcpt.CyclesUsed, rcpt.CellsUsed = run.Cycles, run.Cells
 	rcpt.FeePaid, rcpt.Burned, rcpt.Tip = fee, burned, tip
-	rcpt.Events = append([]types.Event{fired}, run.events...)
+	rcpt.Events = append([]types.Event{fired}, run.Events...)
 	rcpt.Return = ret
-	rcpt.Messages = x.records
+	rcpt.Messages = x.Records()
 	return rcpt, nil
 }
 
 func mulU(a, b uint64) *big.Int {
 	return new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+}
+
+// gateTimers is the syscall gate of set_timer / set_interval (spec 002 §15).
+func gateTimers(h *actors.Host, op string) error {
+	if op != OpSetTimer && op != OpSetInterval {
+		return nil
+	}
+	m, err := h.Requires()
+	if err != nil {
+		return err
+	}
+	return m.CheckTimers(op)
 }
