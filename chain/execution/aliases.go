@@ -63,14 +63,3 @@ type (
 	// ActorLimits are actors.Limits.
 	ActorLimits = actors.Limits
 )
-
-// registerHostOps registers the extension ops actors call: the timer ops
-// (timers.go) and submit_job (offchain_host.go).
-func (e *Executor) registerHostOps() error {
-	for _, op := range []string{OpSetTimer, OpSetInterval, OpCancelTimer} {
-		if err := e.rt.Register(op, e.timerOp); err != nil {
-			return err
-		}
-	}
-	return e.rt.Register(OpSubmitJob, e.submitJobOp)
-}

@@ -25,6 +25,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -117,7 +118,7 @@ type Executor struct {
 	cfg     Config
 	rt      *actors.Runtime
 	storage StorageParams
-	timers  *timers.Queue
+	timers  *timerlane.Lane
 	router  *router
 	runners *runners.Module
 	jobs    *jobs.Module
@@ -160,8 +161,11 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	rt := actors.NewRuntime(cfg.VM, cfg.Limits, cfg.ChainID, cfg.Fees.MaxTxCells)
-	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, timers: q, router: r, runners: registry, jobs: dispatcher}
-	if err := ex.registerHostOps(); err != nil {
+	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, router: r, runners: registry, jobs: dispatcher}
+	if ex.timers, err = timerlane.New(q, rt, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if err := rt.Register(OpSubmitJob, ex.submitJobOp); err != nil {
 		return nil, err
 	}
 	return ex, nil
@@ -307,13 +311,13 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	}
 	// Deliver Timers, part 1 (spec 002 §3.3): the timer lane's claim is
 	// fixed before the transactions so its unused reservation spills to them.
-	plan, err := e.planTimers(e.rt.NewExec(ctx, o, env, nil, types.Address{}, nil, meters), bf)
+	plan, err := e.timers.Plan(e.rt.NewExec(ctx, o, env, nil, types.Address{}, nil, meters), e.LaneBasefees(bf, fees.LaneTimer), e.TimerLaneBudget())
 	if err != nil {
 		return nil, fmt.Errorf("execution: plan timers at %d: %w", env.Height, err)
 	}
 	var claims blockClaims
 	if plan != nil {
-		claims.timers = plan.claim
+		claims.timers = plan.Claim()
 	}
 	// The job callbacks due in this block claim their cycles from the
 	// runner lane the same way (offchain_lane.go), so they run inside the
@@ -363,7 +367,7 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	}
 	// Deliver Timers, part 2: due timers run after the transactions.
 	tx0 := e.rt.NewExec(ctx, o, env, nil, types.Address{}, nil, meters)
-	trs, tcycles, tcells, err := e.deliverTimers(tx0, plan)
+	trs, tcycles, tcells, err := e.timers.Deliver(tx0, plan)
 	if err != nil {
 		return nil, fmt.Errorf("execution: deliver timers at %d: %w", env.Height, err)
 	}
@@ -529,4 +533,14 @@ func transfer(o *state.Overlay, from, to types.Address, v *big.Int, run *actors.
 		Data:    codec.MustMarshal(&TransferEvent{From: from, To: to, Value: v}),
 	})
 	return nil
+}
+
+// Timers returns the executor's timer queue (read it over a state.Overlay).
+func (e *Executor) Timers() *timers.Queue { return e.timers.Queue() }
+
+// TimerLaneBudget is the cycles the timer lane may claim per block: its
+// reservation, 20% of the block's target cycles at genesis (spec 002
+// §17.9: 2,000,000 of 10,000,000; fees.LaneSchedule.TimerBps).
+func (e *Executor) TimerLaneBudget() uint64 {
+	return e.LaneCaps().Reserved[fees.LaneTimer]
 }

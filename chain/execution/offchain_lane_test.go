@@ -16,6 +16,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -59,7 +60,7 @@ func TestContinuationExample(t *testing.T) {
 	}
 	verifiedAt := c.head().Height
 	rs = c.ok()
-	if len(rs) != 1 || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") || !hasEvent(rs[0], types.TimerEscrowAddress, execution.TopicTimerCancelled) {
+	if len(rs) != 1 || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") || !hasEvent(rs[0], types.TimerEscrowAddress, timerlane.TopicTimerCancelled) {
 		t.Fatalf("callback receipt %+v", rs)
 	}
 	alerts := c.query(w, "alerts", nil).([]any)

@@ -1,4 +1,10 @@
-package execution
+// Package timerlane is the timer lane of a block (spec 002 §3.3, CIP
+// timers): the actor ops set_timer, set_interval and cancel_timer, and the
+// block's "Deliver Timers" step — plan the due timers and their Gas Bidding
+// Agents' bids before the transactions, fire or defer them after. The
+// queue itself (tiers, economics) is chain/timers; running the handlers is
+// chain/actors.
+package timerlane
 
 import (
 	"errors"
@@ -76,8 +82,28 @@ func TimerDeferralsHash(height uint64) types.Hash {
 	return types.Keccak256([]byte("cowboy/timer-deferrals"), system.BE8(height))
 }
 
-// Timers returns the executor's timer queue (read it over a state.Overlay).
-func (e *Executor) Timers() *timers.Queue { return e.timers }
+// Lane runs the timer lane over a timer queue and an actor runtime.
+type Lane struct {
+	q                       *timers.Queue
+	rt                      *actors.Runtime
+	maxTxCycles, maxTxCells uint64
+}
+
+// New returns the timer lane of q, and registers the timer ops on rt. A
+// bid's limits above maxTxCycles / maxTxCells are refused (the default bid
+// is used).
+func New(q *timers.Queue, rt *actors.Runtime, maxTxCycles, maxTxCells uint64) (*Lane, error) {
+	l := &Lane{q: q, rt: rt, maxTxCycles: maxTxCycles, maxTxCells: maxTxCells}
+	for _, op := range []string{OpSetTimer, OpSetInterval, OpCancelTimer} {
+		if err := rt.Register(op, l.timerOp); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Queue returns the lane's timer queue.
+func (l *Lane) Queue() *timers.Queue { return l.q }
 
 // timerArgs are the arguments of the timer ops, as sent by pvm_host.host_call.
 type timerArgs struct {
@@ -127,7 +153,7 @@ func decodeTimerArgs(raw any) (timerArgs, error) {
 }
 
 // timerOp serves set_timer, set_interval and cancel_timer.
-func (e *Executor) timerOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
+func (l *Lane) timerOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
 	if req.ReadOnly || h.Exec().ReadOnly() {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
@@ -139,12 +165,12 @@ func (e *Executor) timerOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostRespo
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
 	if req.Op == OpCancelTimer {
-		return e.cancelTimer(h, a)
+		return l.cancelTimer(h, a)
 	}
-	return e.setTimer(h, req.Op, a)
+	return l.setTimer(h, req.Op, a)
 }
 
-func (e *Executor) setTimer(h *actors.Host, op string, a timerArgs) (*pvm.HostResponse, error) {
+func (l *Lane) setTimer(h *actors.Host, op string, a timerArgs) (*pvm.HostResponse, error) {
 	x, o := h.Exec(), h.Exec().State()
 	now := x.Env().Height
 	t := timers.Timer{Owner: h.Actor(), Handler: a.Handler, CreatedAt: now}
@@ -179,7 +205,7 @@ func (e *Executor) setTimer(h *actors.Host, op string, a timerArgs) (*pvm.HostRe
 		}
 		t.GBA = &g
 	}
-	q := e.timers
+	q := l.q
 	quote, err := q.Quote(o, h.Actor(), t.Target)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -228,13 +254,13 @@ func payTimer(h *actors.Host, c timers.Charge) error {
 	return nil
 }
 
-func (e *Executor) cancelTimer(h *actors.Host, a timerArgs) (*pvm.HostResponse, error) {
+func (l *Lane) cancelTimer(h *actors.Host, a timerArgs) (*pvm.HostResponse, error) {
 	x, o := h.Exec(), h.Exec().State()
 	id, err := types.BytesToHash(a.TimerID)
 	if err != nil {
 		return nil, fmt.Errorf("cancel_timer: timer_id: %v", err)
 	}
-	t, err := e.timers.Get(o, id)
+	t, err := l.q.Get(o, id)
 	if err != nil {
 		if errors.Is(err, timers.ErrNotFound) {
 			return nil, fmt.Errorf("cancel_timer: no pending timer %s", id)
@@ -242,7 +268,7 @@ func (e *Executor) cancelTimer(h *actors.Host, a timerArgs) (*pvm.HostResponse, 
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
 	snap := o.Snapshot()
-	refund, err := e.timers.Cancel(o, h.Actor(), id)
+	refund, err := l.q.Cancel(o, h.Actor(), id)
 	if err != nil {
 		o.RevertTo(snap)
 		if errors.Is(err, timers.ErrNotOwner) {
@@ -282,41 +308,38 @@ func timerEvent(topic string, ev TimerEvent) types.Event {
 // the rest stay due for later blocks.
 const MaxTimerCandidates = 256
 
-// TimerLaneBudget is the cycles the timer lane may claim per block: its
-// reservation, 20% of the block's target cycles at genesis (spec 002
-// §17.9: 2,000,000 of 10,000,000; fees.LaneSchedule.TimerBps).
-func (e *Executor) TimerLaneBudget() uint64 {
-	return e.LaneCaps().Reserved[fees.LaneTimer]
-}
-
-// timerPlan is the timer lane of one block, decided before its
+// Plan is the timer lane of one block, decided before its
 // transactions run: which due timers fire, with which bids, and which are
 // deferred. Claim is the cycles it reserves (the Fire bids' cycles
 // limits); the transactions get the rest of the block, so the timer
 // lane's unused reservation spills to them.
-type timerPlan struct {
+type Plan struct {
 	sel   timers.Selection
 	bf    fees.Basefees // the timer lane's basefees
 	claim uint64
 }
 
-// planTimers is the first half of the STF's "Deliver Timers" step (spec
+// Claim is the cycles the plan reserves in the block.
+func (p *Plan) Claim() uint64 { return p.claim }
+
+// Plan is the first half of the STF's "Deliver Timers" step (spec
 // 002 §3.3), run before the block's transactions: it advances the queue to
 // the block's height, asks each due timer's Gas Bidding Agent for a bid (on
 // the state before the transactions) and selects the timers that fit in
-// the timer lane. A nil plan means the chain has no timer state.
-func (e *Executor) planTimers(x0 *actors.Exec, bf fees.Basefees) (*timerPlan, error) {
+// the timer lane: bf are the timer lane's basefees, budget the cycles it
+// may claim. A nil plan means the chain has no timer state.
+func (l *Lane) Plan(x0 *actors.Exec, bf fees.Basefees, budget uint64) (*Plan, error) {
 	o, env := x0.State(), x0.Env()
 	active, err := timers.Active(o)
-	if err != nil || !active || !e.rt.HasVM() {
+	if err != nil || !active || !l.rt.HasVM() {
 		return nil, err
 	}
-	q := e.timers
+	q := l.q
 	due, err := q.DueLimit(o, env.Height, MaxTimerCandidates)
 	if err != nil {
 		return nil, fmt.Errorf("timers: due at %d: %w", env.Height, err)
 	}
-	plan := &timerPlan{bf: e.LaneBasefees(bf, fees.LaneTimer)}
+	plan := &Plan{bf: bf}
 	if len(due) == 0 {
 		return plan, nil
 	}
@@ -326,18 +349,18 @@ func (e *Executor) planTimers(x0 *actors.Exec, bf fees.Basefees) (*timerPlan, er
 	}
 	cands := make([]timers.Candidate, 0, len(due))
 	for _, t := range due {
-		bid, err := e.timerBid(x0, t, plan.bf, last)
+		bid, err := l.timerBid(x0, t, plan.bf, last)
 		if err != nil {
 			return nil, err
 		}
 		cands = append(cands, timers.Candidate{Timer: t, Bid: bid})
 	}
-	plan.sel = timers.Select(cands, plan.bf, e.TimerLaneBudget())
+	plan.sel = timers.Select(cands, plan.bf, budget)
 	plan.claim = plan.sel.Cycles
 	return plan, nil
 }
 
-// deliverTimers is the second half of "Deliver Timers", run after the
+// Deliver is the second half of "Deliver Timers", run after the
 // block's transactions: it runs each planned timer as a message to
 // owner.handler(data), paid by the owner at the timer lane's basefees, and
 // defers the others. Selected timers are marked fired before they run (a
@@ -345,20 +368,20 @@ func (e *Executor) planTimers(x0 *actors.Exec, bf fees.Basefees) (*timerPlan, er
 // handler may cancel or reschedule freely; timers cancelled since the plan
 // are skipped. It returns the receipts, in execution order, followed by
 // one receipt carrying the TimerDeferred events if any timer was deferred.
-func (e *Executor) deliverTimers(x0 *actors.Exec, plan *timerPlan) ([]*types.Receipt, uint64, uint64, error) {
+func (l *Lane) Deliver(x0 *actors.Exec, plan *Plan) ([]*types.Receipt, uint64, uint64, error) {
 	o, env := x0.State(), x0.Env()
 	if plan == nil {
 		// A transaction of this block may have created the timer state:
 		// bring the queue to this height, as every later block does.
-		if active, err := timers.Active(o); err != nil || !active || !e.rt.HasVM() {
+		if active, err := timers.Active(o); err != nil || !active || !l.rt.HasVM() {
 			return nil, 0, 0, err
 		}
-		if _, err := e.timers.DueLimit(o, env.Height, 1); err != nil {
+		if _, err := l.q.DueLimit(o, env.Height, 1); err != nil {
 			return nil, 0, 0, fmt.Errorf("timers: advance to %d: %w", env.Height, err)
 		}
 		return nil, 0, 0, nil
 	}
-	q, sel, bf := e.timers, plan.sel, plan.bf
+	q, sel, bf := l.q, plan.sel, plan.bf
 	var out []*types.Receipt
 	var cycles, cells uint64
 	for _, c := range sel.Fire {
@@ -369,7 +392,7 @@ func (e *Executor) deliverTimers(x0 *actors.Exec, plan *timerPlan) ([]*types.Rec
 			}
 			continue
 		}
-		r, err := e.fireTimer(x0, c, bf)
+		r, err := l.fireTimer(x0, c, bf)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("timer %s: %w", c.Timer.ID, err)
 		}
@@ -426,14 +449,14 @@ func deferredLeft(q *timers.Queue, o *state.Overlay, cs []timers.Candidate) bool
 // call to get_gas_bid(context); any failure (no GBA, an error, running out
 // of its GBAQueryCycles, an undecodable answer, limits above the per-tx
 // maximums) gives the network default bid.
-func (e *Executor) timerBid(x0 *actors.Exec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
+func (l *Lane) timerBid(x0 *actors.Exec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
 	acc, err := x0.State().Account(t.Owner)
 	if err != nil {
 		return timers.Bid{}, err
 	}
 	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.Env().Height, BasefeeCycle: bf.Cycle,
 		BasefeeCell: bf.Cell, LastBlockCycleUsage: lastUsage, OwnerBalance: acc.Balance}
-	def := e.timers.Params().DefaultBid(bc)
+	def := l.q.Params().DefaultBid(bc)
 	if t.GBA == nil {
 		return def, nil
 	}
@@ -443,7 +466,7 @@ func (e *Executor) timerBid(x0 *actors.Exec, t timers.Timer, bf fees.Basefees, l
 		"basefee_cycle": bc.BasefeeCycle, "basefee_cell": bc.BasefeeCell,
 		"last_block_cycle_usage": bc.LastBlockCycleUsage, "owner_actor_balance": bc.OwnerBalance,
 	}
-	ret, _, err := e.rt.Query(x0.Context(), x0.State(), x0.Env(), *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
+	ret, _, err := l.rt.Query(x0.Context(), x0.State(), x0.Env(), *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
 	if err != nil {
 		if errors.Is(err, actors.ErrInfra) || !actors.IsFailure(err) {
 			return timers.Bid{}, fmt.Errorf("gba %s: %w", *t.GBA, err)
@@ -451,7 +474,7 @@ func (e *Executor) timerBid(x0 *actors.Exec, t timers.Timer, bf fees.Basefees, l
 		return def, nil
 	}
 	bid, ok := decodeBid(ret)
-	if !ok || bid.CyclesLimit > e.cfg.Fees.MaxTxCycles || bid.CellsLimit > e.cfg.Fees.MaxTxCells {
+	if !ok || bid.CyclesLimit > l.maxTxCycles || bid.CellsLimit > l.maxTxCells {
 		return def, nil
 	}
 	return bid, nil
@@ -484,9 +507,9 @@ func decodeBid(b []byte) (timers.Bid, bool) {
 // basefees plus the effective tips, like a transaction (fees.Settle): the
 // basefee part is burned, the tip goes to the proposer. An owner that
 // cannot reserve the maximum fee gets a failed receipt and pays nothing.
-func (e *Executor) fireTimer(x0 *actors.Exec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
+func (l *Lane) fireTimer(x0 *actors.Exec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
 	o, env, t, bid := x0.State(), x0.Env(), c.Timer, c.Bid
-	refund, err := e.timers.MarkFired(o, t.ID, env.Height)
+	refund, err := l.q.MarkFired(o, t.ID, env.Height)
 	if err != nil {
 		return nil, fmt.Errorf("mark fired: %w", err)
 	}
@@ -513,7 +536,7 @@ func (e *Executor) fireTimer(x0 *actors.Exec, c timers.Candidate, bf fees.Basefe
 		return nil, err
 	}
 	run := &actors.Meter{CyclesLimit: bid.CyclesLimit, CellsLimit: bid.CellsLimit}
-	x := e.rt.NewExec(x0.Context(), o, env, nil, types.TimerEscrowAddress, run, x0.Block())
+	x := l.rt.NewExec(x0.Context(), o, env, nil, types.TimerEscrowAddress, run, x0.Block())
 	var payload []byte
 	if len(t.Data) > 0 {
 		payload = append([]byte{0x81}, t.Data...) // CBOR [data]: the handler gets data as its one argument
