@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
@@ -60,8 +61,8 @@ type ExecutionReader interface {
 	ActorRequires(r state.Reader, a types.Address) (entitlement.Manifest, error)
 	ActorPins(r state.Reader, a types.Address) (map[string]types.Hash, error)
 	Libraries(r state.Reader, publisher types.Address) ([]actors.Library, error)
-	CallbackStats(r state.Reader, actor types.Address) (execution.CallbackStats, error)
-	CallbackDeliveries(r state.Reader, job types.Hash) ([]execution.CallbackDelivery, error)
+	CallbackStats(r state.Reader, actor types.Address) (joblane.CallbackStats, error)
+	CallbackDeliveries(r state.Reader, job types.Hash) ([]joblane.CallbackDelivery, error)
 }
 
 // NodeBackend is the Backend of a running node.
@@ -113,9 +114,9 @@ func (NodeBackend) ActorPins(r state.Reader, a types.Address) (map[string]types.
 func (NodeBackend) Libraries(r state.Reader, publisher types.Address) ([]actors.Library, error) {
 	return actors.ReadLibraries(r, publisher)
 }
-func (NodeBackend) CallbackStats(r state.Reader, actor types.Address) (execution.CallbackStats, error) {
-	return execution.ReadCallbackStats(r, actor)
+func (NodeBackend) CallbackStats(r state.Reader, actor types.Address) (joblane.CallbackStats, error) {
+	return joblane.ReadCallbackStats(r, actor)
 }
-func (NodeBackend) CallbackDeliveries(r state.Reader, job types.Hash) ([]execution.CallbackDelivery, error) {
-	return execution.ReadCallbackDeliveries(r, job)
+func (NodeBackend) CallbackDeliveries(r state.Reader, job types.Hash) ([]joblane.CallbackDelivery, error) {
+	return joblane.ReadCallbackDeliveries(r, job)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
@@ -121,7 +122,7 @@ type Executor struct {
 	timers  *timerlane.Lane
 	router  *router
 	runners *runners.Module
-	jobs    *jobs.Module
+	jobs    *joblane.Lane
 }
 
 // New returns an Executor for cfg.
@@ -161,12 +162,12 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	rt := actors.NewRuntime(cfg.VM, cfg.Limits, cfg.ChainID, cfg.Fees.MaxTxCells)
-	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, router: r, runners: registry, jobs: dispatcher}
+	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, router: r, runners: registry}
 	if ex.timers, err = timerlane.New(q, rt, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
-	if err := rt.Register(OpSubmitJob, ex.submitJobOp); err != nil {
-		return nil, err
+	if ex.jobs, err = joblane.New(rt, dispatcher, cfg.Offchain, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
 	}
 	return ex, nil
 }
@@ -322,12 +323,12 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	// The job callbacks due in this block claim their cycles from the
 	// runner lane the same way (offchain_lane.go), so they run inside the
 	// block's cycle cap.
-	cbPlan, err := e.planCallbacks(o, env.Height)
+	cbPlan, err := e.jobs.Plan(o, env.Height, e.CallbackBudget())
 	if err != nil {
 		return nil, fmt.Errorf("execution: plan job callbacks at %d: %w", env.Height, err)
 	}
-	claims.callbacks = cbPlan.claim
-	res.JobCallbackClaim = cbPlan.claim
+	claims.callbacks = cbPlan.Claim()
+	res.JobCallbackClaim = cbPlan.Claim()
 	var lts []laneTx
 	if mode == Verify {
 		lts, err = e.verifyLanes(txs, bf, claims, env.Seed)
@@ -373,7 +374,7 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	}
 	// The job lane (offchain_lane.go): deferred job callbacks, then the
 	// end-of-block sweep (timeouts, re-selection, refunds, settlement).
-	jobs, err := e.advanceJobs(tx0, cbPlan)
+	jobs, err := e.jobs.Advance(tx0, cbPlan)
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}

@@ -1,4 +1,4 @@
-package execution
+package joblane
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ const OpSubmitJob = "submit_job"
 const SubmitJobCycles = jobs.SubmitJobCycles
 
 // submitJobOp serves runtime.submit_job. Errors leave no state change.
-func (e *Executor) submitJobOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
+func (l *Lane) submitJobOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
 	x := h.Exec()
 	if req.ReadOnly || x.ReadOnly() {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
@@ -39,7 +39,7 @@ func (e *Executor) submitJobOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostR
 		return nil, err
 	}
 	mark := x.Mark()
-	id, err := e.jobs.With(x).SubmitJob(h.Actor(), spec)
+	id, err := l.jobs.With(x).SubmitJob(h.Actor(), spec)
 	if err != nil {
 		x.Rollback(mark)
 		if actors.IsFailure(err) {
