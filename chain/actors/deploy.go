@@ -282,6 +282,9 @@ func (x *Exec) deliver() error {
 			x.records[dropped.rec].Error = "not delivered: sender's handler failed"
 		}
 		x.queue = x.queue[:nQueue]
+		if x.failedMsg < 0 {
+			x.failedMsg = m.rec
+		}
 		rec.Status = types.ReceiptFailed
 		rec.Code = uint32(failureCode(err))
 		rec.Error = err.Error()
@@ -291,6 +294,7 @@ func (x *Exec) deliver() error {
 			}
 		}
 		if x.run.Cycles > x.run.CyclesLimit || x.run.Cells > x.run.CellsLimit {
+			x.failedMsg = m.rec // its delivery fails the transaction
 			return failf(system.CodeOutOfCycles, "OutOfCycles: out of cycles delivering messages")
 		}
 	}

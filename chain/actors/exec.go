@@ -38,6 +38,8 @@ type Exec struct {
 	mailbox   map[types.Address]int
 	readOnly  bool
 	deploying bool // running the deploy-time init handler
+	// failedMsg is the record index FailedMessage reports; -1: none.
+	failedMsg int
 }
 
 type queuedMsg struct {
@@ -108,7 +110,7 @@ func (m *BlockMeters) Clone() *BlockMeters { return m.clone() }
 // for a context that only carries the block) and, for the per-actor block
 // budget, by block (nil: no block budget).
 func (rt *Runtime) NewExec(ctx context.Context, o *state.Overlay, env system.Env, tx *types.Tx, origin types.Address, m *Meter, block *BlockMeters) *Exec {
-	return &Exec{ctx: ctx, rt: rt, o: o, env: env, tx: tx, origin: origin, run: m, block: block, mailbox: map[types.Address]int{}}
+	return &Exec{ctx: ctx, rt: rt, o: o, env: env, tx: tx, origin: origin, run: m, block: block, mailbox: map[types.Address]int{}, failedMsg: -1}
 }
 
 // Runtime returns the runtime x runs on.
@@ -122,6 +124,16 @@ func (x *Exec) Block() *BlockMeters { return x.block }
 
 // ReadOnly reports whether x is a read-only query.
 func (x *Exec) ReadOnly() bool { return x.readOnly }
+
+// FailedMessage is the index of the message whose failure the receipt
+// reports (types.Receipt.FailedMessage), nil when no message failed.
+func (x *Exec) FailedMessage() *uint64 {
+	if x.failedMsg < 0 {
+		return nil
+	}
+	i := uint64(x.failedMsg)
+	return &i
+}
 
 // Records returns the records of the messages x's handlers sent.
 func (x *Exec) Records() []types.MessageRecord { return x.records }

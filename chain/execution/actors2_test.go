@@ -162,6 +162,9 @@ func TestMessagingTree(t *testing.T) {
 			t.Fatalf("message %d: %+v", i, m)
 		}
 	}
+	if r.FailedMessage != nil {
+		t.Fatalf("no message failed, receipt names message %d", *r.FailedMessage)
+	}
 	if c.query(a, "hits", nil) != uint64(2) || c.query(b, "hits", nil) != uint64(3) {
 		t.Fatal("hit counts")
 	}
@@ -172,6 +175,10 @@ func TestMessagingTree(t *testing.T) {
 			t.Fatalf("message %+v", m)
 		}
 	}
+	// The receipt names the first message that failed on its own.
+	if fm := rs[0].FailedMessage; fm == nil || *fm != 0 {
+		t.Fatalf("FailedMessage = %v, want 0", fm)
+	}
 	if c.query(a, "hits", nil) != int64(-1) || c.query(b, "hits", nil) != uint64(3) {
 		t.Fatalf("effects: a=%v b=%v", c.query(a, "hits", nil), c.query(b, "hits", nil))
 	}
@@ -180,6 +187,9 @@ func TestMessagingTree(t *testing.T) {
 	last := rs[0].Messages[len(rs[0].Messages)-1]
 	if len(rs[0].Messages) != 32 || !strings.Contains(last.Error, "depth") {
 		t.Fatalf("depth cap: %d messages, last %+v", len(rs[0].Messages), last)
+	}
+	if fm := rs[0].FailedMessage; fm == nil || *fm != 31 {
+		t.Fatalf("depth cap: FailedMessage = %v, want 31 (the message whose send hit the cap)", fm)
 	}
 }
 

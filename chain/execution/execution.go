@@ -453,19 +453,20 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 		ret = []byte{}
 	}
 	return &types.Receipt{
-		TxHash:     tx.Hash(),
-		Status:     failed.Status,
-		Code:       failed.Code,
-		CyclesUsed: run.Cycles,
-		CellsUsed:  run.Cells,
-		FeePaid:    charge.Fee,
-		Burned:     charge.Burned,
-		Tip:        charge.Tip,
-		Events:     run.Events,
-		Error:      failed.Error,
-		Created:    created,
-		Return:     ret,
-		Messages:   x.Records(),
+		TxHash:        tx.Hash(),
+		Status:        failed.Status,
+		Code:          failed.Code,
+		CyclesUsed:    run.Cycles,
+		CellsUsed:     run.Cells,
+		FeePaid:       charge.Fee,
+		Burned:        charge.Burned,
+		Tip:           charge.Tip,
+		Events:        run.Events,
+		Error:         failed.Error,
+		Created:       created,
+		Return:        ret,
+		Messages:      x.Records(),
+		FailedMessage: x.FailedMessage(),
 	}, nil
 }
 

@@ -581,7 +581,7 @@ func (l *Lane) fireTimer(x0 *actors.Exec, c timers.Candidate, bf fees.Basefees) 
 	rcpt.FeePaid, rcpt.Burned, rcpt.Tip = fee, burned, tip
 	rcpt.Events = append([]types.Event{fired}, run.Events...)
 	rcpt.Return = ret
-	rcpt.Messages = x.Records()
+	rcpt.Messages, rcpt.FailedMessage = x.Records(), x.FailedMessage()
 	return rcpt, nil
 }
 

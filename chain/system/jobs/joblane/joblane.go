@@ -255,7 +255,7 @@ func (l *Lane) runCallback(x0 *actors.Exec, pc jobs.PendingCallback) (*types.Rec
 	rcpt.CyclesUsed, rcpt.CellsUsed = min(run.Cycles, run.CyclesLimit), min(run.Cells, run.CellsLimit)
 	rcpt.Events = append([]types.Event{ev}, run.Events...)
 	rcpt.Return = ret
-	rcpt.Messages = x.Records()
+	rcpt.Messages, rcpt.FailedMessage = x.Records(), x.FailedMessage()
 	return rcpt, nil
 }
 
