@@ -200,7 +200,13 @@ func commitmentOf(cj *apitypes.Job, a types.Address) (types.Hash, bool) {
 
 // machineJob is rec as the job machine sees it.
 func machineJob(rec *JobRecord) jobmachine.Job {
-	return jobmachine.Job{State: rec.State, Deadline: rec.Deadline, Commitment: rec.Commitment, TxKind: rec.TxKind, SelfRevealed: rec.SelfRevealed}
+	j := jobmachine.Job{State: rec.State, Deadline: rec.Deadline, Commitment: rec.Commitment, TxKind: rec.TxKind,
+		SelfRevealed: rec.SelfRevealed, ResultAttested: rec.ResultAttested}
+	if rec.State == StateAttesting {
+		spec, err := rec.DecodedSpec()
+		j.Deterministic = err == nil && spec.Verification.Mode == job.ModeDeterministic
+	}
+	return j
 }
 
 // observeChain fetches the chain's view of rec's job as a machine event.
@@ -230,7 +236,7 @@ func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Even
 		case jobmachine.CommitSeen:
 			return true, d.committed(ctx, rec)
 		case jobmachine.ClearTx:
-			rec.State, rec.Tx, rec.SelfRevealed = next.State, nil, next.SelfRevealed
+			rec.State, rec.Tx, rec.SelfRevealed, rec.ResultAttested = next.State, nil, next.SelfRevealed, next.ResultAttested
 			if a.Error != "" {
 				rec.Error = a.Error
 			}

@@ -47,6 +47,12 @@ type Job struct {
 	// attest_result, submit, reveal).
 	TxKind       string
 	SelfRevealed bool
+	// ResultAttested: our per-job TEE evidence landed, or was refused in
+	// a mode that does not need it; never sent twice.
+	ResultAttested bool
+	// Deterministic: the job's mode counts our result only with our
+	// per-job TEE evidence on chain.
+	Deterministic bool
 }
 
 // TxState is what the node knows of a persisted transaction.
@@ -194,6 +200,13 @@ func stepChain(j Job, c ChainJob) (Job, []Action) {
 			return j, []Action{Send{Kind: "reveal", Next: Revealing}}
 		}
 		return j, []Action{Wait{}}
+	case Attesting:
+		if !c.Ours || (c.Status != job.StateAssigned && c.Status != job.StateCommitted && c.Status != job.StateRevealed) {
+			// The result phase is over: what remains is the outcome.
+			j.State, j.TxKind, j.ResultAttested = Pushed, "", true
+			return j, []Action{ClearTx{}}
+		}
+		return j, []Action{Wait{}}
 	}
 	return j, nil
 }
@@ -237,6 +250,23 @@ func stepTx(j Job, t TxOutcome) (Job, []Action) {
 			return j, []Action{ClearTx{}}
 		}
 		return j, []Action{Wait{}}
+	case Attesting:
+		switch t.State {
+		case TxSuccess:
+			j.State, j.TxKind, j.ResultAttested = Committed, "", true
+			return j, []Action{ClearTx{}}
+		case TxFailed:
+			if j.Deterministic {
+				return finish(j, Failed, "failed", "per-job TEE evidence refused: "+t.Why)
+			}
+			// Other modes do not need the evidence and carry on.
+			j.State, j.TxKind, j.ResultAttested = Committed, "", true
+			return j, []Action{ClearTx{Error: "attest_result: " + t.Why}}
+		case TxUnknown:
+			j.State, j.TxKind = Committed, "" // rebuild
+			return j, []Action{ClearTx{}}
+		}
+		return j, nil // pending: the chain's view decides (ChainJob)
 	}
 	return j, nil
 }

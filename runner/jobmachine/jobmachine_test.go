@@ -19,6 +19,7 @@ func TestStep(t *testing.T) {
 	base := Job{Deadline: 10, Commitment: mine}
 	in := func(s State) Job { j := base; j.State = s; return j }
 	inTx := func(s State, kind string) Job { j := in(s); j.TxKind = kind; return j }
+	det := func(j Job) Job { j.Deterministic = true; return j }
 	cases := []struct {
 		name    string
 		job     Job
@@ -62,6 +63,16 @@ func TestStep(t *testing.T) {
 		{"reveal refused", inTx(Revealing, "reveal"), TxOutcome{State: TxFailed, Why: "closed"}, Revealed, []Action{ClearTx{Error: "reveal: closed"}}},
 		{"lost submission goes back to committed", inTx(Revealing, "submit"), TxOutcome{State: TxUnknown}, Committed, []Action{ClearTx{}}},
 		{"lost reveal goes back to pushed", inTx(Revealing, "reveal"), TxOutcome{State: TxUnknown}, Pushed, []Action{ClearTx{}}},
+		// per-job TEE evidence (tee_required jobs)
+		{"evidence landed", inTx(Attesting, "attest_result"), TxOutcome{State: TxSuccess}, Committed, []Action{ClearTx{}}},
+		{"evidence refused, deterministic", det(inTx(Attesting, "attest_result")), TxOutcome{State: TxFailed, Why: "bad quote"}, Failed,
+			[]Action{Finish{Failed, "failed", "per-job TEE evidence refused: bad quote"}}},
+		{"evidence refused, other mode", inTx(Attesting, "attest_result"), TxOutcome{State: TxFailed, Why: "bad quote"}, Committed,
+			[]Action{ClearTx{Error: "attest_result: bad quote"}}},
+		{"evidence tx lost: rebuild", inTx(Attesting, "attest_result"), TxOutcome{State: TxUnknown}, Committed, []Action{ClearTx{}}},
+		{"evidence pending", inTx(Attesting, "attest_result"), TxOutcome{State: TxPending}, Attesting, nil},
+		{"evidence pending, result phase open", inTx(Attesting, "attest_result"), at(6, job.StateCommitted), Attesting, []Action{Wait{}}},
+		{"evidence pending, result phase over", inTx(Attesting, "attest_result"), at(6, job.StateVerified), Pushed, []Action{ClearTx{}}},
 		// done / failed
 		{"finalized settles", in(Revealed), at(12, job.StateFinalized), Done, []Action{Settle{}}},
 		{"failed job settles", in(Pushed), at(12, job.StateFailed), Done, []Action{Settle{}}},
