@@ -88,20 +88,23 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 	if err != nil {
 		return d.finish(rec, StateFailed, "failed", err.Error())
 	}
+	// A fresh assignment stands as the JobAssigned event showed it; on
+	// resuming after a restart the chain may have moved on meanwhile.
+	ev := jobmachine.ChainJob{Height: d.Height(), Status: job.StateAssigned, Ours: true}
 	if rec.State == StateExecuting {
-		// Resuming after a restart: the chain may have moved on meanwhile.
-		cj, ours, err := d.chainJob(ctx, rec)
-		if err != nil {
+		var err error
+		if ev, _, err = d.observeChain(ctx, rec); err != nil {
 			return err
 		}
-		if !ours || cj.Status != job.StateAssigned || cj.Height > rec.Deadline {
-			return d.finish(rec, StateDone, "missed", "assignment ended while the runner was down (job "+cj.Status.String()+")")
-		}
 	}
-	if h := d.Height(); h > rec.Deadline {
-		return d.finish(rec, StateFailed, "missed", fmt.Sprintf("commit deadline %d passed before execution (height %d)", rec.Deadline, h))
+	next, acts := jobmachine.Step(machineJob(rec), ev)
+	if len(acts) == 0 {
+		return fmt.Errorf("job machine: nothing to do in state %s", rec.State)
 	}
-	rec.State = StateExecuting
+	if f, ok := acts[0].(jobmachine.Finish); ok {
+		return d.finish(rec, f.State, f.Outcome, f.Why)
+	}
+	rec.State = next.State // Executing: persisted before the executor runs
 	if err := d.put(rec); err != nil {
 		return err
 	}
