@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/jobmachine"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
@@ -255,13 +256,13 @@ func journalFloor(recs []*JobRecord) uint64 {
 }
 
 // txState is what the node knows of a persisted transaction.
-type txState int
+type txState = jobmachine.TxState
 
 const (
-	txUnknown txState = iota // not in the mempool nor a block: lost
-	txPending                // in the mempool
-	txSuccess                // included, succeeded
-	txFailed                 // included, failed
+	txUnknown = jobmachine.TxUnknown // not in the mempool nor a block: lost
+	txPending = jobmachine.TxPending // in the mempool
+	txSuccess = jobmachine.TxSuccess // included, succeeded
+	txFailed  = jobmachine.TxFailed  // included, failed
 )
 
 // persistedTx checks rec.Tx and re-submits it when the node lost it. It

@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/runner/jobmachine"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
@@ -87,20 +88,23 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 	if err != nil {
 		return d.finish(rec, StateFailed, "failed", err.Error())
 	}
+	// A fresh assignment stands as the JobAssigned event showed it; on
+	// resuming after a restart the chain may have moved on meanwhile.
+	ev := jobmachine.ChainJob{Height: d.Height(), Status: job.StateAssigned, Ours: true}
 	if rec.State == StateExecuting {
-		// Resuming after a restart: the chain may have moved on meanwhile.
-		cj, ours, err := d.chainJob(ctx, rec)
-		if err != nil {
+		var err error
+		if ev, _, err = d.observeChain(ctx, rec); err != nil {
 			return err
 		}
-		if !ours || cj.Status != job.StateAssigned || cj.Height > rec.Deadline {
-			return d.finish(rec, StateDone, "missed", "assignment ended while the runner was down (job "+cj.Status.String()+")")
-		}
 	}
-	if h := d.Height(); h > rec.Deadline {
-		return d.finish(rec, StateFailed, "missed", fmt.Sprintf("commit deadline %d passed before execution (height %d)", rec.Deadline, h))
+	next, acts := jobmachine.Step(machineJob(rec), ev)
+	if len(acts) == 0 {
+		return fmt.Errorf("job machine: nothing to do in state %s", rec.State)
 	}
-	rec.State = StateExecuting
+	if f, ok := acts[0].(jobmachine.Finish); ok {
+		return d.finish(rec, f.State, f.Outcome, f.Why)
+	}
+	rec.State = next.State // Executing: persisted before the executor runs
 	if err := d.put(rec); err != nil {
 		return err
 	}
@@ -197,30 +201,92 @@ func commitmentOf(cj *apitypes.Job, a types.Address) (types.Hash, bool) {
 	return types.Hash{}, false
 }
 
+// machineJob is rec as the job machine sees it.
+func machineJob(rec *JobRecord) jobmachine.Job {
+	j := jobmachine.Job{State: rec.State, Deadline: rec.Deadline, Commitment: rec.Commitment, TxKind: rec.TxKind,
+		SelfRevealed: rec.SelfRevealed, ResultAttested: rec.ResultAttested}
+	if rec.State == StateAttesting {
+		spec, err := rec.DecodedSpec()
+		j.Deterministic = err == nil && spec.Verification.Mode == job.ModeDeterministic
+	}
+	return j
+}
+
+// observeChain fetches the chain's view of rec's job as a machine event.
+func (d *Daemon) observeChain(ctx context.Context, rec *JobRecord) (jobmachine.ChainJob, *apitypes.Job, error) {
+	cj, ours, err := d.chainJob(ctx, rec)
+	if err != nil {
+		return jobmachine.ChainJob{}, nil, err
+	}
+	ev := jobmachine.ChainJob{Height: cj.Height, Status: cj.Status, Ours: ours, CommitMargin: d.o.CommitMarginBlocks}
+	if h, ok := commitmentOf(cj, d.self); ok {
+		ev.Commitment = &h
+	}
+	return ev, cj, nil
+}
+
+// advance steps the job machine with ev and performs its actions: the
+// record is persisted before any external effect. It reports whether the
+// step is over (the caller returns) rather than waiting for more events.
+func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Event, cj *apitypes.Job) (bool, error) {
+	next, acts := jobmachine.Step(machineJob(rec), ev)
+	for _, a := range acts {
+		switch a := a.(type) {
+		case jobmachine.Finish:
+			return true, d.finish(rec, a.State, a.Outcome, a.Why)
+		case jobmachine.Settle:
+			return true, d.settled(rec, cj)
+		case jobmachine.CommitSeen:
+			return true, d.committed(ctx, rec)
+		case jobmachine.ClearTx:
+			rec.State, rec.Tx, rec.SelfRevealed, rec.ResultAttested = next.State, nil, next.SelfRevealed, next.ResultAttested
+			if a.Error != "" {
+				rec.Error = a.Error
+			}
+			return true, d.put(rec)
+		case jobmachine.Send:
+			return true, d.sendEffect(ctx, rec, a)
+		case jobmachine.Release:
+			d.release(rec.ID)
+		case jobmachine.Wait:
+			return false, d.waitBlock(ctx)
+		default:
+			return true, fmt.Errorf("job machine: unexpected action %T in state %s", a, rec.State)
+		}
+	}
+	return false, nil
+}
+
+// sendEffect builds, persists and sends the transaction a Send action asks for.
+func (d *Daemon) sendEffect(ctx context.Context, rec *JobRecord, a jobmachine.Send) error {
+	switch a.Kind {
+	case "commit":
+		return d.sendPersisted(ctx, rec, "commit", a.Next, types.JobDispatcherAddress,
+			&types.CommitResult{JobID: rec.ID, Commitment: rec.Commitment})
+	case "reveal":
+		d.log.Info("aggregator timed out; revealing individually", "job", rec.ID)
+		rev := rec.Reveal(d.self)
+		b, err := rev.Encode()
+		if err != nil {
+			return err
+		}
+		return d.sendPersisted(ctx, rec, "reveal", a.Next, types.ResultVerifierAddress, &types.RevealResult{JobID: rec.ID, Reveal: b})
+	}
+	return fmt.Errorf("job machine: cannot send %q", a.Kind)
+}
+
 // commit sends the commitment unless the chain already has it.
 func (d *Daemon) commit(ctx context.Context, rec *JobRecord) error {
-	cj, ours, err := d.chainJob(ctx, rec)
+	ev, cj, err := d.observeChain(ctx, rec)
 	if err != nil {
 		return err
 	}
-	if h, ok := commitmentOf(cj, d.self); ok && ours {
-		return d.committed(ctx, rec, h)
-	}
-	if !ours || cj.Status != job.StateAssigned {
-		return d.finish(rec, StateDone, "dropped", "assignment ended before commit (job "+cj.Status.String()+")")
-	}
-	if cj.Height+d.o.CommitMarginBlocks > rec.Deadline {
-		return d.finish(rec, StateDone, "missed", fmt.Sprintf("result ready at height %d, too close to the commit deadline %d", cj.Height, rec.Deadline))
-	}
-	return d.sendPersisted(ctx, rec, "commit", StateCommitting, types.JobDispatcherAddress,
-		&types.CommitResult{JobID: rec.ID, Commitment: rec.Commitment})
+	_, err = d.advance(ctx, rec, ev, cj)
+	return err
 }
 
-func (d *Daemon) committed(ctx context.Context, rec *JobRecord, onChain types.Hash) error {
-	if onChain != rec.Commitment {
-		// Only possible if the data dir was replaced under a running key.
-		return d.finish(rec, StateFailed, "failed", "the chain holds a different commitment from this runner: refusing to reveal")
-	}
+// committed records that our commitment landed.
+func (d *Daemon) committed(ctx context.Context, rec *JobRecord) error {
 	if len(rec.Tx) > 0 && d.tx.wantsSample("commit") {
 		// The commitment was seen on the job before its receipt was read:
 		// read it now to size later commits' limits.
@@ -234,31 +300,23 @@ func (d *Daemon) committed(ctx context.Context, rec *JobRecord, onChain types.Ha
 	return d.put(rec)
 }
 
-// awaitCommit waits for the stored commit transaction to land.
+// awaitCommit waits for the stored commit transaction to land: the chain's
+// view first (the commitment seen, or the assignment over), then the
+// transaction's fate.
 func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 	for {
-		cj, ours, err := d.chainJob(ctx, rec)
+		ev, cj, err := d.observeChain(ctx, rec)
 		if err != nil {
 			return err
 		}
-		if h, ok := commitmentOf(cj, d.self); ok && ours {
-			return d.committed(ctx, rec, h)
-		}
-		if !ours || cj.Status != job.StateAssigned || cj.Height > rec.Deadline {
-			return d.finish(rec, StateDone, "missed", "commitment did not land before the deadline (job "+cj.Status.String()+")")
+		if done, err := d.advance(ctx, rec, ev, cj); done || err != nil {
+			return err
 		}
 		st, why, err := d.persistedTx(ctx, rec, "commit")
 		if err != nil {
 			return err
 		}
-		switch st {
-		case txFailed:
-			return d.finish(rec, StateDone, "missed", "commit transaction failed: "+why)
-		case txUnknown:
-			rec.State, rec.Tx = StateExecuted, nil
-			return d.put(rec)
-		}
-		if err := d.waitBlock(ctx); err != nil {
+		if done, err := d.advance(ctx, rec, jobmachine.TxOutcome{State: st, Why: why}, cj); done || err != nil {
 			return err
 		}
 	}
@@ -308,27 +366,11 @@ func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
 // aggregator timed out, and finishes when the job is settled or failed.
 func (d *Daemon) watch(ctx context.Context, rec *JobRecord) error {
 	for {
-		cj, ours, err := d.chainJob(ctx, rec)
+		ev, cj, err := d.observeChain(ctx, rec)
 		if err != nil {
 			return err
 		}
-		switch {
-		case cj.Status == job.StateFinalized || cj.Status == job.StateFailed:
-			return d.settled(rec, cj)
-		case !ours:
-			return d.finish(rec, StateDone, "dropped", "no longer in the committee")
-		case cj.Status == job.StateVerified:
-			d.release(rec.ID)
-		case cj.Status == job.StateRevealed && !rec.SelfRevealed:
-			d.log.Info("aggregator timed out; revealing individually", "job", rec.ID)
-			rev := rec.Reveal(d.self)
-			b, err := rev.Encode()
-			if err != nil {
-				return err
-			}
-			return d.sendPersisted(ctx, rec, "reveal", StateRevealing, types.ResultVerifierAddress, &types.RevealResult{JobID: rec.ID, Reveal: b})
-		}
-		if err := d.waitBlock(ctx); err != nil {
+		if done, err := d.advance(ctx, rec, ev, cj); done || err != nil {
 			return err
 		}
 	}
@@ -343,25 +385,14 @@ func (d *Daemon) awaitReveal(ctx context.Context, rec *JobRecord) error {
 			return err
 		}
 		switch st {
-		case txSuccess:
-			rec.State, rec.Tx, rec.SelfRevealed = StateRevealed, nil, rec.SelfRevealed || kind == "reveal"
+		case jobmachine.TxSuccess:
 			d.log.Info(kind+" included", "job", rec.ID)
-			return d.put(rec)
-		case txFailed:
+		case jobmachine.TxFailed:
 			// The job moved on (e.g. the aggregator's submission landed
 			// first, or the window closed): watch decides what remains.
 			d.log.Warn(kind+" transaction failed", "job", rec.ID, "err", why)
-			rec.State, rec.Tx, rec.Error = StateRevealed, nil, kind+": "+why
-			rec.SelfRevealed = rec.SelfRevealed || kind == "reveal"
-			return d.put(rec)
-		case txUnknown:
-			rec.State, rec.Tx = StatePushed, nil
-			if kind == "submit" {
-				rec.State = StateCommitted
-			}
-			return d.put(rec)
 		}
-		if err := d.waitBlock(ctx); err != nil {
+		if done, err := d.advance(ctx, rec, jobmachine.TxOutcome{State: st, Why: why}, nil); done || err != nil {
 			return err
 		}
 	}

@@ -13,33 +13,29 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/jobmachine"
 	bolt "go.etcd.io/bbolt"
 )
 
-// JobState is a step of a job's life on this runner. Each state is written
-// before the external effect it announces, so a restart always knows
-// whether an effect may have happened and checks the chain before repeating
-// it.
-type JobState string
+// JobState is a step of a job's life on this runner; the states and their
+// transitions are the job machine's (runner/jobmachine).
+type JobState = jobmachine.State
 
-// Job states, in order.
+// Job states, in order (jobmachine's).
 const (
-	StateAssigned   JobState = "assigned"   // seen in a JobAssigned event; spec stored
-	StateExecuting  JobState = "executing"  // executor started (repeating it is harmless)
-	StateExecuted   JobState = "executed"   // result, signature and commitment stored
-	StateCommitting JobState = "committing" // signed commit tx stored, then sent
-	StateCommitted  JobState = "committed"  // commitment seen on chain
-	StateAttesting  JobState = "attesting"  // signed tee_attest_result tx stored, then sent (tee_required jobs)
-	StatePushed     JobState = "pushed"     // result delivered to the aggregator
-	StateRevealing  JobState = "revealing"  // signed reveal / submission tx stored, then sent
-	StateRevealed   JobState = "revealed"   // reveal / submission seen on chain
-	StateDone       JobState = "done"       // the job reached a terminal chain state
-	StateDeclined   JobState = "declined"   // over capacity or unservable: never committed
-	StateFailed     JobState = "failed"     // execution or result check failed: never committed
+	StateAssigned   = jobmachine.Assigned
+	StateExecuting  = jobmachine.Executing
+	StateExecuted   = jobmachine.Executed
+	StateCommitting = jobmachine.Committing
+	StateCommitted  = jobmachine.Committed
+	StateAttesting  = jobmachine.Attesting
+	StatePushed     = jobmachine.Pushed
+	StateRevealing  = jobmachine.Revealing
+	StateRevealed   = jobmachine.Revealed
+	StateDone       = jobmachine.Done
+	StateDeclined   = jobmachine.Declined
+	StateFailed     = jobmachine.Failed
 )
-
-// Terminal reports whether nothing remains to do for the job.
-func (s JobState) Terminal() bool { return s == StateDone || s == StateDeclined || s == StateFailed }
 
 // JobRecord is this runner's durable view of one job assignment.
 type JobRecord struct {

@@ -8,8 +8,8 @@ import (
 	"fmt"
 
 	"github.com/cowboy-foundation/cowboy/attest"
-	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/jobmachine"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
@@ -112,26 +112,18 @@ func (d *Daemon) awaitResultAttestation(ctx context.Context, rec *JobRecord) err
 		}
 		switch st {
 		case txSuccess:
-			rec.State, rec.Tx, rec.ResultAttested = StateCommitted, nil, true
 			d.log.Info("result evidence recorded", "job", rec.ID)
-			return d.put(rec)
 		case txFailed:
-			spec, serr := rec.DecodedSpec()
-			if serr == nil && spec.Verification.Mode == job.ModeDeterministic {
-				return d.finish(rec, StateFailed, "failed", "per-job TEE evidence refused: "+why)
-			}
-			d.log.Warn("result evidence refused; continuing (not required by the job's mode)", "job", rec.ID, "err", why)
-			rec.State, rec.Tx, rec.ResultAttested, rec.Error = StateCommitted, nil, true, "attest_result: "+why
-			return d.put(rec)
-		case txUnknown:
-			rec.State, rec.Tx = StateCommitted, nil // rebuild
-			return d.put(rec)
+			d.log.Warn("result evidence refused", "job", rec.ID, "err", why)
 		}
-		cj, ours, err := d.chainJob(ctx, rec)
-		if err == nil && (!ours || (cj.Status != job.StateAssigned && cj.Status != job.StateCommitted && cj.Status != job.StateRevealed)) {
-			// The result phase is over: what remains is the outcome.
-			rec.State, rec.Tx, rec.ResultAttested = StatePushed, nil, true
-			return d.put(rec)
+		if done, err := d.advance(ctx, rec, jobmachine.TxOutcome{State: st, Why: why}, nil); done || err != nil {
+			return err
+		}
+		if ev, cj, err := d.observeChain(ctx, rec); err == nil {
+			if done, err := d.advance(ctx, rec, ev, cj); done || err != nil {
+				return err
+			}
+			continue // advance waited for the next block
 		}
 		if err := d.waitBlock(ctx); err != nil {
 			return err

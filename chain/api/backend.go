@@ -4,12 +4,14 @@ import (
 	"context"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
@@ -55,12 +57,12 @@ type Backend interface {
 type ExecutionReader interface {
 	Basefees(r state.Reader) (fees.Basefees, error)
 	ActorOwner(r state.Reader, a types.Address) (*types.Address, error)
-	ActorMeta(r state.Reader, a types.Address) (*execution.ActorMeta, error)
+	ActorMeta(r state.Reader, a types.Address) (*actors.ActorMeta, error)
 	ActorRequires(r state.Reader, a types.Address) (entitlement.Manifest, error)
 	ActorPins(r state.Reader, a types.Address) (map[string]types.Hash, error)
-	Libraries(r state.Reader, publisher types.Address) ([]execution.Library, error)
-	CallbackStats(r state.Reader, actor types.Address) (execution.CallbackStats, error)
-	CallbackDeliveries(r state.Reader, job types.Hash) ([]execution.CallbackDelivery, error)
+	Libraries(r state.Reader, publisher types.Address) ([]actors.Library, error)
+	CallbackStats(r state.Reader, actor types.Address) (joblane.CallbackStats, error)
+	CallbackDeliveries(r state.Reader, job types.Hash) ([]joblane.CallbackDelivery, error)
 }
 
 // NodeBackend is the Backend of a running node.
@@ -98,23 +100,23 @@ func (b NodeBackend) Faucet(to types.Address, value *big.Int) (types.Hash, error
 
 func (NodeBackend) Basefees(r state.Reader) (fees.Basefees, error) { return execution.Basefees(r) }
 func (NodeBackend) ActorOwner(r state.Reader, a types.Address) (*types.Address, error) {
-	return execution.ReadActorOwner(r, a)
+	return actors.ReadActorOwner(r, a)
 }
-func (NodeBackend) ActorMeta(r state.Reader, a types.Address) (*execution.ActorMeta, error) {
-	return execution.ReadActorMeta(r, a)
+func (NodeBackend) ActorMeta(r state.Reader, a types.Address) (*actors.ActorMeta, error) {
+	return actors.ReadActorMeta(r, a)
 }
 func (NodeBackend) ActorRequires(r state.Reader, a types.Address) (entitlement.Manifest, error) {
-	return execution.ReadActorRequires(r, a)
+	return actors.ReadActorRequires(r, a)
 }
 func (NodeBackend) ActorPins(r state.Reader, a types.Address) (map[string]types.Hash, error) {
-	return execution.ReadPins(r, a)
+	return actors.ReadPins(r, a)
 }
-func (NodeBackend) Libraries(r state.Reader, publisher types.Address) ([]execution.Library, error) {
-	return execution.ReadLibraries(r, publisher)
+func (NodeBackend) Libraries(r state.Reader, publisher types.Address) ([]actors.Library, error) {
+	return actors.ReadLibraries(r, publisher)
 }
-func (NodeBackend) CallbackStats(r state.Reader, actor types.Address) (execution.CallbackStats, error) {
-	return execution.ReadCallbackStats(r, actor)
+func (NodeBackend) CallbackStats(r state.Reader, actor types.Address) (joblane.CallbackStats, error) {
+	return joblane.ReadCallbackStats(r, actor)
 }
-func (NodeBackend) CallbackDeliveries(r state.Reader, job types.Hash) ([]execution.CallbackDelivery, error) {
-	return execution.ReadCallbackDeliveries(r, job)
+func (NodeBackend) CallbackDeliveries(r state.Reader, job types.Hash) ([]joblane.CallbackDelivery, error) {
+	return joblane.ReadCallbackDeliveries(r, job)
 }

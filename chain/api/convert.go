@@ -33,7 +33,7 @@ func receiptJSON(r *types.Receipt, height uint64, txIndex uint32) apitypes.Recei
 		TxHash: r.TxHash, Status: status, CyclesUsed: r.CyclesUsed, CellsUsed: r.CellsUsed,
 		FeePaid: r.FeePaid.String(), Burned: r.Burned.String(), Tip: r.Tip.String(),
 		Error: r.Error, Code: r.Code, Created: r.Created, Return: r.Return, Decoded: cborJSON(r.Return), Events: []apitypes.Event{},
-		Messages: r.Messages,
+		Messages: r.Messages, FailedMessage: r.FailedMessage,
 	}
 	if out.Messages == nil {
 		out.Messages = []types.MessageRecord{}

@@ -142,6 +142,9 @@ type Receipt struct {
 	Return     types.Bytes           `json:"return"`
 	Decoded    json.RawMessage       `json:"decoded"` // the return value as JSON, when it converts
 	Messages   []types.MessageRecord `json:"messages"`
+	// FailedMessage is the index in Messages of the message whose failure
+	// the receipt reports (types.Receipt.FailedMessage); absent when none.
+	FailedMessage *uint64 `json:"failed_message,omitempty"`
 }
 
 // TxStatus values.

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -107,7 +108,7 @@ func TestActorEntitlementGate(t *testing.T) {
 	before, dispatcher := escrow(), balanceOf(t, c, types.JobDispatcherAddress).String()
 	h := c.head().Height
 	r := call(bare, "timer", h+5)
-	if r.Status != types.ReceiptSuccess || len(timerEvents([]*types.Receipt{r}, execution.TopicTimerScheduled)) != 0 {
+	if r.Status != types.ReceiptSuccess || len(timerEvents([]*types.Receipt{r}, timerlane.TopicTimerScheduled)) != 0 {
 		t.Fatalf("caught refusal: %+v", r)
 	}
 	if e := lastErr(bare); !strings.Contains(e, `set_timer: missing entitlement "timers"`) {
@@ -128,7 +129,7 @@ func TestActorEntitlementGate(t *testing.T) {
 	// Timers only.
 	tm := deploy("timers", mustManifest("timers"))
 	r = call(tm, "timer", c.head().Height+5)
-	if len(timerEvents([]*types.Receipt{r}, execution.TopicTimerScheduled)) != 1 || lastErr(tm) != "" {
+	if len(timerEvents([]*types.Receipt{r}, timerlane.TopicTimerScheduled)) != 1 || lastErr(tm) != "" {
 		t.Fatalf("declared timers refused: %+v %q", r, lastErr(tm))
 	}
 	call(tm, "job", 2, []any{"api.example.com"})
@@ -170,7 +171,7 @@ func readRequires(t *testing.T, c *chain, a types.Address) entitlement.Manifest 
 	t.Helper()
 	var m entitlement.Manifest
 	if err := c.st.View(func(v *store.View) (err error) {
-		m, err = execution.ReadActorRequires(v, a)
+		m, err = actors.ReadActorRequires(v, a)
 		return err
 	}); err != nil {
 		t.Fatal(err)

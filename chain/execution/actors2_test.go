@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
@@ -34,7 +35,7 @@ class World:
 func pins(t *testing.T, c *chain, actor types.Address) map[string]types.Hash {
 	var out map[string]types.Hash
 	if err := c.st.View(func(v *store.View) (err error) {
-		out, err = execution.ReadPins(v, actor)
+		out, err = actors.ReadPins(v, actor)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestSeed000Example(t *testing.T) {
 	v1 := types.CodeHash([]byte(engineV1))
 	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
 	if err := c.st.View(func(v *store.View) error {
-		libs, err := execution.ReadLibraries(v, aliceAddr)
+		libs, err := actors.ReadLibraries(v, aliceAddr)
 		if err != nil || len(libs) != 1 || libs[0].Name != "engine" || libs[0].CodeHash != v1 || libs[0].Publisher != aliceAddr {
 			t.Fatalf("libraries %+v %v", libs, err)
 		}
@@ -74,7 +75,7 @@ func TestSeed000Example(t *testing.T) {
 			t.Fatalf("pins %v", p)
 		}
 		c.st.View(func(v *store.View) error {
-			if o, err := execution.ReadActorOwner(v, *rs[0].Created); err != nil || o == nil || *o != aliceAddr {
+			if o, err := actors.ReadActorOwner(v, *rs[0].Created); err != nil || o == nil || *o != aliceAddr {
 				t.Fatalf("owner %v %v", o, err)
 			}
 			return nil
@@ -114,7 +115,7 @@ func TestSeed000Example(t *testing.T) {
 	c.nonce[types.PubkeyToAddress(alice.PublicKey)]--
 	// Pin rows are unreachable from self.storage: a storage write to the
 	// pin key namespace only touches the actor's own storage prefix.
-	_ = execution.PinKey
+	_ = actors.PinKey
 }
 
 const pingPong = `from cowboy_sdk import actor, runtime
@@ -161,6 +162,9 @@ func TestMessagingTree(t *testing.T) {
 			t.Fatalf("message %d: %+v", i, m)
 		}
 	}
+	if r.FailedMessage != nil {
+		t.Fatalf("no message failed, receipt names message %d", *r.FailedMessage)
+	}
 	if c.query(a, "hits", nil) != uint64(2) || c.query(b, "hits", nil) != uint64(3) {
 		t.Fatal("hit counts")
 	}
@@ -171,6 +175,10 @@ func TestMessagingTree(t *testing.T) {
 			t.Fatalf("message %+v", m)
 		}
 	}
+	// The receipt names the first message that failed on its own.
+	if fm := rs[0].FailedMessage; fm == nil || *fm != 0 {
+		t.Fatalf("FailedMessage = %v, want 0", fm)
+	}
 	if c.query(a, "hits", nil) != int64(-1) || c.query(b, "hits", nil) != uint64(3) {
 		t.Fatalf("effects: a=%v b=%v", c.query(a, "hits", nil), c.query(b, "hits", nil))
 	}
@@ -179,6 +187,9 @@ func TestMessagingTree(t *testing.T) {
 	last := rs[0].Messages[len(rs[0].Messages)-1]
 	if len(rs[0].Messages) != 32 || !strings.Contains(last.Error, "depth") {
 		t.Fatalf("depth cap: %d messages, last %+v", len(rs[0].Messages), last)
+	}
+	if fm := rs[0].FailedMessage; fm == nil || *fm != 31 {
+		t.Fatalf("depth cap: FailedMessage = %v, want 31 (the message whose send hit the cap)", fm)
 	}
 }
 

@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
@@ -54,3 +55,11 @@ func ReadValidator(r state.Reader, a types.Address) (*ValidatorRecord, error) {
 func SetGenesisValidators(o *state.Overlay, vals []GenesisValidator, timestampMs uint64) {
 	validators.SetGenesisValidators(o, vals, timestampMs)
 }
+
+// The actor host moved to chain/actors.
+type (
+	// VM is actors.VM.
+	VM = actors.VM
+	// ActorLimits are actors.Limits.
+	ActorLimits = actors.Limits
+)

@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
@@ -25,6 +27,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -115,13 +118,12 @@ type Result struct {
 // Executor applies blocks. It is stateless apart from its configuration.
 type Executor struct {
 	cfg     Config
-	vm      VM
-	limits  ActorLimits
+	rt      *actors.Runtime
 	storage StorageParams
-	timers  *timers.Queue
+	timers  *timerlane.Lane
 	router  *router
 	runners *runners.Module
-	jobs    *jobs.Module
+	jobs    *joblane.Lane
 }
 
 // New returns an Executor for cfg.
@@ -129,7 +131,7 @@ func New(cfg Config) (*Executor, error) {
 	if err := cfg.Fees.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Limits.fill()
+	cfg.Limits.Fill()
 	registry := runners.New(cfg.Offchain)
 	cfg.Offchain = registry.Params()
 	if cfg.Timers == (timers.Params{}) {
@@ -160,7 +162,15 @@ func New(cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry, jobs: dispatcher}, nil
+	rt := actors.NewRuntime(cfg.VM, cfg.Limits, cfg.ChainID, cfg.Fees.MaxTxCells)
+	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, router: r, runners: registry}
+	if ex.timers, err = timerlane.New(q, rt, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if ex.jobs, err = joblane.New(rt, dispatcher, cfg.Offchain, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	return ex, nil
 }
 
 // TEEParams returns the TEE Verifier and Secrets Manager parameters.
@@ -170,7 +180,7 @@ func (e *Executor) TEEParams() TEEParams { return e.cfg.TEE }
 func (e *Executor) StorageParams() StorageParams { return e.storage }
 
 // HasVM reports whether actor instructions are supported.
-func (e *Executor) HasVM() bool { return e.vm != nil }
+func (e *Executor) HasVM() bool { return e.rt.HasVM() }
 
 // Config returns the executor's configuration.
 func (e *Executor) Config() Config { return e.cfg }
@@ -199,7 +209,7 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 	to, hasTo := tx.To()
 	switch in.(type) {
 	}
-	if in != nil && e.vm == nil {
+	if in != nil && !e.rt.HasVM() {
 		return nil, fmt.Errorf("%w: %s (this node runs without the PVM)", types.ErrUnsupported, in.InstructionKind())
 	}
 	switch v := in.(type) {
@@ -221,8 +231,8 @@ func (e *Executor) CheckTx(tx *types.Tx) (types.Instruction, error) {
 		if hasTo {
 			return nil, fmt.Errorf("%w: %s transactions have `to` = null", types.ErrMalformedTx, in.InstructionKind())
 		}
-		if p, ok := v.(*types.PublishLibrary); ok && !LibraryNameRE.MatchString(p.Name) {
-			return nil, fmt.Errorf("%w: library name %q must match %s", types.ErrBadPayload, p.Name, LibraryNameRE)
+		if p, ok := v.(*types.PublishLibrary); ok && !actors.LibraryNameRE.MatchString(p.Name) {
+			return nil, fmt.Errorf("%w: library name %q must match %s", types.ErrBadPayload, p.Name, actors.LibraryNameRE)
 		}
 	default:
 		return nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
@@ -292,34 +302,34 @@ func SetBasefees(o *state.Overlay, b fees.Basefees) {
 // other than the canonical one fails the block.
 func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs []*types.Tx, mode Mode) (*Result, error) {
 	o := state.NewOverlay(r)
-	meters := &blockMeters{actorCycles: map[types.Address]uint64{}}
+	meters := actors.NewBlockMeters()
 	bf, err := Basefees(o)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Basefees: bf}
-	if err := pruneDedup(o, env.Height, e.limits.DedupWindow); err != nil {
+	if err := e.rt.PruneDedup(o, env.Height); err != nil {
 		return nil, err
 	}
 	// Deliver Timers, part 1 (spec 002 §3.3): the timer lane's claim is
 	// fixed before the transactions so its unused reservation spills to them.
-	plan, err := e.planTimers(&txExec{ctx: ctx, ex: e, o: o, env: env, block: meters}, bf)
+	plan, err := e.timers.Plan(e.rt.NewExec(ctx, o, env, nil, types.Address{}, nil, meters), e.LaneBasefees(bf, fees.LaneTimer), e.TimerLaneBudget())
 	if err != nil {
 		return nil, fmt.Errorf("execution: plan timers at %d: %w", env.Height, err)
 	}
 	var claims blockClaims
 	if plan != nil {
-		claims.timers = plan.claim
+		claims.timers = plan.Claim()
 	}
 	// The job callbacks due in this block claim their cycles from the
 	// runner lane the same way (offchain_lane.go), so they run inside the
 	// block's cycle cap.
-	cbPlan, err := e.planCallbacks(o, env.Height)
+	cbPlan, err := e.jobs.Plan(o, env.Height, e.CallbackBudget())
 	if err != nil {
 		return nil, fmt.Errorf("execution: plan job callbacks at %d: %w", env.Height, err)
 	}
-	claims.callbacks = cbPlan.claim
-	res.JobCallbackClaim = cbPlan.claim
+	claims.callbacks = cbPlan.Claim()
+	res.JobCallbackClaim = cbPlan.Claim()
 	var lts []laneTx
 	if mode == Verify {
 		lts, err = e.verifyLanes(txs, bf, claims, env.Seed)
@@ -338,10 +348,10 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 			res.Rejected = append(res.Rejected, Rejection{Tx: tx, Err: err})
 			continue
 		}
-		before, metersBefore := o.Snapshot(), meters.clone()
+		before, metersBefore := o.Snapshot(), meters.Clone()
 		rcpt, err := e.applyTx(ctx, o, env, e.LaneBasefees(bf, lt.lane), tx, in, meters)
 		if err != nil {
-			if mode == Build && errors.Is(err, errInfra) && ctx.Err() == nil {
+			if mode == Build && errors.Is(err, actors.ErrInfra) && ctx.Err() == nil {
 				// The node failed running this transaction (a crashed PVM
 				// worker, say): leave it out, leaving no trace of the attempt,
 				// rather than stall the chain retrying it every block.
@@ -358,14 +368,14 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 		res.CellsUsed += rcpt.CellsUsed
 	}
 	// Deliver Timers, part 2: due timers run after the transactions.
-	tx0 := &txExec{ctx: ctx, ex: e, o: o, env: env, block: meters}
-	trs, tcycles, tcells, err := e.deliverTimers(tx0, plan)
+	tx0 := e.rt.NewExec(ctx, o, env, nil, types.Address{}, nil, meters)
+	trs, tcycles, tcells, err := e.timers.Deliver(tx0, plan)
 	if err != nil {
 		return nil, fmt.Errorf("execution: deliver timers at %d: %w", env.Height, err)
 	}
 	// The job lane (offchain_lane.go): deferred job callbacks, then the
 	// end-of-block sweep (timeouts, re-selection, refunds, settlement).
-	jobs, err := e.advanceJobs(tx0, cbPlan)
+	jobs, err := e.jobs.Advance(tx0, cbPlan)
 	if err != nil {
 		return nil, fmt.Errorf("execution: advance jobs at %d: %w", env.Height, err)
 	}
@@ -391,17 +401,10 @@ func (e *Executor) Apply(ctx context.Context, r state.Reader, env BlockEnv, txs 
 	return res, nil
 }
 
-// txRun tracks one transaction's meters.
-type txRun struct {
-	cycles, cells           uint64
-	cyclesLimit, cellsLimit uint64
-	events                  []types.Event
-}
-
 // applyTx executes one valid transaction. Errors returned here are internal
 // (state corruption); a transaction that fails on its own merits produces a
 // failed receipt instead.
-func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, bf fees.Basefees, tx *types.Tx, in types.Instruction, meters *blockMeters) (*types.Receipt, error) {
+func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, bf fees.Basefees, tx *types.Tx, in types.Instruction, meters *actors.BlockMeters) (*types.Receipt, error) {
 	from, _ := tx.Sender()
 	acc, err := o.Account(from)
 	if err != nil {
@@ -413,25 +416,25 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 	acc.Balance.Sub(acc.Balance, reserve)
 	o.SetAccount(from, acc)
 
-	run := &txRun{cyclesLimit: tx.CyclesLimit(), cellsLimit: tx.CellsLimit()}
-	run.cycles, run.cells = fees.Intrinsic(tx, in)
-	x := &txExec{ctx: ctx, ex: e, o: o, env: env, tx: tx, origin: from, run: run, block: meters, mailbox: map[types.Address]int{}}
+	run := &actors.Meter{CyclesLimit: tx.CyclesLimit(), CellsLimit: tx.CellsLimit()}
+	run.Cycles, run.Cells = fees.Intrinsic(tx, in)
+	x := e.rt.NewExec(ctx, o, env, tx, from, run, meters)
 	snap := o.Snapshot()
 	created, ret, execErr := e.dispatch(x, tx, in, from)
 	failed := &types.Receipt{Status: types.ReceiptSuccess}
 	if execErr != nil {
-		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+		if !actors.IsFailure(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
 		}
 		o.RevertTo(snap)
-		run.events = nil
+		run.Events = nil
 		created, ret = nil, nil
-		markFailed(failed, x.records, execErr, "reverted with the transaction")
+		actors.MarkFailed(failed, x.Records(), execErr, "reverted with the transaction")
 	}
-	run.cycles = min(run.cycles, tx.CyclesLimit())
-	run.cells = min(run.cells, tx.CellsLimit())
+	run.Cycles = min(run.Cycles, tx.CyclesLimit())
+	run.Cells = min(run.Cells, tx.CellsLimit())
 
-	charge := fees.Settle(tx, bf, run.cycles, run.cells)
+	charge := fees.Settle(tx, bf, run.Cycles, run.Cells)
 	refund := new(big.Int).Sub(reserve, charge.Fee)
 	if refund.Sign() < 0 {
 		return nil, fmt.Errorf("settlement exceeds reservation (%s > %s)", charge.Fee, reserve)
@@ -451,23 +454,24 @@ func (e *Executor) applyTx(ctx context.Context, o *state.Overlay, env BlockEnv, 
 		ret = []byte{}
 	}
 	return &types.Receipt{
-		TxHash:     tx.Hash(),
-		Status:     failed.Status,
-		Code:       failed.Code,
-		CyclesUsed: run.cycles,
-		CellsUsed:  run.cells,
-		FeePaid:    charge.Fee,
-		Burned:     charge.Burned,
-		Tip:        charge.Tip,
-		Events:     run.events,
-		Error:      failed.Error,
-		Created:    created,
-		Return:     ret,
-		Messages:   x.records,
+		TxHash:        tx.Hash(),
+		Status:        failed.Status,
+		Code:          failed.Code,
+		CyclesUsed:    run.Cycles,
+		CellsUsed:     run.Cells,
+		FeePaid:       charge.Fee,
+		Burned:        charge.Burned,
+		Tip:           charge.Tip,
+		Events:        run.Events,
+		Error:         failed.Error,
+		Created:       created,
+		Return:        ret,
+		Messages:      x.Records(),
+		FailedMessage: x.FailedMessage(),
 	}, nil
 }
 
-func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from types.Address) (*types.Address, []byte, error) {
+func (e *Executor) dispatch(x *actors.Exec, tx *types.Tx, in types.Instruction, from types.Address) (*types.Address, []byte, error) {
 	if k, ok := e.router.lookup(in); ok {
 		ret, err := k.Handle(x, from, in)
 		return nil, ret, err
@@ -475,23 +479,23 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 	switch v := in.(type) {
 	case nil:
 		to, _ := tx.To()
-		return nil, nil, transfer(x.o, from, to, tx.Value(), x.run)
+		return nil, nil, transfer(x.State(), from, to, tx.Value(), x.Meter())
 	case *types.Deploy:
-		return x.deploy(from, v)
+		return x.Deploy(from, v)
 	case *types.Call:
 		to, _ := tx.To()
-		ret, err := x.call(from, to, v)
+		ret, err := x.Call(from, to, v)
 		return nil, ret, err
 	case *types.PublishLibrary:
 		if tx.Value().Sign() != 0 {
-			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
+			return nil, nil, system.Failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
-		return nil, nil, x.publishLibrary(from, v)
+		return nil, nil, x.PublishLibrary(from, v)
 	case *types.RemoveLibrary:
 		if tx.Value().Sign() != 0 {
-			return nil, nil, failf(system.CodeValueNotAccepted, "library instructions carry no value")
+			return nil, nil, system.Failf(system.CodeValueNotAccepted, "library instructions carry no value")
 		}
-		return nil, nil, x.removeLibrary(from, v)
+		return nil, nil, x.RemoveLibrary(from, v)
 	}
 	return nil, nil, fmt.Errorf("%w: %s", types.ErrUnsupported, in.InstructionKind())
 }
@@ -499,24 +503,12 @@ func (e *Executor) dispatch(x *txExec, tx *types.Tx, in types.Instruction, from 
 // Query runs a handler read-only against r: no state change, no fee, at
 // most Limits.QueryCycles cycles. It returns the canonical CBOR result.
 func (e *Executor) Query(ctx context.Context, r state.Reader, env BlockEnv, actor, caller types.Address, handler string, args []byte) ([]byte, uint64, error) {
-	return e.query(ctx, r, env, actor, caller, handler, args, e.limits.QueryCycles)
-}
-
-// query is Query with a cycle budget.
-func (e *Executor) query(ctx context.Context, r state.Reader, env BlockEnv, actor, caller types.Address, handler string, args []byte, cycles uint64) ([]byte, uint64, error) {
-	if e.vm == nil {
-		return nil, 0, fmt.Errorf("%w: queries need the PVM", types.ErrUnsupported)
-	}
-	o := state.NewOverlay(r)
-	run := &txRun{cyclesLimit: cycles, cellsLimit: e.cfg.Fees.MaxTxCells}
-	x := &txExec{ctx: ctx, ex: e, o: o, env: env, origin: caller, run: run, mailbox: map[types.Address]int{}, readOnly: true}
-	ret, err := x.invoke(actor, caller, new(big.Int), handler, args, false, 0, -1)
-	return ret, run.cycles, err
+	return e.rt.Query(ctx, r, env, actor, caller, handler, args, e.rt.Limits().QueryCycles)
 }
 
 // IsActorError reports whether err is a deterministic failure of actor
 // code or of an actor instruction (as opposed to a node failure).
-func IsActorError(err error) bool { return isActorError(err) }
+func IsActorError(err error) bool { return actors.IsFailure(err) }
 
 // TransferEvent is the data of the "transfer" event every value transfer emits.
 type TransferEvent struct {
@@ -528,7 +520,7 @@ type TransferEvent struct {
 // TransferTopic is the topic of native value transfer events.
 const TransferTopic = "transfer"
 
-func transfer(o *state.Overlay, from, to types.Address, v *big.Int, run *txRun) error {
+func transfer(o *state.Overlay, from, to types.Address, v *big.Int, run *actors.Meter) error {
 	if v.Sign() == 0 {
 		return nil
 	}
@@ -538,10 +530,20 @@ func transfer(o *state.Overlay, from, to types.Address, v *big.Int, run *txRun) 
 	if err := o.AddBalance(to, v); err != nil {
 		return err
 	}
-	run.events = append(run.events, types.Event{
+	run.Events = append(run.Events, types.Event{
 		Emitter: from,
 		Topic:   TransferTopic,
 		Data:    codec.MustMarshal(&TransferEvent{From: from, To: to, Value: v}),
 	})
 	return nil
+}
+
+// Timers returns the executor's timer queue (read it over a state.Overlay).
+func (e *Executor) Timers() *timers.Queue { return e.timers.Queue() }
+
+// TimerLaneBudget is the cycles the timer lane may claim per block: its
+// reservation, 20% of the block's target cycles at genesis (spec 002
+// §17.9: 2,000,000 of 10,000,000; fees.LaneSchedule.TimerBps).
+func (e *Executor) TimerLaneBudget() uint64 {
+	return e.LaneCaps().Reserved[fees.LaneTimer]
 }

@@ -271,3 +271,35 @@ func (e *Executor) verifyLanes(txs []*types.Tx, bf fees.Basefees, cl blockClaims
 	}
 	return out, nil
 }
+
+// CallbackBudget is the most cycles job callbacks may claim in one block:
+// OffchainParams.CallbackBlockCycles, or by default half the runner lane's
+// reserved cycles. The claim is taken out of the runner lane's reservation
+// before the block's runner-lane transactions, which get what is left of it
+// (and compete for the rest of the block beyond that); with the default,
+// runner transactions keep at least half the reservation however many
+// callbacks are waiting, so results and reveals land on time under a
+// callback backlog.
+func (e *Executor) CallbackBudget() uint64 { return callbackBudget(e.cfg) }
+
+func callbackBudget(cfg Config) uint64 {
+	if b := cfg.Offchain.CallbackBlockCycles; b > 0 {
+		return b
+	}
+	return cfg.Lanes.Caps(cfg.Fees).Reserved[fees.LaneRunner] / 2
+}
+
+// checkCallbackBudget refuses a configuration under which no callback could
+// ever be delivered (one callback larger than the budget) or the callback
+// claim could crowd the timer lane's reservation out of the block.
+func checkCallbackBudget(cfg Config) error {
+	caps := cfg.Lanes.Caps(cfg.Fees)
+	b := callbackBudget(cfg)
+	if per := cfg.Offchain.CallbackCycles; per > b {
+		return fmt.Errorf("offchain: a job callback's %d cycles exceed the per-block callback budget %d", per, b)
+	}
+	if room := caps.Total - caps.Reserved[fees.LaneTimer]; b > room {
+		return fmt.Errorf("offchain: callback budget %d exceeds the %d cycles a block holds beside the timer lane", b, room)
+	}
+	return nil
+}

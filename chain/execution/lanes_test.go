@@ -15,6 +15,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -369,7 +370,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 		}
 		// Which GBA each scheduled timer named: read the records.
 		if err := p.st.View(func(sv *store.View) error {
-			for _, ev := range timerEvents(res.Receipts, execution.TopicTimerScheduled) {
+			for _, ev := range timerEvents(res.Receipts, timerlane.TopicTimerScheduled) {
 				tm, err := p.ex.Timers().Get(state.NewOverlay(sv), ev.ID)
 				if err != nil {
 					return err
@@ -384,7 +385,7 @@ func TestTimerLaneUnderSaturation(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		fired := timerEvents(res.Receipts, execution.TopicTimerFired)
+		fired := timerEvents(res.Receipts, timerlane.TopicTimerFired)
 		claim := uint64(0)
 		for _, f := range fired {
 			if _, ok := gbaOfTimer[f.ID]; ok {

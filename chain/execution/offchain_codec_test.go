@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -19,8 +19,8 @@ func FuzzOffchainRecords(f *testing.F) {
 		&registry.Delegation{Delegator: types.Address{1}, Amount: big.NewInt(5), Since: 7},
 		&registry.Tranche{Owner: types.Address{1}, Runner: types.Address{2}, Amount: new(big.Int).Lsh(big.NewInt(1), 100), Release: 9},
 		&jobs.PendingCallback{JobID: types.Hash{3}, Status: "verified", Actor: types.Address{4}, Handler: "cb", Payload: types.Bytes{0x80}, QueuedAt: 2},
-		&[]execution.CallbackDelivery{{Status: "failed", Height: 3, OK: false, Error: "x", Hash: types.Hash{5}}},
-		&execution.CallbackStats{Delivered: 3, Failed: 1},
+		&[]joblane.CallbackDelivery{{Status: "failed", Height: 3, OK: false, Error: "x", Hash: types.Hash{5}}},
+		&joblane.CallbackStats{Delivered: 3, Failed: 1},
 		&registry.Runner{Address: types.Address{6}, Stake: big.NewInt(1), Delegated: big.NewInt(2), CommissionBps: 500, Status: 1},
 	}
 	for i, s := range seeds {
@@ -36,9 +36,9 @@ func FuzzOffchainRecords(f *testing.F) {
 		case 2:
 			v = &jobs.PendingCallback{}
 		case 3:
-			v = &[]execution.CallbackDelivery{}
+			v = &[]joblane.CallbackDelivery{}
 		case 4:
-			v = &execution.CallbackStats{}
+			v = &joblane.CallbackStats{}
 		default:
 			v = &registry.Runner{}
 		}

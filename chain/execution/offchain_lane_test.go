@@ -16,6 +16,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -59,7 +61,7 @@ func TestContinuationExample(t *testing.T) {
 	}
 	verifiedAt := c.head().Height
 	rs = c.ok()
-	if len(rs) != 1 || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") || !hasEvent(rs[0], types.TimerEscrowAddress, execution.TopicTimerCancelled) {
+	if len(rs) != 1 || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") || !hasEvent(rs[0], types.TimerEscrowAddress, timerlane.TopicTimerCancelled) {
 		t.Fatalf("callback receipt %+v", rs)
 	}
 	alerts := c.query(w, "alerts", nil).([]any)
@@ -138,8 +140,8 @@ func TestCallbackBudgetSpills(t *testing.T) {
 		}
 	}
 	for _, o := range oracles {
-		var st execution.CallbackStats
-		c.st.View(func(v *store.View) (err error) { st, err = execution.ReadCallbackStats(v, o); return err })
+		var st joblane.CallbackStats
+		c.st.View(func(v *store.View) (err error) { st, err = joblane.ReadCallbackStats(v, o); return err })
 		if st.Delivered != 1 || st.Failed != 0 {
 			t.Fatalf("callback stats of %s: %+v", o, st)
 		}
@@ -152,8 +154,8 @@ func TestCallbackBudgetSpills(t *testing.T) {
 	if len(rs) != 1 || rs[0].Status != types.ReceiptFailed || !hasEvent(rs[0], types.ResultVerifierAddress, "JobCallback") {
 		t.Fatalf("failing callback receipt %+v", rs)
 	}
-	var st execution.CallbackStats
-	c.st.View(func(v *store.View) (err error) { st, err = execution.ReadCallbackStats(v, bad); return err })
+	var st joblane.CallbackStats
+	c.st.View(func(v *store.View) (err error) { st, err = joblane.ReadCallbackStats(v, bad); return err })
 	if st.Delivered != 1 || st.Failed != 1 {
 		t.Fatalf("callback stats of the failing actor: %+v", st)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	registry "github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -264,12 +265,12 @@ func TestJobLifecycleMajorityVote(t *testing.T) {
 		t.Fatalf("callback ran in the verifying transaction: %v", got)
 	}
 	rs = c.ok()
-	if len(rs) != 1 || rs[0].TxHash != execution.JobCallbackReceiptHash(id, "verified", c.head().Height) ||
+	if len(rs) != 1 || rs[0].TxHash != joblane.JobCallbackReceiptHash(id, "verified", c.head().Height) ||
 		!hasEvent(rs[0], verifier, "JobCallback") || rs[0].CyclesUsed == 0 {
 		t.Fatalf("callback receipt %+v", rs)
 	}
-	var ds []execution.CallbackDelivery
-	c.st.View(func(v *store.View) (err error) { ds, err = execution.ReadCallbackDeliveries(v, id); return err })
+	var ds []joblane.CallbackDelivery
+	c.st.View(func(v *store.View) (err error) { ds, err = joblane.ReadCallbackDeliveries(v, id); return err })
 	if len(ds) != 1 || !ds[0].OK || ds[0].Status != "verified" || ds[0].Hash != rs[0].TxHash || ds[0].Height != c.head().Height {
 		t.Fatalf("callback deliveries %+v", ds)
 	}
@@ -462,7 +463,7 @@ func TestJobTimeoutReselectsThenRefunds(t *testing.T) {
 	for !readJob(t, c, id).State.Terminal() {
 		sweep = c.ok()
 	}
-	if len(sweep) != 1 || sweep[0].TxHash != execution.JobSweepReceiptHash(c.head().Height) ||
+	if len(sweep) != 1 || sweep[0].TxHash != joblane.JobSweepReceiptHash(c.head().Height) ||
 		!hasEvent(sweep[0], types.JobDispatcherAddress, "JobFailed") || !hasEvent(sweep[0], types.JobDispatcherAddress, "JobSettled") {
 		t.Fatalf("sweep receipts %+v", sweep)
 	}

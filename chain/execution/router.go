@@ -1,12 +1,9 @@
 package execution
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"math/big"
 
-	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -46,53 +43,12 @@ func (r *router) lookup(in types.Instruction) (system.Kind, bool) {
 
 // endBlock runs every module's end-of-block step in a context of its own
 // (no transaction, no budget; its events are not recorded).
-func (r *router) endBlock(x0 *txExec) error {
+func (r *router) endBlock(x0 *actors.Exec) error {
 	for _, m := range r.modules {
-		x := &txExec{ctx: x0.ctx, ex: x0.ex, o: x0.o, env: x0.env, run: &txRun{}, block: x0.block, mailbox: map[types.Address]int{}}
+		x := x0.Runtime().NewExec(x0.Context(), x0.State(), x0.Env(), nil, types.Address{}, &actors.Meter{}, x0.Block())
 		if err := m.EndBlock(x); err != nil {
 			return fmt.Errorf("%s: %w", m.Name(), err)
 		}
 	}
 	return nil
-}
-
-// txExec is the system modules' transaction context (system.Tx).
-var _ system.Tx = (*txExec)(nil)
-
-func (x *txExec) Context() context.Context { return x.ctx }
-func (x *txExec) State() *state.Overlay    { return x.o }
-func (x *txExec) Env() system.Env          { return x.env }
-func (x *txExec) Transaction() *types.Tx   { return x.tx }
-
-func (x *txExec) Charge(cycles, cells uint64) error { return x.charge(cycles, cells) }
-
-func (x *txExec) Emit(emitter types.Address, ev system.EventData) { x.emit(emitter, ev) }
-
-func (x *txExec) MoveValue(from, to types.Address, v *big.Int) error { return x.moveValue(from, to, v) }
-
-// emit records a typed event in the transaction's receipt.
-func (x *txExec) emit(emitter types.Address, ev system.EventData) {
-	x.run.events = append(x.run.events, system.Event(emitter, ev))
-}
-
-// failureCode is the receipt code of a transaction, timer or callback that
-// failed with err.
-func failureCode(err error) system.Code {
-	if !system.IsFailure(err) && errors.Is(err, types.ErrInsufficientBalance) {
-		return system.CodeInsufficientBalance
-	}
-	return system.CodeOf(err)
-}
-
-// markFailed fails rcpt with err and reverts its message records: those
-// that had succeeded or were still queued now fail as reverted (why).
-func markFailed(rcpt *types.Receipt, records []types.MessageRecord, err error, why string) {
-	rcpt.Status, rcpt.Code, rcpt.Error = types.ReceiptFailed, uint32(failureCode(err)), err.Error()
-	for i := range records {
-		r := &records[i]
-		if r.Status == types.ReceiptSuccess || r.Code == uint32(system.CodePending) {
-			r.Code, r.Error = uint32(system.CodeReverted), why
-		}
-		r.Status = types.ReceiptFailed
-	}
 }

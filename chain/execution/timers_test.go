@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -77,12 +78,12 @@ func auditSupply(t *testing.T, c *chain) {
 	}
 }
 
-func timerEvents(rs []*types.Receipt, topic string) []execution.TimerEvent {
-	var out []execution.TimerEvent
+func timerEvents(rs []*types.Receipt, topic string) []timerlane.TimerEvent {
+	var out []timerlane.TimerEvent
 	for _, r := range rs {
 		for _, ev := range r.Events {
 			if ev.Topic == topic && ev.Emitter == types.TimerEscrowAddress {
-				var te execution.TimerEvent
+				var te timerlane.TimerEvent
 				if err := codec.Unmarshal(ev.Data, &te); err != nil {
 					panic(err)
 				}
@@ -105,7 +106,7 @@ func TestTimerOneShotFiresAndRefunds(t *testing.T) {
 	clock := deployValue(c, alice, timerActor, "c", cby(1), nil)
 	s := c.head().Height + 1
 	rs := c.ok(c.tx(alice, &clock, &types.Call{Handler: "schedule", Args: cborArgs([]any{s + 3, map[string]any{"n": 7}})}, 0))
-	sched := timerEvents(rs, execution.TopicTimerScheduled)
+	sched := timerEvents(rs, timerlane.TopicTimerScheduled)
 	if len(sched) != 1 || sched[0].Target != s+3 || sched[0].Owner != clock || sched[0].Amount.Sign() <= 0 {
 		t.Fatalf("scheduled events %+v", sched)
 	}
@@ -121,10 +122,10 @@ func TestTimerOneShotFiresAndRefunds(t *testing.T) {
 	}
 	before := balanceOf(t, c, clock)
 	rs = c.ok()
-	if len(rs) != 1 || rs[0].TxHash != execution.TimerReceiptHash(id, s+3) || rs[0].CyclesUsed == 0 || rs[0].FeePaid.Sign() <= 0 {
+	if len(rs) != 1 || rs[0].TxHash != timerlane.TimerReceiptHash(id, s+3) || rs[0].CyclesUsed == 0 || rs[0].FeePaid.Sign() <= 0 {
 		t.Fatalf("firing block receipts %+v", rs)
 	}
-	fired := timerEvents(rs, execution.TopicTimerFired)
+	fired := timerEvents(rs, timerlane.TopicTimerFired)
 	if len(fired) != 1 || fired[0].ID != id || fired[0].Amount.Cmp(sched[0].Amount) != 0 {
 		t.Fatalf("fired events %+v", fired)
 	}
@@ -172,10 +173,10 @@ func TestTimerIntervalAndCancel(t *testing.T) {
 	clock := deployValue(c, alice, timerActor, "c", cby(1), nil)
 	s := c.head().Height + 1
 	rs := c.ok(c.tx(alice, &clock, &types.Call{Handler: "every", Args: cborArgs([]any{2})}, 0))
-	dep := timerEvents(rs, execution.TopicTimerScheduled)[0].Amount
+	dep := timerEvents(rs, timerlane.TopicTimerScheduled)[0].Amount
 	for h := s + 1; h <= s+6; h++ {
 		rs := c.ok()
-		if n := len(timerEvents(rs, execution.TopicTimerFired)); (h-s)%2 == 0 && n != 1 || (h-s)%2 == 1 && n != 0 {
+		if n := len(timerEvents(rs, timerlane.TopicTimerFired)); (h-s)%2 == 0 && n != 1 || (h-s)%2 == 1 && n != 0 {
 			t.Fatalf("height %d: %d firings", h, n)
 		}
 	}
@@ -189,7 +190,7 @@ func TestTimerIntervalAndCancel(t *testing.T) {
 	rs = c.ok(c.tx(alice, &clock, &types.Call{Handler: "cancel"}, 0))
 	var refund *big.Int
 	codec.Unmarshal(rs[0].Return, &refund)
-	if refund.Cmp(dep) != 0 || len(timerEvents(rs, execution.TopicTimerCancelled)) != 1 {
+	if refund.Cmp(dep) != 0 || len(timerEvents(rs, timerlane.TopicTimerCancelled)) != 1 {
 		t.Fatalf("cancel refunded %s (deposit %s), events %+v", refund, dep, rs[0].Events)
 	}
 	for i := 0; i < 3; i++ {
@@ -275,7 +276,7 @@ func TestTimerBidsUnderSaturatedLane(t *testing.T) {
 		var loFired uint64
 		for h := s + 1; h <= s+10; h++ {
 			rs := apply()
-			fired := timerEvents(rs, execution.TopicTimerFired)
+			fired := timerEvents(rs, timerlane.TopicTimerFired)
 			if len(fired) != 1 {
 				t.Fatalf("height %d: %d timers fired, the lane fits one", h, len(fired))
 			}
@@ -284,7 +285,7 @@ func TestTimerBidsUnderSaturatedLane(t *testing.T) {
 				if fired[0].Deferrals == 0 {
 					t.Fatalf("low bidder fired without being deferred")
 				}
-			} else if loFired == 0 && h > s+1 && len(timerEvents(rs, execution.TopicTimerDeferred)) != 1 {
+			} else if loFired == 0 && h > s+1 && len(timerEvents(rs, timerlane.TopicTimerDeferred)) != 1 {
 				t.Fatalf("height %d: low bidder not deferred: %+v", h, rs)
 			}
 		}
@@ -337,7 +338,7 @@ func TestTimerCancelledByEarlierTimer(t *testing.T) {
 	s := c.head().Height + 1
 	c.ok(c.tx(alice, &pair, &types.Call{Handler: "arm", Args: cborArgs([]any{s + 1})}, 0))
 	rs := c.ok()
-	if len(rs) != 1 || len(timerEvents(rs, execution.TopicTimerFired)) != 1 || len(timerEvents(rs, execution.TopicTimerCancelled)) != 1 {
+	if len(rs) != 1 || len(timerEvents(rs, timerlane.TopicTimerFired)) != 1 || len(timerEvents(rs, timerlane.TopicTimerCancelled)) != 1 {
 		t.Fatalf("receipts %+v", rs)
 	}
 	if ran := c.query(pair, "get_ran", nil).([]any); len(ran) != 1 {

@@ -93,6 +93,13 @@ type Receipt struct {
 	// success). The receipts root commits to it; Error, the text beside
 	// it, is left out of the hash.
 	Code uint32 `json:"code,omitempty"`
+	// FailedMessage is the index in Messages of the message whose failure
+	// the receipt reports: for a failed receipt, the message whose delivery
+	// failed the transaction, if one did; otherwise the first message, in
+	// delivery order, whose own handler failed. Nil when no message failed
+	// on its own (reverted and undelivered messages do not count). The
+	// receipts root commits to it.
+	FailedMessage *uint64 `json:"failed_message,omitempty"`
 }
 
 // MessageRecord is one actor-to-actor message in a receipt's message tree.

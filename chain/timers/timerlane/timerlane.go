@@ -1,10 +1,17 @@
-package execution
+// Package timerlane is the timer lane of a block (spec 002 §3.3, CIP
+// timers): the actor ops set_timer, set_interval and cancel_timer, and the
+// block's "Deliver Timers" step — plan the due timers and their Gas Bidding
+// Agents' bids before the transactions, fire or defer them after. The
+// queue itself (tiers, economics) is chain/timers; running the handlers is
+// chain/actors.
+package timerlane
 
 import (
 	"errors"
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
@@ -75,8 +82,28 @@ func TimerDeferralsHash(height uint64) types.Hash {
 	return types.Keccak256([]byte("cowboy/timer-deferrals"), system.BE8(height))
 }
 
-// Timers returns the executor's timer queue (read it over a state.Overlay).
-func (e *Executor) Timers() *timers.Queue { return e.timers }
+// Lane runs the timer lane over a timer queue and an actor runtime.
+type Lane struct {
+	q                       *timers.Queue
+	rt                      *actors.Runtime
+	maxTxCycles, maxTxCells uint64
+}
+
+// New returns the timer lane of q, and registers the timer ops on rt. A
+// bid's limits above maxTxCycles / maxTxCells are refused (the default bid
+// is used).
+func New(q *timers.Queue, rt *actors.Runtime, maxTxCycles, maxTxCells uint64) (*Lane, error) {
+	l := &Lane{q: q, rt: rt, maxTxCycles: maxTxCycles, maxTxCells: maxTxCells}
+	for _, op := range []string{OpSetTimer, OpSetInterval, OpCancelTimer} {
+		if err := rt.Register(op, l.timerOp); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// Queue returns the lane's timer queue.
+func (l *Lane) Queue() *timers.Queue { return l.q }
 
 // timerArgs are the arguments of the timer ops, as sent by pvm_host.host_call.
 type timerArgs struct {
@@ -87,7 +114,7 @@ type timerArgs struct {
 
 func decodeTimerArgs(raw any) (timerArgs, error) {
 	var a timerArgs
-	m, err := hostArgs(raw)
+	m, err := actors.HostArgs(raw)
 	if err != nil {
 		return a, err
 	}
@@ -126,11 +153,11 @@ func decodeTimerArgs(raw any) (timerArgs, error) {
 }
 
 // timerOp serves set_timer, set_interval and cancel_timer.
-func (h *actorHost) timerOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
-	if req.ReadOnly || h.x.readOnly {
+func (l *Lane) timerOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
+	if req.ReadOnly || h.Exec().ReadOnly() {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
-	if err := h.gateTimers(req.Op); err != nil { // spec 002 §15 syscall gate
+	if err := gateTimers(h, req.Op); err != nil { // spec 002 §15 syscall gate
 		return nil, err
 	}
 	a, err := decodeTimerArgs(req.Args)
@@ -138,15 +165,15 @@ func (h *actorHost) timerOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
 	if req.Op == OpCancelTimer {
-		return h.cancelTimer(a)
+		return l.cancelTimer(h, a)
 	}
-	return h.setTimer(req.Op, a)
+	return l.setTimer(h, req.Op, a)
 }
 
-func (h *actorHost) setTimer(op string, a timerArgs) (*pvm.HostResponse, error) {
-	x := h.x
-	now := x.env.Height
-	t := timers.Timer{Owner: h.actor, Handler: a.Handler, CreatedAt: now}
+func (l *Lane) setTimer(h *actors.Host, op string, a timerArgs) (*pvm.HostResponse, error) {
+	x, o := h.Exec(), h.Exec().State()
+	now := x.Env().Height
+	t := timers.Timer{Owner: h.Actor(), Handler: a.Handler, CreatedAt: now}
 	switch op {
 	case OpSetTimer:
 		if a.Height <= now {
@@ -178,44 +205,44 @@ func (h *actorHost) setTimer(op string, a timerArgs) (*pvm.HostResponse, error) 
 		}
 		t.GBA = &g
 	}
-	q := x.ex.timers
-	quote, err := q.Quote(x.o, h.actor, t.Target)
+	q := l.q
+	quote, err := q.Quote(o, h.Actor(), t.Target)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	need := new(big.Int).Add(quote.Deposit, quote.Burn)
-	acc, err := x.o.Account(h.actor)
+	acc, err := o.Account(h.Actor())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
 	if acc.Balance.Cmp(need) < 0 {
 		return nil, fmt.Errorf("%s: insufficient balance: deposit %s + surcharge %s, actor has %s", op, quote.Deposit, quote.Burn, acc.Balance)
 	}
-	snap := x.o.Snapshot()
-	id, charge, err := q.Schedule(x.o, t)
+	snap := o.Snapshot()
+	id, charge, err := q.Schedule(o, t)
 	if err != nil {
-		x.o.RevertTo(snap)
+		o.RevertTo(snap)
 		if errors.Is(err, timers.ErrCorrupt) {
 			return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 		}
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	if err := h.payTimer(charge); err != nil {
-		x.o.RevertTo(snap)
+	if err := payTimer(h, charge); err != nil {
+		o.RevertTo(snap)
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	x.run.events = append(x.run.events, timerEvent(TopicTimerScheduled, TimerEvent{
-		ID: id, Owner: h.actor, Handler: t.Handler, Target: t.Target, Interval: t.Interval,
+	x.AppendEvent(timerEvent(TopicTimerScheduled, TimerEvent{
+		ID: id, Owner: h.Actor(), Handler: t.Handler, Target: t.Target, Interval: t.Interval,
 		Amount: charge.Deposit, Burned: charge.Burn,
 	}))
 	return &pvm.HostResponse{Value: id[:], Cycles: SetTimerCycles, Cells: uint64(len(t.Handler) + len(t.Data))}, nil
 }
 
 // payTimer moves the deposit to the escrow and burns the surcharge.
-func (h *actorHost) payTimer(c timers.Charge) error {
-	o := h.x.o
+func payTimer(h *actors.Host, c timers.Charge) error {
+	o := h.Exec().State()
 	total := new(big.Int).Add(c.Deposit, c.Burn)
-	if err := o.SubBalance(h.actor, total); err != nil {
+	if err := o.SubBalance(h.Actor(), total); err != nil {
 		return fmt.Errorf("insufficient balance: %v", err)
 	}
 	if err := o.AddBalance(types.TimerEscrowAddress, c.Deposit); err != nil {
@@ -227,33 +254,33 @@ func (h *actorHost) payTimer(c timers.Charge) error {
 	return nil
 }
 
-func (h *actorHost) cancelTimer(a timerArgs) (*pvm.HostResponse, error) {
-	x := h.x
+func (l *Lane) cancelTimer(h *actors.Host, a timerArgs) (*pvm.HostResponse, error) {
+	x, o := h.Exec(), h.Exec().State()
 	id, err := types.BytesToHash(a.TimerID)
 	if err != nil {
 		return nil, fmt.Errorf("cancel_timer: timer_id: %v", err)
 	}
-	t, err := x.ex.timers.Get(x.o, id)
+	t, err := l.q.Get(o, id)
 	if err != nil {
 		if errors.Is(err, timers.ErrNotFound) {
 			return nil, fmt.Errorf("cancel_timer: no pending timer %s", id)
 		}
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
-	snap := x.o.Snapshot()
-	refund, err := x.ex.timers.Cancel(x.o, h.actor, id)
+	snap := o.Snapshot()
+	refund, err := l.q.Cancel(o, h.Actor(), id)
 	if err != nil {
-		x.o.RevertTo(snap)
+		o.RevertTo(snap)
 		if errors.Is(err, timers.ErrNotOwner) {
 			return nil, fmt.Errorf("cancel_timer: timer %s belongs to another actor", id)
 		}
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
-	if err := refundDeposit(x.o, h.actor, refund); err != nil {
+	if err := refundDeposit(o, h.Actor(), refund); err != nil {
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
 	}
-	x.run.events = append(x.run.events, timerEvent(TopicTimerCancelled, TimerEvent{
-		ID: id, Owner: h.actor, Handler: t.Handler, Target: t.Target, Interval: t.Interval, Amount: refund,
+	x.AppendEvent(timerEvent(TopicTimerCancelled, TimerEvent{
+		ID: id, Owner: h.Actor(), Handler: t.Handler, Target: t.Target, Interval: t.Interval, Amount: refund,
 	}))
 	return &pvm.HostResponse{Value: refund, Cycles: CancelTimerCycles}, nil
 }
@@ -281,41 +308,38 @@ func timerEvent(topic string, ev TimerEvent) types.Event {
 // the rest stay due for later blocks.
 const MaxTimerCandidates = 256
 
-// TimerLaneBudget is the cycles the timer lane may claim per block: its
-// reservation, 20% of the block's target cycles at genesis (spec 002
-// §17.9: 2,000,000 of 10,000,000; fees.LaneSchedule.TimerBps).
-func (e *Executor) TimerLaneBudget() uint64 {
-	return e.LaneCaps().Reserved[fees.LaneTimer]
-}
-
-// timerPlan is the timer lane of one block, decided before its
+// Plan is the timer lane of one block, decided before its
 // transactions run: which due timers fire, with which bids, and which are
 // deferred. Claim is the cycles it reserves (the Fire bids' cycles
 // limits); the transactions get the rest of the block, so the timer
 // lane's unused reservation spills to them.
-type timerPlan struct {
+type Plan struct {
 	sel   timers.Selection
 	bf    fees.Basefees // the timer lane's basefees
 	claim uint64
 }
 
-// planTimers is the first half of the STF's "Deliver Timers" step (spec
+// Claim is the cycles the plan reserves in the block.
+func (p *Plan) Claim() uint64 { return p.claim }
+
+// Plan is the first half of the STF's "Deliver Timers" step (spec
 // 002 §3.3), run before the block's transactions: it advances the queue to
 // the block's height, asks each due timer's Gas Bidding Agent for a bid (on
 // the state before the transactions) and selects the timers that fit in
-// the timer lane. A nil plan means the chain has no timer state.
-func (e *Executor) planTimers(x0 *txExec, bf fees.Basefees) (*timerPlan, error) {
-	o, env := x0.o, x0.env
+// the timer lane: bf are the timer lane's basefees, budget the cycles it
+// may claim. A nil plan means the chain has no timer state.
+func (l *Lane) Plan(x0 *actors.Exec, bf fees.Basefees, budget uint64) (*Plan, error) {
+	o, env := x0.State(), x0.Env()
 	active, err := timers.Active(o)
-	if err != nil || !active || e.vm == nil {
+	if err != nil || !active || !l.rt.HasVM() {
 		return nil, err
 	}
-	q := e.timers
+	q := l.q
 	due, err := q.DueLimit(o, env.Height, MaxTimerCandidates)
 	if err != nil {
 		return nil, fmt.Errorf("timers: due at %d: %w", env.Height, err)
 	}
-	plan := &timerPlan{bf: e.LaneBasefees(bf, fees.LaneTimer)}
+	plan := &Plan{bf: bf}
 	if len(due) == 0 {
 		return plan, nil
 	}
@@ -325,18 +349,18 @@ func (e *Executor) planTimers(x0 *txExec, bf fees.Basefees) (*timerPlan, error) 
 	}
 	cands := make([]timers.Candidate, 0, len(due))
 	for _, t := range due {
-		bid, err := e.timerBid(x0, t, plan.bf, last)
+		bid, err := l.timerBid(x0, t, plan.bf, last)
 		if err != nil {
 			return nil, err
 		}
 		cands = append(cands, timers.Candidate{Timer: t, Bid: bid})
 	}
-	plan.sel = timers.Select(cands, plan.bf, e.TimerLaneBudget())
+	plan.sel = timers.Select(cands, plan.bf, budget)
 	plan.claim = plan.sel.Cycles
 	return plan, nil
 }
 
-// deliverTimers is the second half of "Deliver Timers", run after the
+// Deliver is the second half of "Deliver Timers", run after the
 // block's transactions: it runs each planned timer as a message to
 // owner.handler(data), paid by the owner at the timer lane's basefees, and
 // defers the others. Selected timers are marked fired before they run (a
@@ -344,20 +368,20 @@ func (e *Executor) planTimers(x0 *txExec, bf fees.Basefees) (*timerPlan, error) 
 // handler may cancel or reschedule freely; timers cancelled since the plan
 // are skipped. It returns the receipts, in execution order, followed by
 // one receipt carrying the TimerDeferred events if any timer was deferred.
-func (e *Executor) deliverTimers(x0 *txExec, plan *timerPlan) ([]*types.Receipt, uint64, uint64, error) {
-	o, env := x0.o, x0.env
+func (l *Lane) Deliver(x0 *actors.Exec, plan *Plan) ([]*types.Receipt, uint64, uint64, error) {
+	o, env := x0.State(), x0.Env()
 	if plan == nil {
 		// A transaction of this block may have created the timer state:
 		// bring the queue to this height, as every later block does.
-		if active, err := timers.Active(o); err != nil || !active || e.vm == nil {
+		if active, err := timers.Active(o); err != nil || !active || !l.rt.HasVM() {
 			return nil, 0, 0, err
 		}
-		if _, err := e.timers.DueLimit(o, env.Height, 1); err != nil {
+		if _, err := l.q.DueLimit(o, env.Height, 1); err != nil {
 			return nil, 0, 0, fmt.Errorf("timers: advance to %d: %w", env.Height, err)
 		}
 		return nil, 0, 0, nil
 	}
-	q, sel, bf := e.timers, plan.sel, plan.bf
+	q, sel, bf := l.q, plan.sel, plan.bf
 	var out []*types.Receipt
 	var cycles, cells uint64
 	for _, c := range sel.Fire {
@@ -368,7 +392,7 @@ func (e *Executor) deliverTimers(x0 *txExec, plan *timerPlan) ([]*types.Receipt,
 			}
 			continue
 		}
-		r, err := e.fireTimer(x0, c, bf)
+		r, err := l.fireTimer(x0, c, bf)
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("timer %s: %w", c.Timer.ID, err)
 		}
@@ -425,14 +449,14 @@ func deferredLeft(q *timers.Queue, o *state.Overlay, cs []timers.Candidate) bool
 // call to get_gas_bid(context); any failure (no GBA, an error, running out
 // of its GBAQueryCycles, an undecodable answer, limits above the per-tx
 // maximums) gives the network default bid.
-func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
-	acc, err := x0.o.Account(t.Owner)
+func (l *Lane) timerBid(x0 *actors.Exec, t timers.Timer, bf fees.Basefees, lastUsage uint64) (timers.Bid, error) {
+	acc, err := x0.State().Account(t.Owner)
 	if err != nil {
 		return timers.Bid{}, err
 	}
-	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.env.Height, BasefeeCycle: bf.Cycle,
+	bc := timers.BidContext{TriggerHeight: t.Target, CurrentHeight: x0.Env().Height, BasefeeCycle: bf.Cycle,
 		BasefeeCell: bf.Cell, LastBlockCycleUsage: lastUsage, OwnerBalance: acc.Balance}
-	def := e.timers.Params().DefaultBid(bc)
+	def := l.q.Params().DefaultBid(bc)
 	if t.GBA == nil {
 		return def, nil
 	}
@@ -442,15 +466,15 @@ func (e *Executor) timerBid(x0 *txExec, t timers.Timer, bf fees.Basefees, lastUs
 		"basefee_cycle": bc.BasefeeCycle, "basefee_cell": bc.BasefeeCell,
 		"last_block_cycle_usage": bc.LastBlockCycleUsage, "owner_actor_balance": bc.OwnerBalance,
 	}
-	ret, _, err := e.query(x0.ctx, x0.o, x0.env, *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
+	ret, _, err := l.rt.Query(x0.Context(), x0.State(), x0.Env(), *t.GBA, types.TimerEscrowAddress, GBAHandler, codec.MustMarshal([]any{ctxArg}), GBAQueryCycles)
 	if err != nil {
-		if errors.Is(err, errInfra) || !isActorError(err) {
+		if errors.Is(err, actors.ErrInfra) || !actors.IsFailure(err) {
 			return timers.Bid{}, fmt.Errorf("gba %s: %w", *t.GBA, err)
 		}
 		return def, nil
 	}
 	bid, ok := decodeBid(ret)
-	if !ok || bid.CyclesLimit > e.cfg.Fees.MaxTxCycles || bid.CellsLimit > e.cfg.Fees.MaxTxCells {
+	if !ok || bid.CyclesLimit > l.maxTxCycles || bid.CellsLimit > l.maxTxCells {
 		return def, nil
 	}
 	return bid, nil
@@ -483,9 +507,9 @@ func decodeBid(b []byte) (timers.Bid, bool) {
 // basefees plus the effective tips, like a transaction (fees.Settle): the
 // basefee part is burned, the tip goes to the proposer. An owner that
 // cannot reserve the maximum fee gets a failed receipt and pays nothing.
-func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
-	o, env, t, bid := x0.o, x0.env, c.Timer, c.Bid
-	refund, err := e.timers.MarkFired(o, t.ID, env.Height)
+func (l *Lane) fireTimer(x0 *actors.Exec, c timers.Candidate, bf fees.Basefees) (*types.Receipt, error) {
+	o, env, t, bid := x0.State(), x0.Env(), c.Timer, c.Bid
+	refund, err := l.q.MarkFired(o, t.ID, env.Height)
 	if err != nil {
 		return nil, fmt.Errorf("mark fired: %w", err)
 	}
@@ -511,32 +535,29 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 	if err := o.SubBalance(t.Owner, reserve); err != nil {
 		return nil, err
 	}
-	run := &txRun{cyclesLimit: bid.CyclesLimit, cellsLimit: bid.CellsLimit}
-	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.TimerEscrowAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
+	run := &actors.Meter{CyclesLimit: bid.CyclesLimit, CellsLimit: bid.CellsLimit}
+	x := l.rt.NewExec(x0.Context(), o, env, nil, types.TimerEscrowAddress, run, x0.Block())
 	var payload []byte
 	if len(t.Data) > 0 {
 		payload = append([]byte{0x81}, t.Data...) // CBOR [data]: the handler gets data as its one argument
 	}
 	snap := o.Snapshot()
-	ret, execErr := x.invoke(t.Owner, types.TimerEscrowAddress, new(big.Int), t.Handler, payload, false, 0, -1)
-	if execErr == nil {
-		execErr = x.deliver()
-	}
+	ret, execErr := x.Invoke(t.Owner, types.TimerEscrowAddress, new(big.Int), t.Handler, payload)
 	rcpt.Status = types.ReceiptSuccess
 	if execErr != nil {
-		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+		if !actors.IsFailure(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
 		}
 		o.RevertTo(snap)
-		run.events, ret = nil, nil
-		markFailed(rcpt, x.records, execErr, "reverted with the timer message")
+		run.Events, ret = nil, nil
+		actors.MarkFailed(rcpt, x.Records(), execErr, "reverted with the timer message")
 	}
-	run.cycles = min(run.cycles, bid.CyclesLimit)
-	run.cells = min(run.cells, bid.CellsLimit)
+	run.Cycles = min(run.Cycles, bid.CyclesLimit)
+	run.Cells = min(run.Cells, bid.CellsLimit)
 	tipCycle, _ := bid.EffectiveTip(bf)
 	tipCell := min(bid.TipPerCell, bid.MaxFeePerCell-bf.Cell)
-	burned := new(big.Int).Add(mulU(run.cycles, bf.Cycle), mulU(run.cells, bf.Cell))
-	tip := new(big.Int).Add(mulU(run.cycles, tipCycle), mulU(run.cells, tipCell))
+	burned := new(big.Int).Add(mulU(run.Cycles, bf.Cycle), mulU(run.Cells, bf.Cell))
+	tip := new(big.Int).Add(mulU(run.Cycles, tipCycle), mulU(run.Cells, tipCell))
 	fee := new(big.Int).Add(burned, tip)
 	back := new(big.Int).Sub(reserve, fee)
 	if back.Sign() < 0 {
@@ -556,14 +577,26 @@ func (e *Executor) fireTimer(x0 *txExec, c timers.Candidate, bf fees.Basefees) (
 	if ret == nil {
 		ret = []byte{}
 	}
-	rcpt.CyclesUsed, rcpt.CellsUsed = run.cycles, run.cells
+	rcpt.CyclesUsed, rcpt.CellsUsed = run.Cycles, run.Cells
 	rcpt.FeePaid, rcpt.Burned, rcpt.Tip = fee, burned, tip
-	rcpt.Events = append([]types.Event{fired}, run.events...)
+	rcpt.Events = append([]types.Event{fired}, run.Events...)
 	rcpt.Return = ret
-	rcpt.Messages = x.records
+	rcpt.Messages, rcpt.FailedMessage = x.Records(), x.FailedMessage()
 	return rcpt, nil
 }
 
 func mulU(a, b uint64) *big.Int {
 	return new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+}
+
+// gateTimers is the syscall gate of set_timer / set_interval (spec 002 §15).
+func gateTimers(h *actors.Host, op string) error {
+	if op != OpSetTimer && op != OpSetInterval {
+		return nil
+	}
+	m, err := h.Requires()
+	if err != nil {
+		return err
+	}
+	return m.CheckTimers(op)
 }

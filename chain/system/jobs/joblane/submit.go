@@ -1,4 +1,4 @@
-package execution
+package joblane
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"slices"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/pvm"
@@ -22,9 +23,9 @@ const OpSubmitJob = "submit_job"
 const SubmitJobCycles = jobs.SubmitJobCycles
 
 // submitJobOp serves runtime.submit_job. Errors leave no state change.
-func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error) {
-	x := h.x
-	if req.ReadOnly || x.readOnly {
+func (l *Lane) submitJobOp(h *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
+	x := h.Exec()
+	if req.ReadOnly || x.ReadOnly() {
 		return nil, fmt.Errorf("%s in a read-only call", req.Op)
 	}
 	spec, err := specFromArgs(req.Args)
@@ -32,18 +33,16 @@ func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error)
 		return nil, fmt.Errorf("submit_job: %w", err)
 	}
 	if spec.Callback.Actor == ([20]byte{}) {
-		spec.Callback.Actor = h.actor
+		spec.Callback.Actor = h.Actor()
 	}
-	if err := h.gateJob(spec); err != nil { // spec 002 §15 syscall gate
+	if err := gateJob(h, spec); err != nil { // spec 002 §15 syscall gate
 		return nil, err
 	}
-	snap, nEvents := x.o.Snapshot(), len(x.run.events)
-	nQueue, nRecords := len(x.queue), len(x.records)
-	id, err := x.ex.jobs.With(x).SubmitJob(h.actor, spec)
+	mark := x.Mark()
+	id, err := l.jobs.With(x).SubmitJob(h.Actor(), spec)
 	if err != nil {
-		x.o.RevertTo(snap)
-		x.run.events, x.queue, x.records = x.run.events[:nEvents], x.queue[:nQueue], x.records[:nRecords]
-		if isActorError(err) {
+		x.Rollback(mark)
+		if actors.IsFailure(err) {
 			return nil, fmt.Errorf("submit_job: %v", err)
 		}
 		return nil, fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
@@ -62,7 +61,7 @@ func (h *actorHost) submitJobOp(req *pvm.HostRequest) (*pvm.HostResponse, error)
 // tee_required, toolchain_digest, required_runner_pool, similarity_ppm,
 // embedding_dim. Submitter, submitted_at and job_id are set by the chain.
 func specFromArgs(raw any) (*job.JobSpec, error) {
-	m, err := hostArgs(raw)
+	m, err := actors.HostArgs(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -192,4 +191,13 @@ func specFromArgs(raw any) (*job.JobSpec, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// gateJob is the syscall gate of submit_job (spec 002 §15).
+func gateJob(h *actors.Host, spec *job.JobSpec) error {
+	m, err := h.Requires()
+	if err != nil {
+		return err
+	}
+	return m.CheckJob(OpSubmitJob, spec.JobType, spec.RequiredDomains)
 }

@@ -1,15 +1,21 @@
-package execution
+// Package joblane is the off-chain job lane of a block (spec 002
+// "Message-Passing Continuation Model", §6.3 runner lane): the delivery of
+// job callbacks to actors and the end-of-block job sweep, and the actor op
+// submit_job. The Job Dispatcher and Result Verifier themselves are
+// chain/system/jobs; running the callbacks is chain/actors.
+package joblane
 
 import (
 	"errors"
 	"fmt"
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
-	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -30,14 +36,36 @@ import (
 // Each callback is bounded by CallbackCycles / CallbackCells, which the
 // submitting transaction prepaid; the block's callbacks are claimed from the
 // runner lane before its transactions (CallbackBudget) and their use is
-// reported in JobLane.CallbackCycles.
+// reported in Result.CallbackCycles.
 
-// JobLane is what the job lane of one block did.
-type JobLane struct {
+// Result is what the job lane of one block did.
+type Result struct {
 	Receipts       []*types.Receipt // callbacks in delivery order, then the sweep receipt
 	CallbackCycles uint64           // cycles used by the delivered callbacks
 	CallbackCells  uint64
 }
+
+// Lane runs the job lane over the Job Dispatcher and an actor runtime.
+type Lane struct {
+	rt                            *actors.Runtime
+	jobs                          *jobs.Module
+	callbackCycles, callbackCells uint64
+	maxTxCycles, maxTxCells       uint64
+}
+
+// New returns the job lane of the dispatcher d, and registers submit_job
+// on rt. Each callback runs within p's CallbackCycles / CallbackCells, the
+// sweep's steps within maxTxCycles / maxTxCells.
+func New(rt *actors.Runtime, d *jobs.Module, p runners.Params, maxTxCycles, maxTxCells uint64) (*Lane, error) {
+	l := &Lane{rt: rt, jobs: d, callbackCycles: p.CallbackCycles, callbackCells: p.CallbackCells, maxTxCycles: maxTxCycles, maxTxCells: maxTxCells}
+	if err := rt.Register(OpSubmitJob, l.submitJobOp); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Claim is the cycles the plan reserves in the block.
+func (p *Plan) Claim() uint64 { return p.claim }
 
 // JobCallbackReceiptHash is the TxHash of the receipt of the callback of job
 // id with status delivered in the block at height:
@@ -111,29 +139,29 @@ func ReadCallbackDeliveries(r state.Reader, id types.Hash) ([]CallbackDelivery, 
 	return ds, nil
 }
 
-// callbackPlan is the job lane's claim on a block, fixed before its
+// Plan is the job lane's claim on a block, fixed before its
 // transactions like the timer lane's (planTimers): the callbacks the block
 // delivers and the cycles they may use.
-type callbackPlan struct {
+type Plan struct {
 	due   []jobs.PendingCallback // oldest first
 	claim uint64                 // len(due) × CallbackCycles
 }
 
-// planCallbacks picks the callbacks the block at height delivers: those
-// queued before height, oldest first, as many as CallbackBudget() holds at
+// Plan picks the callbacks the block at height delivers: those
+// queued before height, oldest first, as many as budget holds at
 // CallbackCycles each (the rest wait, in order, for later blocks). It reads
 // only the state at the start of the block, so every node computes the same
 // plan; the block's own transactions queue callbacks at height, which are
 // never due in it. The claim is charged to the runner lane before the
 // transactions (buildLanes, verifyLanes), so callbacks run inside the
 // block's cycle cap.
-func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan, error) {
-	plan := &callbackPlan{}
+func (l *Lane) Plan(o *state.Overlay, height, budget uint64) (*Plan, error) {
+	plan := &Plan{}
 	if height == 0 {
 		return plan, nil
 	}
-	per := e.cfg.Offchain.CallbackCycles
-	n := e.CallbackBudget() / per
+	per := l.callbackCycles
+	n := budget / per
 	pre := jobs.CallbackPrefix()
 	if err := o.Scan(pre, func(k, v []byte) error {
 		if uint64(len(plan.due)) >= n || len(k) < len(pre)+8 || system.FromBE8(k[len(pre):len(pre)+8]) >= height {
@@ -152,70 +180,38 @@ func (e *Executor) planCallbacks(o *state.Overlay, height uint64) (*callbackPlan
 	return plan, nil
 }
 
-// advanceJobs runs the job lane of the block (see JobLane): the planned
+// Advance runs the job lane of the block (see Result): the planned
 // callbacks, then the sweep.
-func (e *Executor) advanceJobs(x0 *txExec, plan *callbackPlan) (*JobLane, error) {
-	lane := &JobLane{}
-	if x0.env.Height == 0 {
+func (l *Lane) Advance(x0 *actors.Exec, plan *Plan) (*Result, error) {
+	lane := &Result{}
+	if x0.Env().Height == 0 {
 		return lane, nil
 	}
-	if err := e.deliverCallbacks(x0, lane, plan.due); err != nil {
+	if err := l.deliverCallbacks(x0, lane, plan.due); err != nil {
 		return nil, fmt.Errorf("job callbacks: %w", err)
 	}
-	if err := e.sweepJobs(x0, lane); err != nil {
+	if err := l.sweepJobs(x0, lane); err != nil {
 		return nil, err
 	}
 	return lane, nil
 }
 
-// CallbackBudget is the most cycles job callbacks may claim in one block:
-// OffchainParams.CallbackBlockCycles, or by default half the runner lane's
-// reserved cycles. The claim is taken out of the runner lane's reservation
-// before the block's runner-lane transactions, which get what is left of it
-// (and compete for the rest of the block beyond that); with the default,
-// runner transactions keep at least half the reservation however many
-// callbacks are waiting, so results and reveals land on time under a
-// callback backlog.
-func (e *Executor) CallbackBudget() uint64 { return callbackBudget(e.cfg) }
-
-func callbackBudget(cfg Config) uint64 {
-	if b := cfg.Offchain.CallbackBlockCycles; b > 0 {
-		return b
-	}
-	return cfg.Lanes.Caps(cfg.Fees).Reserved[fees.LaneRunner] / 2
-}
-
-// checkCallbackBudget refuses a configuration under which no callback could
-// ever be delivered (one callback larger than the budget) or the callback
-// claim could crowd the timer lane's reservation out of the block.
-func checkCallbackBudget(cfg Config) error {
-	caps := cfg.Lanes.Caps(cfg.Fees)
-	b := callbackBudget(cfg)
-	if per := cfg.Offchain.CallbackCycles; per > b {
-		return fmt.Errorf("offchain: a job callback's %d cycles exceed the per-block callback budget %d", per, b)
-	}
-	if room := caps.Total - caps.Reserved[fees.LaneTimer]; b > room {
-		return fmt.Errorf("offchain: callback budget %d exceeds the %d cycles a block holds beside the timer lane", b, room)
-	}
-	return nil
-}
-
 // deliverCallbacks runs the planned callbacks, in order. Each runs within
 // CallbackCycles, so their use stays within the plan's claim.
-func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.PendingCallback) error {
+func (l *Lane) deliverCallbacks(x0 *actors.Exec, lane *Result, due []jobs.PendingCallback) error {
 	for _, pc := range due {
-		x0.o.Delete(jobs.CallbackKey(pc.QueuedAt, pc.JobID, pc.Status))
-		r, err := e.runCallback(x0, pc)
+		x0.State().Delete(jobs.CallbackKey(pc.QueuedAt, pc.JobID, pc.Status))
+		r, err := l.runCallback(x0, pc)
 		if err != nil {
 			return fmt.Errorf("job %s: %w", pc.JobID, err)
 		}
-		ds, err := ReadCallbackDeliveries(x0.o, pc.JobID)
+		ds, err := ReadCallbackDeliveries(x0.State(), pc.JobID)
 		if err != nil {
 			return err
 		}
-		ds = append(ds, CallbackDelivery{Status: pc.Status, Height: x0.env.Height, OK: r.Status == types.ReceiptSuccess, Error: r.Error, Hash: r.TxHash})
-		x0.o.Set(callbackDoneKey(pc.JobID), codec.MustMarshal(ds))
-		st, err := ReadCallbackStats(x0.o, pc.Actor)
+		ds = append(ds, CallbackDelivery{Status: pc.Status, Height: x0.Env().Height, OK: r.Status == types.ReceiptSuccess, Error: r.Error, Hash: r.TxHash})
+		x0.State().Set(callbackDoneKey(pc.JobID), codec.MustMarshal(ds))
+		st, err := ReadCallbackStats(x0.State(), pc.Actor)
 		if err != nil {
 			return err
 		}
@@ -223,7 +219,7 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.Pendin
 		if r.Status != types.ReceiptSuccess {
 			st.Failed++
 		}
-		x0.o.Set(callbackStatsKey(pc.Actor), codec.MustMarshal(&st))
+		x0.State().Set(callbackStatsKey(pc.Actor), codec.MustMarshal(&st))
 		lane.Receipts = append(lane.Receipts, r)
 		lane.CallbackCycles += r.CyclesUsed
 		lane.CallbackCells += r.CellsUsed
@@ -232,47 +228,44 @@ func (e *Executor) deliverCallbacks(x0 *txExec, lane *JobLane, due []jobs.Pendin
 }
 
 // runCallback delivers one callback; a failing handler reverts only itself.
-func (e *Executor) runCallback(x0 *txExec, pc jobs.PendingCallback) (*types.Receipt, error) {
-	o, env := x0.o, x0.env
+func (l *Lane) runCallback(x0 *actors.Exec, pc jobs.PendingCallback) (*types.Receipt, error) {
+	o, env := x0.State(), x0.Env()
 	ev := system.Event(types.ResultVerifierAddress, &jobs.JobCallbackEvent{JobID: pc.JobID, Status: pc.Status, Actor: pc.Actor, Handler: pc.Handler, QueuedAt: pc.QueuedAt})
 	rcpt := &types.Receipt{TxHash: JobCallbackReceiptHash(pc.JobID, pc.Status, env.Height), Status: types.ReceiptSuccess,
 		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Return: []byte{}}
-	if e.vm == nil {
+	if !l.rt.HasVM() {
 		rcpt.Status, rcpt.Code, rcpt.Error, rcpt.Events = types.ReceiptFailed, uint32(system.CodeUnsupported), "Unsupported: this node runs without the PVM", []types.Event{ev}
 		return rcpt, nil
 	}
-	run := &txRun{cyclesLimit: e.cfg.Offchain.CallbackCycles, cellsLimit: e.cfg.Offchain.CallbackCells}
-	x := &txExec{ctx: x0.ctx, ex: e, o: o, env: env, origin: types.ResultVerifierAddress, run: run, block: x0.block, mailbox: map[types.Address]int{}}
+	run := &actors.Meter{CyclesLimit: l.callbackCycles, CellsLimit: l.callbackCells}
+	x := l.rt.NewExec(x0.Context(), o, env, nil, types.ResultVerifierAddress, run, x0.Block())
 	snap := o.Snapshot()
-	ret, execErr := x.invoke(pc.Actor, types.ResultVerifierAddress, new(big.Int), pc.Handler, pc.Payload, false, 0, -1)
-	if execErr == nil {
-		execErr = x.deliver()
-	}
+	ret, execErr := x.Invoke(pc.Actor, types.ResultVerifierAddress, new(big.Int), pc.Handler, pc.Payload)
 	if execErr != nil {
-		if !isActorError(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
+		if !actors.IsFailure(execErr) && !errors.Is(execErr, types.ErrInsufficientBalance) {
 			return nil, execErr
 		}
 		o.RevertTo(snap)
-		run.events, ret = nil, nil
-		markFailed(rcpt, x.records, execErr, "reverted with the callback")
+		run.Events, ret = nil, nil
+		actors.MarkFailed(rcpt, x.Records(), execErr, "reverted with the callback")
 	}
 	if ret == nil {
 		ret = []byte{}
 	}
-	rcpt.CyclesUsed, rcpt.CellsUsed = min(run.cycles, run.cyclesLimit), min(run.cells, run.cellsLimit)
-	rcpt.Events = append([]types.Event{ev}, run.events...)
+	rcpt.CyclesUsed, rcpt.CellsUsed = min(run.Cycles, run.CyclesLimit), min(run.Cells, run.CellsLimit)
+	rcpt.Events = append([]types.Event{ev}, run.Events...)
 	rcpt.Return = ret
-	rcpt.Messages = x.records
+	rcpt.Messages, rcpt.FailedMessage = x.Records(), x.FailedMessage()
 	return rcpt, nil
 }
 
 // sweepJobs steps every job whose deadline is the previous height with
 // Tick{height} and records the sweep's events in one receipt. Live jobs are
 // indexed by deadline, so only the bucket height−1 is read.
-func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
+func (l *Lane) sweepJobs(x0 *actors.Exec, lane *Result) error {
 	var ids []types.Hash
-	prefix := jobs.DuePrefix(x0.env.Height - 1)
-	if err := x0.o.Scan(prefix, func(k, _ []byte) error {
+	prefix := jobs.DuePrefix(x0.Env().Height - 1)
+	if err := x0.State().Scan(prefix, func(k, _ []byte) error {
 		id, err := types.BytesToHash(k[len(prefix):])
 		if err != nil {
 			return err
@@ -284,23 +277,22 @@ func (e *Executor) sweepJobs(x0 *txExec, lane *JobLane) error {
 	}
 	var events []types.Event
 	for _, id := range ids {
-		j, err := jobs.ReadJob(x0.o, id)
+		j, err := jobs.ReadJob(x0.State(), id)
 		if err != nil {
 			return err
 		}
-		if j == nil || j.State.Terminal() || x0.env.Height <= j.Deadline {
+		if j == nil || j.State.Terminal() || x0.Env().Height <= j.Deadline {
 			continue
 		}
-		run := &txRun{cyclesLimit: e.cfg.Fees.MaxTxCycles, cellsLimit: e.cfg.Fees.MaxTxCells}
-		x := &txExec{ctx: x0.ctx, ex: e, o: x0.o, env: x0.env, origin: types.JobDispatcherAddress, run: run,
-			block: x0.block, mailbox: map[types.Address]int{}}
-		if err := e.jobs.With(x).Tick(j); err != nil {
+		run := &actors.Meter{CyclesLimit: l.maxTxCycles, CellsLimit: l.maxTxCells}
+		x := l.rt.NewExec(x0.Context(), x0.State(), x0.Env(), nil, types.JobDispatcherAddress, run, x0.Block())
+		if err := l.jobs.With(x).Tick(j); err != nil {
 			return fmt.Errorf("job %s: tick: %w", id, err)
 		}
-		events = append(events, run.events...)
+		events = append(events, run.Events...)
 	}
 	if len(events) > 0 {
-		lane.Receipts = append(lane.Receipts, &types.Receipt{TxHash: JobSweepReceiptHash(x0.env.Height), Status: types.ReceiptSuccess,
+		lane.Receipts = append(lane.Receipts, &types.Receipt{TxHash: JobSweepReceiptHash(x0.Env().Height), Status: types.ReceiptSuccess,
 			FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Events: events, Return: []byte{}})
 	}
 	return nil
