@@ -142,6 +142,22 @@ const (
 	CodeNoSuchGrant       Code = 911
 )
 
+// Codes of Governance, the parameter store and the Treasury (chain/system/governance, params, treasury).
+const (
+	CodeNoSuchProposal       Code = 1001
+	CodeInvalidProposal      Code = 1002
+	CodeUnknownParam         Code = 1003
+	CodeParamOutOfRange      Code = 1004
+	CodeDepositTooLow        Code = 1005
+	CodeVotingClosed         Code = 1006
+	CodeNoVotingPower        Code = 1007
+	CodeInvalidVote          Code = 1008
+	CodeNotQueued            Code = 1009
+	CodeBeforeETA            Code = 1010
+	CodeTreasuryInsufficient Code = 1011
+	CodeTierTooLow           Code = 1012
+)
+
 var codeNames = map[Code]string{
 	CodeOK:                       "OK",
 	CodeFailed:                   "Failed",
@@ -238,6 +254,18 @@ var codeNames = map[Code]string{
 	CodeInvalidSealedKey:         "InvalidSealedKey",
 	CodeTooManyGrants:            "TooManyGrants",
 	CodeNoSuchGrant:              "NoSuchGrant",
+	CodeNoSuchProposal:           "NoSuchProposal",
+	CodeInvalidProposal:          "InvalidProposal",
+	CodeUnknownParam:             "UnknownParam",
+	CodeParamOutOfRange:          "ParamOutOfRange",
+	CodeDepositTooLow:            "DepositTooLow",
+	CodeVotingClosed:             "VotingClosed",
+	CodeNoVotingPower:            "NoVotingPower",
+	CodeInvalidVote:              "InvalidVote",
+	CodeNotQueued:                "NotQueued",
+	CodeBeforeETA:                "BeforeETA",
+	CodeTreasuryInsufficient:     "TreasuryInsufficient",
+	CodeTierTooLow:               "TierTooLow",
 }
 
 // String is the code's name, e.g. "VersionConflict".
