@@ -17,11 +17,14 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/governance"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/params"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
+	"github.com/cowboy-foundation/cowboy/chain/system/treasury"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -50,6 +53,8 @@ type Config struct {
 	// Lanes are the block's execution lanes (lanes.go); the zero value
 	// takes fees.DefaultLanes.
 	Lanes fees.LaneSchedule
+	// Governance configures the Governance actor and its parameter store.
+	Governance governance.Params
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -121,7 +126,11 @@ type Executor struct {
 	router  *router
 	runners *runners.Module
 	jobs    *jobs.Module
+	params  *params.Store
 }
+
+// Params returns the governed parameter store (chain/system/params).
+func (e *Executor) Params() *params.Store { return e.params }
 
 // New returns an Executor for cfg.
 func New(cfg Config) (*Executor, error) {
@@ -154,12 +163,16 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	dispatcher := jobs.New(registry, cfg.TEE.Policy)
+	gov, err := governance.New(cfg.Governance)
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals)
+	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, gov, treasury.New())
 	if err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry, jobs: dispatcher}, nil
+	return &Executor{cfg: cfg, vm: cfg.VM, limits: cfg.Limits, storage: cfg.Storage, timers: q, router: r, runners: registry, jobs: dispatcher, params: gov.Store()}, nil
 }
 
 // TEEParams returns the TEE Verifier and Secrets Manager parameters.
