@@ -44,6 +44,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newTimerCmd(f),
 		newTestnetCmd(f),
 		newValidatorCmd(f),
+		newGovCmd(f), newParamsCmd(f), newTreasuryCmd(f),
 	)
 	return root
 }
