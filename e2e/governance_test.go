@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/sdk"
+)
+
+// cliFails runs the cowboy CLI expecting it to fail and returns its output.
+func cliFails(t *testing.T, d *daemon, home string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "cowboy"), append([]string{"--node", d.url(), "--home", home}, args...)...)
+	cmd.Env = append(cmd.Environ(), "COWBOY_PASSWORD=e2e")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("cowboy %s succeeded:\n%s", strings.Join(args, " "), out)
+	}
+	return string(out)
+}
+
+func cliJSON(t *testing.T, d *daemon, home string, out any, args ...string) {
+	t.Helper()
+	s := cli(t, d, home, append(args, "--json")...)
+	if err := json.Unmarshal([]byte(s), out); err != nil {
+		t.Fatalf("cowboy %s: %v\n%s", strings.Join(args, " "), err, s)
+	}
+}
+
+// waitProposal polls `cowboy gov show ID` until the proposal reaches
+// status or ctx ends.
+func waitProposal(ctx context.Context, t *testing.T, d *daemon, home, id, status string) apitypes.GovProposal {
+	t.Helper()
+	var p apitypes.GovProposal
+	for {
+		cliJSON(t, d, home, &p, "gov", "show", id)
+		if p.Status == status {
+			return p
+		}
+		if p.Status == "rejected" || p.Status == "failed" {
+			t.Fatalf("proposal %s is %s, want %s: %+v", id, p.Status, status, p)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("proposal %s still %s, want %s: %+v", id, p.Status, status, p)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+var proposalID = regexp.MustCompile(`Proposal (\d+) `)
+
+// A parameter change and a treasury disbursement on cowboyd --dev, from
+// the CLI: the dev validator proposes and votes; each proposal passes,
+// waits for its timelock and executes. The changed parameter is then in
+// force: the old minimum deposit is refused.
+func TestGovernanceDevnet(t *testing.T) {
+	home := t.TempDir()
+	cliHome := t.TempDir()
+	d := startNode(t, filepath.Join(home, "node"), freePort(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli(t, d, cliHome, "keys", "import", "val", "--key-file", filepath.Join(home, "node", "validator.key"), "--light-kdf")
+
+	var ps apitypes.Params
+	cliJSON(t, d, cliHome, &ps, "params", "gov.min_deposit_cby")
+	if len(ps.Params) != 1 || ps.Params[0].Value != 1 || ps.Params[0].Source != "genesis" {
+		t.Fatalf("params %+v", ps)
+	}
+
+	// Tier 4: governance's own rules are meta-governance.
+	out := cliFails(t, d, cliHome, "gov", "propose", "--tier", "0", "--param", "gov.min_deposit_cby=50", "--title", "too low", "--from", "val")
+	if !strings.Contains(out, "TierTooLow") {
+		t.Fatalf("tier 0 change of a tier 4 parameter: %s", out)
+	}
+	out = cli(t, d, cliHome, "gov", "propose", "--tier", "4", "--param", "gov.min_deposit_cby=50", "--title", "raise the deposit", "--from", "val")
+	m := proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	p := waitProposal(ctx, t, d, cliHome, m[1], "executed")
+	if p.Validators.Yes != "1" || !p.QuorumReached || p.ETA == 0 {
+		t.Fatalf("proposal %+v", p)
+	}
+	cliJSON(t, d, cliHome, &ps, "gov", "params", "gov.min_deposit_cby")
+	if ps.Params[0].Value != 50 || ps.Params[0].Source != "governance" {
+		t.Fatalf("after execution: %+v", ps.Params[0])
+	}
+	// The Governance actor consumes the new value.
+	out = cliFails(t, d, cliHome, "gov", "propose", "--tier", "2", "--disburse", "0xb0b0000000000000000000000000000000000000:10",
+		"--title", "old deposit", "--deposit", "1", "--from", "val")
+	if !strings.Contains(out, "DepositTooLow") {
+		t.Fatalf("old deposit: %s", out)
+	}
+
+	// A Tier 2 disbursement, with the (new) default deposit.
+	bob := types.Address{0xb0, 0xb0}
+	out = cli(t, d, cliHome, "gov", "propose", "--tier", "2", "--disburse", bob.String()+":10", "--title", "pay bob", "--from", "val")
+	m = proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	waitProposal(ctx, t, d, cliHome, m[1], "executed")
+	var tr apitypes.Treasury
+	cliJSON(t, d, cliHome, &tr, "treasury", "show")
+	ten, _ := sdk.ParseCBY("10")
+	if tr.Disbursed != ten.String() || tr.Disbursements != 1 {
+		t.Fatalf("treasury %+v", tr)
+	}
+	checkBalance(t, d.client(), bob, ten)
+	var list apitypes.GovProposals
+	cliJSON(t, d, cliHome, &list, "gov", "list")
+	if len(list.Proposals) != 2 {
+		t.Fatalf("list %+v", list)
+	}
+}
