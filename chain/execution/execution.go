@@ -163,10 +163,11 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	dispatcher := jobs.New(registry, cfg.TEE.Policy)
-	gov, err := governance.New(cfg.Governance)
+	gov, err := governance.New(cfg.Governance, runners.ParamDefs(cfg.Offchain)...)
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
+	dispatcher.UseParams(gov.Store())
 	// The modules' end-of-block steps run in this order.
 	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, gov, treasury.New())
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/governance"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -223,7 +224,7 @@ func (g *Genesis) Validate() error {
 	if err := g.validateValidators(); err != nil {
 		return err
 	}
-	if _, err := governance.New(g.GovernanceParams()); err != nil {
+	if _, err := governance.New(g.GovernanceParams(), runners.ParamDefs(g.OffchainParams())...); err != nil {
 		return err
 	}
 	seen := map[types.Address]bool{}

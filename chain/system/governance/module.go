@@ -33,9 +33,10 @@ type Module struct {
 	voters []types.Address
 }
 
-// New returns the actor with p.
-func New(p Params) (*Module, error) {
-	s, err := params.New(Defs(), p.Genesis)
+// New returns the actor with p, governing its own parameters (Defs) and
+// the other actors' declarations in extra.
+func New(p Params, extra ...params.Def) (*Module, error) {
+	s, err := params.New(append(Defs(), extra...), p.Genesis)
 	if err != nil {
 		return nil, fmt.Errorf("governance: %w", err)
 	}

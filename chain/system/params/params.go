@@ -164,3 +164,11 @@ func (s *Store) Set(o *state.Overlay, key string, v uint64) error {
 	o.Set(Key(key), codec.MustMarshal(v))
 	return nil
 }
+
+// Source is what a consuming actor reads its governed values through
+// (*Store implements it).
+type Source interface {
+	Get(r state.Reader, key string) (uint64, error)
+}
+
+var _ Source = (*Store)(nil)
