@@ -169,7 +169,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	dispatcher.UseParams(gov.Store())
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, gov, treasury.New())
+	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}

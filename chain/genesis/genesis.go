@@ -122,13 +122,16 @@ type Genesis struct {
 	// are not written into the state: the parameter store falls back to
 	// them until a proposal changes a value.
 	Governance map[string]uint64 `json:"governance,omitempty"`
+	// Council are the Security Council's 9 members (spec 002 §11.2);
+	// absent: no Council.
+	Council []types.Address `json:"council,omitempty"`
 }
 
 // GovernanceParams returns the Governance actor's configuration: the
 // genesis parameter values, and the genesis validators as the voters of a
 // chain without a Validator Registry.
 func (g *Genesis) GovernanceParams() governance.Params {
-	p := governance.Params{Genesis: g.Governance}
+	p := governance.Params{Genesis: g.Governance, Council: g.Council}
 	for _, v := range g.Validators {
 		p.Voters = append(p.Voters, v.Address)
 	}

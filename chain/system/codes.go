@@ -156,6 +156,10 @@ const (
 	CodeBeforeETA            Code = 1010
 	CodeTreasuryInsufficient Code = 1011
 	CodeTierTooLow           Code = 1012
+	CodeCouncilSignatures    Code = 1013
+	CodeCouncilPower         Code = 1014
+	CodeActorPaused          Code = 1015
+	CodeNotPaused            Code = 1016
 )
 
 var codeNames = map[Code]string{
@@ -266,6 +270,10 @@ var codeNames = map[Code]string{
 	CodeBeforeETA:                "BeforeETA",
 	CodeTreasuryInsufficient:     "TreasuryInsufficient",
 	CodeTierTooLow:               "TierTooLow",
+	CodeCouncilSignatures:        "CouncilSignatures",
+	CodeCouncilPower:             "CouncilPower",
+	CodeActorPaused:              "ActorPaused",
+	CodeNotPaused:                "NotPaused",
 }
 
 // String is the code's name, e.g. "VersionConflict".

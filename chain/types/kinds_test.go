@@ -58,6 +58,7 @@ const kindsPinned = `1 call user
 120 gov_propose user
 121 gov_vote user
 122 gov_execute user
+123 gov_council user
 `
 
 func TestKindTable(t *testing.T) {

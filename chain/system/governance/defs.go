@@ -36,6 +36,7 @@ func Defs() []params.Def {
 	ds := []params.Def{
 		{Key: KeyVotingPeriod, Tier: MaxTier, Min: 1, Max: 10_000_000, Default: 3 * 86400, Doc: "blocks a proposal is open for votes"},
 		{Key: KeyMinDeposit, Tier: MaxTier, Min: 0, Max: 1_000_000_000, Default: 1000, Doc: "minimum proposal deposit, whole CBY"},
+		{Key: KeyCouncilRatify, Tier: MaxTier, Min: 1, Max: 10_000_000, Default: 7 * 86400, Doc: "blocks within which a Council circuit-break must be ratified, or it lapses"},
 	}
 	for t := uint8(0); t <= MaxTier; t++ {
 		d := tierDefaults[t]
@@ -54,7 +55,7 @@ func Defs() []params.Def {
 // voted), 4-block timelocks and a 1 CBY deposit, so that a parameter
 // change is proposed, voted, queued and in effect within seconds.
 func DevGenesis() map[string]uint64 {
-	g := map[string]uint64{KeyVotingPeriod: 120, KeyMinDeposit: 1}
+	g := map[string]uint64{KeyVotingPeriod: 120, KeyMinDeposit: 1, KeyCouncilRatify: 600}
 	for t := uint8(0); t <= MaxTier; t++ {
 		g[TierKey(t, "timelock_blocks")] = 4
 	}

@@ -59,5 +59,5 @@ func (m *Module) apply(x system.Tx, p *Proposal) error {
 			return err
 		}
 	}
-	return nil
+	return ratify(x.State(), p.Ratify)
 }

@@ -25,12 +25,15 @@ type Params struct {
 	// Voters vote on a chain without a Validator Registry epoch (a --dev
 	// chain), with one unit of stake each: the genesis validators.
 	Voters []types.Address
+	// Council are the Security Council's 9 members (none: no Council).
+	Council []types.Address
 }
 
 // Module is the Governance actor plugged into the executor.
 type Module struct {
-	store  *params.Store
-	voters []types.Address
+	store   *params.Store
+	voters  []types.Address
+	members []types.Address // the Security Council, sorted
 }
 
 // New returns the actor with p, governing its own parameters (Defs) and
@@ -42,7 +45,12 @@ func New(p Params, extra ...params.Def) (*Module, error) {
 	}
 	vs := slices.Clone(p.Voters)
 	slices.SortFunc(vs, func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
-	return &Module{store: s, voters: slices.Compact(vs)}, nil
+	cs := slices.Clone(p.Council)
+	slices.SortFunc(cs, func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
+	if len(cs) != 0 && (len(slices.Compact(slices.Clone(cs))) != CouncilSize || len(cs) != CouncilSize) {
+		return nil, fmt.Errorf("governance: the Security Council has %d distinct members of %d, want %d", len(slices.Compact(slices.Clone(cs))), len(cs), CouncilSize)
+	}
+	return &Module{store: s, voters: slices.Compact(vs), members: cs}, nil
 }
 
 // Store is the parameter store the actor governs; other actors read their
@@ -64,6 +72,9 @@ func (m *Module) Kinds() []system.Kind {
 		{Kind: types.KindGovExecute, Check: Check, Handle: func(x system.Tx, _ types.Address, in types.Instruction) ([]byte, error) {
 			return nil, m.executeTx(x, in.(*types.GovExecute).Proposal)
 		}},
+		{Kind: types.KindGovCouncil, Check: Check, Handle: func(x system.Tx, _ types.Address, in types.Instruction) ([]byte, error) {
+			return nil, m.council(x, in.(*types.GovCouncil))
+		}},
 	}
 }
 
@@ -83,6 +94,9 @@ func Check(tx *types.Tx, in types.Instruction) error {
 	if !isPropose && tx.Value().Sign() != 0 {
 		return fmt.Errorf("%w: %s carries no value (only gov_propose does: its deposit)", types.ErrMalformedTx, in.InstructionKind())
 	}
+	if c, ok := in.(*types.GovCouncil); ok {
+		return checkCouncil(c)
+	}
 	if !isPropose {
 		return nil
 	}
@@ -91,9 +105,9 @@ func Check(tx *types.Tx, in types.Instruction) error {
 		return fmt.Errorf("%w: tier %d above %d", types.ErrMalformedTx, p.Tier, MaxTier)
 	case len(p.Title) > MaxTitle:
 		return fmt.Errorf("%w: title longer than %d bytes", types.ErrMalformedTx, MaxTitle)
-	case (len(p.Params) == 0) == (len(p.Disburse) == 0):
-		return fmt.Errorf("%w: a proposal changes parameters or disburses, exactly one of them", types.ErrMalformedTx)
-	case len(p.Params)+len(p.Disburse) > MaxActions:
+	case kindsOfAction(p) != 1:
+		return fmt.Errorf("%w: a proposal changes parameters, disburses or ratifies circuit-breaks, exactly one of them", types.ErrMalformedTx)
+	case len(p.Params)+len(p.Disburse)+len(p.Ratify) > MaxActions:
 		return fmt.Errorf("%w: more than %d actions", types.ErrMalformedTx, MaxActions)
 	}
 	for _, d := range p.Disburse {
@@ -104,12 +118,25 @@ func Check(tx *types.Tx, in types.Instruction) error {
 	return nil
 }
 
+func kindsOfAction(p *types.GovPropose) int {
+	n := 0
+	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify)} {
+		if l > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // EndBlock implements system.Module: proposals whose voting closed are
 // tallied, and queued proposals whose ETA has come are executed, in
 // proposal order.
 func (m *Module) EndBlock(x system.Tx) error {
 	ids, err := activeIDs(x.State())
 	if err != nil {
+		return err
+	}
+	if err := lapse(x); err != nil {
 		return err
 	}
 	h := x.Env().Height

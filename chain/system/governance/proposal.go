@@ -34,6 +34,8 @@ func StatusName(s uint8) string {
 		return "rejected"
 	case StatusFailed:
 		return "failed"
+	case StatusCancelled:
+		return "cancelled"
 	}
 	return "unknown"
 }
@@ -64,6 +66,7 @@ type Proposal struct {
 	Title         string
 	Params        []types.GovParam
 	Disburse      []types.GovDisburse
+	Ratify        []types.Address // circuit-breaks to ratify
 	Deposit       *big.Int
 	SnapshotBlock uint64
 	VotingEnd     uint64 // voting closes at the end of this block (or once every voter has voted)
@@ -237,6 +240,11 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 			}
 		}
 	}
+	for _, a := range in.Ratify {
+		if !pausable(a) {
+			return nil, system.Failf(system.CodeInvalidProposal, "InvalidProposal: %s is not a system actor the Council may circuit-break", a)
+		}
+	}
 	if len(in.Disburse) > 0 && in.Tier < 2 {
 		return nil, system.Failf(system.CodeTierTooLow, "TierTooLow: a disbursement needs tier 2, the proposal is tier %d", in.Tier)
 	}
@@ -280,7 +288,7 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 		}
 	}
 	h := x.Env().Height
-	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse,
+	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify,
 		Deposit: deposit, SnapshotBlock: h, VotingEnd: h + period - 1, Status: StatusVoting, Rules: rules, Voters: voters}
 	save(o, p)
 	o.Set(activeKey(next), []byte{1})
