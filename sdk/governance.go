@@ -58,3 +58,16 @@ func (c *Client) Treasury(ctx context.Context) (*apitypes.Treasury, error) {
 	var r apitypes.Treasury
 	return &r, c.do(ctx, http.MethodGet, "/v1/treasury", nil, &r)
 }
+
+// Council returns the Security Council, its next nonce and the
+// circuit-breaks in force (GET /v1/gov/council).
+func (c *Client) Council(ctx context.Context) (*apitypes.GovCouncil, error) {
+	var r apitypes.GovCouncil
+	return &r, c.do(ctx, http.MethodGet, "/v1/gov/council", nil, &r)
+}
+
+// CouncilAction submits a Security Council action carrying its members'
+// signatures over types.CouncilDigest (collected offline).
+func (c *Client) CouncilAction(ctx context.Context, key *ecdsa.PrivateKey, in *types.GovCouncil, o TxOptions) (*types.Tx, error) {
+	return c.sendSystem(ctx, key, types.GovernanceAddress, nil, in, o)
+}

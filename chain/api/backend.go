@@ -39,6 +39,8 @@ type Backend interface {
 	TimerLaneBudget() uint64
 	// Params is the governed parameter store (its declarations and genesis values).
 	Params() *params.Store
+	// Council is the Security Council's members (genesis).
+	Council() []types.Address
 
 	PendingTxs() int
 	PendingNonce(a types.Address, stateNonce uint64) uint64
@@ -85,6 +87,7 @@ func (b NodeBackend) TEEParams() tee.Params         { return b.N.Executor().TEEP
 func (b NodeBackend) Timers() *timers.Queue         { return b.N.Executor().Timers() }
 func (b NodeBackend) TimerLaneBudget() uint64       { return b.N.Executor().TimerLaneBudget() }
 func (b NodeBackend) Params() *params.Store         { return b.N.Executor().Params() }
+func (b NodeBackend) Council() []types.Address      { return b.N.Genesis().Council }
 
 func (b NodeBackend) PendingTxs() int { return b.N.Pool().Len() }
 func (b NodeBackend) PendingNonce(a types.Address, stateNonce uint64) uint64 {

@@ -18,6 +18,31 @@ func (s *Server) registerGovRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/gov/proposals/:id", s.govProposal)
 	v1.GET("/params", s.params)
 	v1.GET("/treasury", s.treasury)
+	v1.GET("/gov/council", s.council)
+}
+
+// council is GET /v1/gov/council: members, threshold, the next action's
+// nonce and the circuit-breaks in force.
+func (s *Server) council(c *gin.Context) {
+	out := apitypes.GovCouncil{Members: append([]types.Address{}, s.b.Council()...), Threshold: governance.CouncilThreshold, Paused: []apitypes.GovPause{}}
+	err := s.b.View(func(v *store.View) error {
+		out.Height = v.Head().Height
+		n, err := governance.ReadCouncilNonce(v)
+		if err != nil {
+			return err
+		}
+		out.Nonce = n
+		ps, err := governance.ReadPauses(v)
+		for _, p := range ps {
+			out.Paused = append(out.Paused, apitypes.GovPause{Actor: p.Actor, Since: p.Since, Lapses: p.Lapses, Ratified: p.Lapses == 0})
+		}
+		return err
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // params is GET /v1/params[?key=K]: every governed parameter's value.

@@ -80,3 +80,20 @@ type GovProposals struct {
 	Proposals []GovProposal `json:"proposals"`
 	Height    uint64        `json:"height"`
 }
+
+// GovCouncil is GET /v1/gov/council.
+type GovCouncil struct {
+	Members   []types.Address `json:"members"`
+	Threshold int             `json:"threshold"`
+	Nonce     uint64          `json:"nonce"` // the nonce the next Council action must sign
+	Paused    []GovPause      `json:"paused"`
+	Height    uint64          `json:"height"`
+}
+
+// GovPause is a Security Council circuit-break in force.
+type GovPause struct {
+	Actor    types.Address `json:"actor"`
+	Since    uint64        `json:"since"`
+	Lapses   uint64        `json:"lapses,omitempty"` // the block whose end lifts it unless ratified
+	Ratified bool          `json:"ratified"`
+}

@@ -44,7 +44,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newTimerCmd(f),
 		newTestnetCmd(f),
 		newValidatorCmd(f),
-		newGovCmd(f), newParamsCmd(f), newTreasuryCmd(f),
+		newGovCmd(f), newParamsCmd(f), newTreasuryCmd(f), newCouncilCmd(f),
 	)
 	return root
 }
