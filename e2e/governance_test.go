@@ -2,13 +2,18 @@ package e2e
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -122,5 +127,103 @@ func TestGovernanceDevnet(t *testing.T) {
 	cliJSON(t, d, cliHome, &list, "gov", "list")
 	if len(list.Proposals) != 2 {
 		t.Fatalf("list %+v", list)
+	}
+}
+
+// A Security Council cancel from the CLI: nine members in genesis, seven
+// sign offline, anyone submits; the queued proposal is cancelled and never
+// executes. Six signatures, and a power the Council lacks, are refused.
+func TestGovernanceCouncilCancel(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "node")
+	cliHome := t.TempDir()
+	if out, err := exec.Command(filepath.Join(binDir, "cowboyd"), "init", "--dev", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	// Nine Council keys, and a Tier 0 timelock long enough to act in.
+	var members []string
+	for i := 0; i < 9; i++ {
+		k, err := crypto.GenerateKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(cliHome, fmt.Sprintf("c%d.hex", i))
+		if err := os.WriteFile(f, []byte(hex.EncodeToString(crypto.FromECDSA(k))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, types.PubkeyToAddress(k.PublicKey).String())
+	}
+	gpath := filepath.Join(home, "genesis.json")
+	raw, err := os.ReadFile(gpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]json.RawMessage
+	var gv map[string]uint64
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(g["governance"], &gv); err != nil {
+		t.Fatal(err)
+	}
+	gv["gov.tier0.timelock_blocks"] = 100000
+	g["governance"], _ = json.Marshal(gv)
+	g["council"], _ = json.Marshal(members)
+	if raw, err = json.Marshal(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gpath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startNode(t, home, freePort(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli(t, d, cliHome, "keys", "import", "val", "--key-file", filepath.Join(home, "validator.key"), "--light-kdf")
+	for i := 0; i < 9; i++ {
+		cli(t, d, cliHome, "keys", "import", fmt.Sprintf("c%d", i), "--key-file", filepath.Join(cliHome, fmt.Sprintf("c%d.hex", i)), "--light-kdf")
+	}
+	var council apitypes.GovCouncil
+	cliJSON(t, d, cliHome, &council, "council", "show")
+	if len(council.Members) != 9 || council.Threshold != 7 || council.Nonce != 0 {
+		t.Fatalf("council %+v", council)
+	}
+
+	out := cli(t, d, cliHome, "gov", "propose", "--tier", "0", "--param", "runners.heartbeat_timeout_blocks=90", "--title", "to cancel", "--from", "val")
+	m := proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	waitProposal(ctx, t, d, cliHome, m[1], "queued")
+
+	sigsFor := func(action string, n int) []string {
+		var args []string
+		for i := 0; i < n; i++ {
+			s := strings.TrimSpace(cli(t, d, cliHome, "council", "sign", action, m[1], "--nonce", "0", "--chain-id", "7357", "--from", fmt.Sprintf("c%d", i)))
+			args = append(args, "--sig", s)
+		}
+		return args
+	}
+	out = cliFails(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", 6)...)...)
+	if !strings.Contains(out, "CouncilSignatures") {
+		t.Fatalf("six signatures: %s", out)
+	}
+	out = cliFails(t, d, cliHome, append([]string{"council", "fast-track", m[1], "--from", "val"}, sigsFor("fast-track", 7)...)...)
+	if !strings.Contains(out, "CouncilPower") {
+		t.Fatalf("fast-track: %s", out)
+	}
+	cli(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", 7)...)...)
+	var p apitypes.GovProposal
+	cliJSON(t, d, cliHome, &p, "gov", "show", m[1])
+	if p.Status != "cancelled" {
+		t.Fatalf("proposal %+v", p)
+	}
+	var ps apitypes.Params
+	cliJSON(t, d, cliHome, &ps, "params", "runners.heartbeat_timeout_blocks")
+	if ps.Params[0].Value != 60 {
+		t.Fatalf("a cancelled change applied: %+v", ps.Params[0])
+	}
+	out = cliFails(t, d, cliHome, "gov", "execute", m[1], "--from", "val")
+	if !strings.Contains(out, "NotQueued") {
+		t.Fatalf("execute a cancelled proposal: %s", out)
 	}
 }
