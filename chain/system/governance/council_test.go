@@ -72,6 +72,27 @@ func (f *fixture) passToQueue(id uint64, in *types.GovPropose) {
 	f.c.Env.Height++
 }
 
+// councilActor submits actions signed by seven members, tracking the nonce.
+type councilActor struct {
+	f     *fixture
+	keys  []*ecdsa.PrivateKey
+	nonce uint64
+}
+
+func newActor(f *fixture, keys []*ecdsa.PrivateKey) *councilActor {
+	return &councilActor{f: f, keys: keys}
+}
+
+// act submits in and wants code; a success advances the nonce.
+func (a *councilActor) act(in *types.GovCouncil, code system.Code) {
+	a.f.t.Helper()
+	in.Nonce = a.nonce
+	a.f.want(a.f.run(bob, nil, sign(a.f.t, in, a.keys[:7]...)), code)
+	if code == system.CodeOK {
+		a.nonce++
+	}
+}
+
 // The Council's membership and threshold: 7 distinct members' signatures
 // over the action with the current nonce, once.
 func TestCouncilSignatures(t *testing.T) {
@@ -110,15 +131,7 @@ func TestCouncilSignatures(t *testing.T) {
 // never executes.
 func TestCouncilCancel(t *testing.T) {
 	f, keys := newCouncilFixture(t)
-	nonce := uint64(0)
-	act := func(in *types.GovCouncil, code system.Code) {
-		t.Helper()
-		in.Nonce = nonce
-		f.want(f.run(bob, nil, sign(t, in, keys[:7]...)), code)
-		if code == system.CodeOK {
-			nonce++
-		}
-	}
+	act := newActor(f, keys).act
 	act(&types.GovCouncil{Action: types.CouncilCancel, Proposal: 1}, system.CodeNoSuchProposal)
 	f.want(f.run(alice, nil, paramChange(0, runners.KeyHeartbeatTimeout, 90)), system.CodeOK)
 	act(&types.GovCouncil{Action: types.CouncilCancel, Proposal: 1}, system.CodeNotQueued) // still voting
@@ -167,15 +180,7 @@ func TestCouncilOutsideItsPowers(t *testing.T) {
 func TestCouncilCircuitBreak(t *testing.T) {
 	f, keys := newCouncilFixture(t)
 	reg := governance.Guard(runners.New(runners.Params{}))[0]
-	nonce := uint64(0)
-	act := func(in *types.GovCouncil, code system.Code) {
-		t.Helper()
-		in.Nonce = nonce
-		f.want(f.run(bob, nil, sign(t, in, keys[:7]...)), code)
-		if code == system.CodeOK {
-			nonce++
-		}
-	}
+	act := newActor(f, keys).act
 	heartbeat := func() system.Code {
 		t.Helper()
 		r, err := f.c.Run(reg, bob, types.RunnerRegistryAddress, nil, &types.RunnerHeartbeat{})
