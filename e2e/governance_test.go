@@ -86,7 +86,8 @@ func TestGovernanceDevnet(t *testing.T) {
 	if !strings.Contains(out, "TierTooLow") {
 		t.Fatalf("tier 0 change of a tier 4 parameter: %s", out)
 	}
-	out = cli(t, d, cliHome, "gov", "propose", "--tier", "4", "--param", "gov.min_deposit_cby=50", "--title", "raise the deposit", "--from", "val")
+	out = cli(t, d, cliHome, "gov", "propose", "--tier", "4", "--param", "gov.min_deposit_cby=50", "--param", "runners.heartbeat_timeout_blocks=90",
+		"--title", "raise the deposit", "--from", "val")
 	m := proposalID.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("propose: %s", out)
@@ -99,6 +100,11 @@ func TestGovernanceDevnet(t *testing.T) {
 	cliJSON(t, d, cliHome, &ps, "gov", "params", "gov.min_deposit_cby")
 	if ps.Params[0].Value != 50 || ps.Params[0].Source != "governance" {
 		t.Fatalf("after execution: %+v", ps.Params[0])
+	}
+	// The off-chain parameters runners poll serve the governed heartbeat timeout.
+	op, err := d.client().OffchainParams(ctx)
+	if err != nil || op.HeartbeatTimeoutBlocks != 90 {
+		t.Fatalf("offchain params %+v: %v", op, err)
 	}
 	// The Governance actor consumes the new value.
 	out = cliFails(t, d, cliHome, "gov", "propose", "--tier", "2", "--disburse", "0xb0b0000000000000000000000000000000000000:10",
