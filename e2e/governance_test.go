@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
@@ -232,4 +235,70 @@ func TestGovernanceCouncilCancel(t *testing.T) {
 	if !strings.Contains(out, "NotQueued") {
 		t.Fatalf("execute a cancelled proposal: %s", out)
 	}
+}
+
+// On a 4-validator `cowboy testnet`, the validators vote a Tier 0
+// parameter change through their own nodes; it executes and is in force on
+// every node, and the nodes agree on the chain.
+func TestGovernanceTestnet(t *testing.T) {
+	tn := newTestnet(t, 4)
+	all := []int{0, 1, 2, 3}
+	for _, i := range all {
+		tn.start(i)
+	}
+	tn.waitHeight(2, 60*time.Second, all...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	keys := make([]*ecdsa.PrivateKey, len(all))
+	for _, i := range all {
+		k, err := node.LoadKeyFile(filepath.Join(tn.man.Nodes[i].Home, "validator.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	one, _ := sdk.ParseCBY("1")
+	tx, err := tn.client(0).Propose(ctx, keys[0], &types.GovPropose{Tier: 0, Title: "heartbeat",
+		Params: []types.GovParam{{Key: "runners.heartbeat_timeout_blocks", Value: 90}}}, one, sdk.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tn.client(0).WaitForReceipt(ctx, tx.Hash())
+	if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+		t.Fatalf("propose: %+v %v", r, err)
+	}
+	id := system.FromBE8(r.Receipt.Return)
+	for _, i := range all {
+		vt, err := tn.client(i).Vote(ctx, keys[i], id, types.VoteYes, sdk.TxOptions{})
+		if err != nil {
+			t.Fatalf("node%d vote: %v", i, err)
+		}
+		if r, err := tn.client(i).WaitForReceipt(ctx, vt.Hash()); err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+			t.Fatalf("node%d vote: %+v %v", i, r, err)
+		}
+	}
+	for _, i := range all {
+		for {
+			p, err := tn.client(i).Proposal(ctx, id)
+			if err == nil && p.Status == "executed" {
+				if p.Validators.Yes != "4" || p.Validators.Total != "4" || !p.QuorumReached {
+					t.Fatalf("node%d: %+v", i, p)
+				}
+				break
+			}
+			if err == nil && p.Status != "voting" && p.Status != "queued" {
+				t.Fatalf("node%d: proposal %+v", i, p)
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("node%d: proposal not executed: %+v %v", i, p, err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		ps, err := tn.client(i).Params(ctx, "runners.heartbeat_timeout_blocks")
+		if err != nil || len(ps.Params) != 1 || ps.Params[0].Value != 90 {
+			t.Fatalf("node%d params %+v: %v", i, ps, err)
+		}
+	}
+	tn.checkSameChain(all...)
 }
