@@ -31,6 +31,11 @@ func (s *Server) council(c *gin.Context) {
 		if err != nil {
 			return err
 		}
+		if cs, err := governance.ReadCouncil(v); err != nil {
+			return err
+		} else if cs != nil {
+			out.Members = cs
+		}
 		out.Nonce = n
 		ps, err := governance.ReadPauses(v)
 		for _, p := range ps {

@@ -44,7 +44,8 @@ type GovDisburse struct {
 
 // GovPropose opens a proposal of tier Tier (0–4) with one kind of action:
 // parameter changes (Params), treasury disbursements (Disburse), or the
-// ratification of Security Council circuit-breaks of system actors (Ratify).
+// ratification of Security Council circuit-breaks of system actors (Ratify),
+// or a new Security Council (Council, Tier 4).
 type GovPropose struct {
 	_        struct{} `cbor:",toarray"`
 	Kind     InstructionKind
@@ -53,6 +54,7 @@ type GovPropose struct {
 	Params   []GovParam
 	Disburse []GovDisburse
 	Ratify   []Address
+	Council  []Address // Tier 4: the Security Council's new nine members
 }
 
 // GovCouncil is a Security Council action. Anyone may send it; its

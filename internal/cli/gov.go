@@ -35,6 +35,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 		tier               uint8
 		title, deposit     string
 		paramsKV, disburse []string
+		council            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT …) --title T [--deposit AMOUNT] [--from KEY]",
@@ -49,6 +50,13 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 					return fmt.Errorf("--param %q: want KEY=VALUE with a whole number", kv)
 				}
 				in.Params = append(in.Params, types.GovParam{Key: k, Value: n})
+			}
+			for _, a := range council {
+				addr, err := types.ParseAddress(a)
+				if err != nil {
+					return fmt.Errorf("--council %q: %w", a, err)
+				}
+				in.Council = append(in.Council, addr)
 			}
 			for _, d := range disburse {
 				to, amt, ok := strings.Cut(d, ":")
@@ -109,6 +117,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&title, "title", "", "title")
 	cmd.Flags().StringArrayVar(&paramsKV, "param", nil, "parameter change KEY=VALUE (repeatable)")
 	cmd.Flags().StringArrayVar(&disburse, "disburse", nil, "treasury payment TO:AMOUNT (CBY, or base units with \"wei\"; repeatable; tier 2)")
+	cmd.Flags().StringArrayVar(&council, "council", nil, "Tier 4: a new Security Council member (repeat 9 times)")
 	cmd.Flags().StringVar(&deposit, "deposit", "", "deposit (default: the current minimum, gov.min_deposit_cby)")
 	tf.add(cmd)
 	return cmd

@@ -71,8 +71,39 @@ func ReadCouncilNonce(r state.Reader) (uint64, error) {
 	return n, codec.Unmarshal(b, &n)
 }
 
-// Council is the configured Council, sorted.
-func (m *Module) Council() []types.Address { return slices.Clone(m.members) }
+func councilKey() []byte { return system.Key(types.GovernanceAddress, []byte("council")) }
+
+// councilSet is as sorted, or InvalidProposal unless it is CouncilSize
+// distinct addresses.
+func councilSet(as []types.Address) ([]types.Address, error) {
+	cs := slices.Clone(as)
+	slices.SortFunc(cs, func(a, b types.Address) int { return bytes.Compare(a[:], b[:]) })
+	if len(cs) != CouncilSize || len(slices.Compact(slices.Clone(cs))) != CouncilSize {
+		return nil, system.Failf(system.CodeInvalidProposal, "InvalidProposal: a Security Council is %d distinct members", CouncilSize)
+	}
+	return cs, nil
+}
+
+// ReadCouncil is the Council a Tier 4 proposal installed, sorted; nil if
+// none did (the genesis Council is in force).
+func ReadCouncil(r state.Reader) ([]types.Address, error) {
+	b, ok, err := r.Get(councilKey())
+	if err != nil || !ok {
+		return nil, err
+	}
+	var cs []types.Address
+	return cs, codec.Unmarshal(b, &cs)
+}
+
+// Council is the Council in force in r, sorted: the one a Tier 4 proposal
+// installed, else the genesis Council.
+func (m *Module) Council(r state.Reader) ([]types.Address, error) {
+	cs, err := ReadCouncil(r)
+	if err != nil || cs != nil {
+		return cs, err
+	}
+	return slices.Clone(m.members), nil
+}
 
 // pausable reports whether the Council may circuit-break a: a system
 // actor with instructions, other than Governance itself.
@@ -90,7 +121,11 @@ func pausable(a types.Address) bool {
 // verifyCouncil checks that in carries at least CouncilThreshold valid
 // signatures by distinct members over its digest, with the current nonce.
 func (m *Module) verifyCouncil(x system.Tx, in *types.GovCouncil) error {
-	if len(m.members) == 0 {
+	members, err := m.Council(x.State())
+	if err != nil {
+		return err
+	}
+	if len(members) == 0 {
 		return system.Failf(system.CodeCouncilSignatures, "CouncilSignatures: the chain has no Security Council")
 	}
 	nonce, err := ReadCouncilNonce(x.State())
@@ -115,7 +150,7 @@ func (m *Module) verifyCouncil(x system.Tx, in *types.GovCouncil) error {
 			continue
 		}
 		a := types.PubkeyToAddress(*pub)
-		if _, ok := slices.BinarySearchFunc(m.members, a, func(c, t types.Address) int { return bytes.Compare(c[:], t[:]) }); ok {
+		if _, ok := slices.BinarySearchFunc(members, a, func(c, t types.Address) int { return bytes.Compare(c[:], t[:]) }); ok {
 			seen[a] = true
 		}
 	}

@@ -230,3 +230,34 @@ func TestCouncilCircuitBreak(t *testing.T) {
 		t.Fatalf("late ratification %s code %d", governance.StatusName(p.Status), p.FailCode)
 	}
 }
+
+// Council membership changes only by a Tier 4 proposal; afterwards only
+// the new members' signatures count.
+func TestCouncilMembershipTier4(t *testing.T) {
+	f, keys := newCouncilFixture(t)
+	_, addrs := councilKeys(t)
+	// The new Council: members 1–9 (member 0 leaves, the outsider joins).
+	next := addrs[1:10]
+	f.want(f.run(alice, nil, &types.GovPropose{Tier: 3, Council: next}), system.CodeTierTooLow)
+	f.want(f.run(alice, nil, &types.GovPropose{Tier: 4, Council: next[:8]}), system.CodeInvalidProposal)
+	f.want(f.run(alice, nil, &types.GovPropose{Tier: 4, Council: append(next[:8:8], next[0])}), system.CodeInvalidProposal)
+	f.passToQueue(1, &types.GovPropose{Tier: 4, Title: "new council", Council: next})
+	f.advance(f.c.Env.Height + 5)
+	if p := f.proposal(1); p.Status != governance.StatusExecuted {
+		t.Fatalf("status %s code %d", governance.StatusName(p.Status), p.FailCode)
+	}
+	cs, err := f.m.Council(f.c.State)
+	if err != nil || len(cs) != 9 {
+		t.Fatalf("council %v %v", cs, err)
+	}
+	for _, a := range cs {
+		if a == addrs[0] {
+			t.Fatal("the departed member is still on the Council")
+		}
+	}
+	f.c.Env.Height++
+	pause := &types.GovCouncil{Action: types.CouncilPause, Actor: types.RunnerRegistryAddress}
+	// Members 0–6: the departed member's signature no longer counts.
+	f.want(f.run(bob, nil, sign(t, pause, keys[:7]...)), system.CodeCouncilSignatures)
+	f.want(f.run(bob, nil, sign(t, pause, keys[3:10]...)), system.CodeOK)
+}

@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/treasury"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -58,6 +59,13 @@ func (m *Module) apply(x system.Tx, p *Proposal) error {
 		if err := treasury.Disburse(x, d.To, d.Amount); err != nil {
 			return err
 		}
+	}
+	if len(p.Council) > 0 {
+		cs, err := councilSet(p.Council)
+		if err != nil {
+			return err
+		}
+		x.State().Set(councilKey(), codec.MustMarshal(cs))
 	}
 	return ratify(x.State(), p.Ratify)
 }

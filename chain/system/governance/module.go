@@ -106,8 +106,8 @@ func Check(tx *types.Tx, in types.Instruction) error {
 	case len(p.Title) > MaxTitle:
 		return fmt.Errorf("%w: title longer than %d bytes", types.ErrMalformedTx, MaxTitle)
 	case kindsOfAction(p) != 1:
-		return fmt.Errorf("%w: a proposal changes parameters, disburses or ratifies circuit-breaks, exactly one of them", types.ErrMalformedTx)
-	case len(p.Params)+len(p.Disburse)+len(p.Ratify) > MaxActions:
+		return fmt.Errorf("%w: a proposal changes parameters, disburses, ratifies circuit-breaks or replaces the Council, exactly one of them", types.ErrMalformedTx)
+	case len(p.Params)+len(p.Disburse)+len(p.Ratify)+len(p.Council) > MaxActions:
 		return fmt.Errorf("%w: more than %d actions", types.ErrMalformedTx, MaxActions)
 	}
 	for _, d := range p.Disburse {
@@ -120,7 +120,7 @@ func Check(tx *types.Tx, in types.Instruction) error {
 
 func kindsOfAction(p *types.GovPropose) int {
 	n := 0
-	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify)} {
+	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify), len(p.Council)} {
 		if l > 0 {
 			n++
 		}

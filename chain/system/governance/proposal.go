@@ -67,6 +67,7 @@ type Proposal struct {
 	Params        []types.GovParam
 	Disburse      []types.GovDisburse
 	Ratify        []types.Address // circuit-breaks to ratify
+	Council       []types.Address // the new Security Council
 	Deposit       *big.Int
 	SnapshotBlock uint64
 	VotingEnd     uint64 // voting closes at the end of this block (or once every voter has voted)
@@ -245,6 +246,14 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 			return nil, system.Failf(system.CodeInvalidProposal, "InvalidProposal: %s is not a system actor the Council may circuit-break", a)
 		}
 	}
+	if len(in.Council) > 0 {
+		if in.Tier < MaxTier {
+			return nil, system.Failf(system.CodeTierTooLow, "TierTooLow: a Council change needs tier %d, the proposal is tier %d", MaxTier, in.Tier)
+		}
+		if _, err := councilSet(in.Council); err != nil {
+			return nil, err
+		}
+	}
 	if len(in.Disburse) > 0 && in.Tier < 2 {
 		return nil, system.Failf(system.CodeTierTooLow, "TierTooLow: a disbursement needs tier 2, the proposal is tier %d", in.Tier)
 	}
@@ -288,7 +297,7 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 		}
 	}
 	h := x.Env().Height
-	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify,
+	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify, Council: in.Council,
 		Deposit: deposit, SnapshotBlock: h, VotingEnd: h + period - 1, Status: StatusVoting, Rules: rules, Voters: voters}
 	save(o, p)
 	o.Set(activeKey(next), []byte{1})
