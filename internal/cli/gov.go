@@ -35,10 +35,10 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 		tier               uint8
 		title, deposit     string
 		paramsKV, disburse []string
-		council            []string
+		council, ratify    []string
 	)
 	cmd := &cobra.Command{
-		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT …) --title T [--deposit AMOUNT] [--from KEY]",
+		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT … | --ratify ACTOR … | --council ADDR ×9) --title T [--deposit AMOUNT] [--from KEY]",
 		Short: "Open a proposal; prints its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,6 +50,13 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 					return fmt.Errorf("--param %q: want KEY=VALUE with a whole number", kv)
 				}
 				in.Params = append(in.Params, types.GovParam{Key: k, Value: n})
+			}
+			for _, a := range ratify {
+				addr, err := types.ParseAddress(a)
+				if err != nil {
+					return fmt.Errorf("--ratify %q: %w", a, err)
+				}
+				in.Ratify = append(in.Ratify, addr)
 			}
 			for _, a := range council {
 				addr, err := types.ParseAddress(a)
@@ -117,6 +124,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&title, "title", "", "title")
 	cmd.Flags().StringArrayVar(&paramsKV, "param", nil, "parameter change KEY=VALUE (repeatable)")
 	cmd.Flags().StringArrayVar(&disburse, "disburse", nil, "treasury payment TO:AMOUNT (CBY, or base units with \"wei\"; repeatable; tier 2)")
+	cmd.Flags().StringArrayVar(&ratify, "ratify", nil, "ratify the Security Council's circuit-break of this system actor (repeatable)")
 	cmd.Flags().StringArrayVar(&council, "council", nil, "Tier 4: a new Security Council member (repeat 9 times)")
 	cmd.Flags().StringVar(&deposit, "deposit", "", "deposit (default: the current minimum, gov.min_deposit_cby)")
 	tf.add(cmd)

@@ -19,15 +19,17 @@ func TierKey(tier uint8, rule string) string { return fmt.Sprintf("gov.tier%d.%s
 // MaxTier is the highest proposal tier (Tier 4, constitutional/meta).
 const MaxTier = 4
 
-// tierDefaults is the spec 002 §11.3 table: stake quorum, stake approval
-// (strictly above), validator majority (strictly above), in basis points,
-// and the timelock in blocks at 1 s blocks.
-var tierDefaults = [MaxTier + 1][4]uint64{
-	{1000, 5000, 5000, 3 * 86400},
-	{1500, 5000, 5000, 5 * 86400},
-	{2000, 6000, 5000, 7 * 86400},
-	{2500, 6600, 6600, 7 * 86400},
-	{3300, 7500, 6600, 14 * 86400},
+// tierDefaults is the spec 002 §11.3 table: per tier, the stake quorum,
+// the stake approval (strictly above) and the validator majority (strictly
+// above) in basis points, and the timelock in blocks at 1 s blocks.
+func tierDefaults() [MaxTier + 1][4]uint64 {
+	return [MaxTier + 1][4]uint64{
+		{1000, 5000, 5000, 3 * 86400},
+		{1500, 5000, 5000, 5 * 86400},
+		{2000, 6000, 5000, 7 * 86400},
+		{2500, 6600, 6600, 7 * 86400},
+		{3300, 7500, 6600, 14 * 86400},
+	}
 }
 
 // Defs are the parameters declared by the Governance actor. Every rule of
@@ -39,7 +41,7 @@ func Defs() []params.Def {
 		{Key: KeyCouncilRatify, Tier: MaxTier, Min: 1, Max: 10_000_000, Default: 7 * 86400, Doc: "blocks within which a Council circuit-break must be ratified, or it lapses"},
 	}
 	for t := uint8(0); t <= MaxTier; t++ {
-		d := tierDefaults[t]
+		d := tierDefaults()[t]
 		ds = append(ds,
 			params.Def{Key: TierKey(t, "quorum_bps"), Tier: MaxTier, Min: 1, Max: 10000, Default: d[0], Doc: fmt.Sprintf("tier %d stake quorum (share of snapshot stake that voted)", t)},
 			params.Def{Key: TierKey(t, "approval_bps"), Tier: MaxTier, Min: 0, Max: 9999, Default: d[1], Doc: fmt.Sprintf("tier %d stake approval: yes / (yes + no) must exceed it", t)},
