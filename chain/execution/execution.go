@@ -163,11 +163,12 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	dispatcher := jobs.New(registry, cfg.TEE.Policy)
-	gov, err := governance.New(cfg.Governance, runners.ParamDefs(cfg.Offchain)...)
+	gov, err := governance.New(cfg.Governance, append(runners.ParamDefs(cfg.Offchain), validators.ParamDefs(cfg.Validators)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	dispatcher.UseParams(gov.Store())
+	vals.UseParams(gov.Store())
 	// The modules' end-of-block steps run in this order.
 	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals), gov, treasury.New())...)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/governance"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -227,7 +228,7 @@ func (g *Genesis) Validate() error {
 	if err := g.validateValidators(); err != nil {
 		return err
 	}
-	if _, err := governance.New(g.GovernanceParams(), runners.ParamDefs(g.OffchainParams())...); err != nil {
+	if _, err := governance.New(g.GovernanceParams(), append(runners.ParamDefs(g.OffchainParams()), validators.ParamDefs(g.ValidatorParams())...)...); err != nil {
 		return err
 	}
 	seen := map[types.Address]bool{}

@@ -13,6 +13,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/systemtest"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -84,4 +85,55 @@ func TestHeartbeatTimeoutConsumer(t *testing.T) {
 	}
 	// Out of its declared range: refused.
 	f.want(f.run(alice, nil, paramChange(0, runners.KeyHeartbeatTimeout, 0)), system.CodeParamOutOfRange)
+}
+
+// A Tier 0 change of validators.unbonding_ms, voted by the validators
+// themselves (stake chamber from the registry), is observed by the
+// Validator Registry when a validator exits.
+func TestUnbondingConsumer(t *testing.T) {
+	vp := validators.Params{EpochLength: 1000, MinStake: cby(100)}
+	vals := validators.New(vp, 1)
+	m, err := governance.New(governance.Params{Genesis: map[string]uint64{governance.KeyMinDeposit: 0, governance.TierKey(0, "timelock_blocks"): 1}},
+		validators.ParamDefs(vals.Params())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals.UseParams(m.Store())
+	c := systemtest.New()
+	v1, v2 := types.Address{0xd1}, types.Address{0xd2}
+	validators.SetGenesisValidators(c.State, []validators.GenesisValidator{
+		{Address: v1, BLSKey: types.Bytes{1}, Stake: cby(600)}, {Address: v2, BLSKey: types.Bytes{2}, Stake: cby(400)}}, 0)
+	exit := func(v types.Address) uint64 {
+		t.Helper()
+		r, err := c.Run(vals, v, types.ValidatorRegistryAddress, nil, &types.ValidatorExit{})
+		if err != nil || r.Err != nil {
+			t.Fatalf("exit: %v %v", err, r.Err)
+		}
+		rec, err := validators.ReadValidator(c.State, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.UnbondAt - c.Env.Timestamp
+	}
+	f := &fixture{t: t, m: m, c: c}
+	f.want(f.run(v1, nil, paramChange(0, validators.KeyUnbondingMs, 5000)), system.CodeOK)
+	f.want(f.run(v1, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	f.want(f.run(v2, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	// v2 exits before the change: the default (7 days) applies, and its
+	// unbonding stake still counts in the snapshot.
+	before := vals.Params().UnbondingMs
+	if got := exit(v2); got != before {
+		t.Fatalf("unbonding %d ms before the change, want %d", got, before)
+	}
+	f.advance(2) // closes at 1, executes at 2
+	if p := f.proposal(1); !governance.Count(p).Passed() {
+		t.Fatalf("tally %+v", governance.Count(p))
+	}
+	if f.param(validators.KeyUnbondingMs) != 5000 {
+		t.Fatal("not changed")
+	}
+	c.Env.Height, c.Env.Timestamp = 3, 3000
+	if got := exit(v1); got != 5000 || before == 5000 {
+		t.Fatalf("unbonding %d ms after the change (default %d)", got, before)
+	}
 }
