@@ -439,3 +439,35 @@ func TestGenesisValues(t *testing.T) {
 		t.Fatal("an idle governance wrote state")
 	}
 }
+
+// Stake unbonding after its validator left the set still votes, in the
+// stake chamber only.
+func TestUnbondingStakeVotes(t *testing.T) {
+	f := newFixture(t)
+	vals := validators.New(validators.Params{EpochLength: 4, MinStake: cby(100)}, 1)
+	v1, v2, v3 := types.Address{0xe1}, types.Address{0xe2}, types.Address{0xe3}
+	validators.SetGenesisValidators(f.c.State, []validators.GenesisValidator{
+		{Address: v1, BLSKey: types.Bytes{1}, Stake: cby(600)}, {Address: v2, BLSKey: types.Bytes{2}, Stake: cby(300)},
+		{Address: v3, BLSKey: types.Bytes{3}, Stake: cby(100)}}, 0)
+	if r, err := f.c.Run(vals, v3, types.ValidatorRegistryAddress, nil, &types.ValidatorExit{}); err != nil || r.Err != nil {
+		t.Fatalf("exit: %v %v", err, r)
+	}
+	for h := uint64(1); h <= 4; h++ {
+		f.c.Env.Height = h
+		if err := f.c.EndBlock(vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ep, _ := validators.ReadEpoch(f.c.State); len(ep.Members) != 2 {
+		t.Fatalf("members %+v", ep.Members)
+	}
+	f.c.Env.Height = 5
+	f.want(f.run(alice, cby(5), paramChange(4, governance.KeyMinDeposit, 9)), system.CodeOK)
+	f.want(f.run(v3, nil, &types.GovVote{Proposal: 1, Choice: types.VoteNo}), system.CodeOK)
+	f.want(f.run(v1, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	f.want(f.run(v2, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	tl := governance.Count(f.proposal(1))
+	if tl.Validators != 2 || tl.ValYes != 2 || tl.ValNo != 0 || tl.Total.Cmp(cby(1000)) != 0 || tl.No.Cmp(cby(100)) != 0 || !tl.Passed() {
+		t.Fatalf("tally %+v", tl)
+	}
+}

@@ -55,6 +55,9 @@ type Voter struct {
 	Address types.Address
 	Stake   *big.Int
 	Choice  uint8 // 0 = not voted, else types.VoteYes/No/Abstain
+	// StakeOnly marks stake in the unbonding queue of a validator that has
+	// left the set: it counts in the stake chamber, not the validator one.
+	StakeOnly bool
 }
 
 // Proposal is the record of one proposal.
@@ -104,19 +107,24 @@ func (t Tally) Passed() bool { return t.Quorum && t.StakeOK && t.ValidatOK }
 // threshold; the validator majority is yes validators over all validators
 // of the snapshot, strictly above the threshold.
 func Count(p *Proposal) Tally {
-	t := Tally{Yes: new(big.Int), No: new(big.Int), Abstain: new(big.Int), Total: new(big.Int), Validators: uint64(len(p.Voters))}
+	t := Tally{Yes: new(big.Int), No: new(big.Int), Abstain: new(big.Int), Total: new(big.Int)}
 	for _, v := range p.Voters {
 		t.Total.Add(t.Total, v.Stake)
+		val := uint64(1)
+		if v.StakeOnly {
+			val = 0
+		}
+		t.Validators += val
 		switch v.Choice {
 		case types.VoteYes:
 			t.Yes.Add(t.Yes, v.Stake)
-			t.ValYes++
+			t.ValYes += val
 		case types.VoteNo:
 			t.No.Add(t.No, v.Stake)
-			t.ValNo++
+			t.ValNo += val
 		case types.VoteAbstain:
 			t.Abstain.Add(t.Abstain, v.Stake)
-			t.ValAbstain++
+			t.ValAbstain += val
 		}
 	}
 	bps := func(v *big.Int) *big.Int { return new(big.Int).Mul(v, big.NewInt(10000)) }
@@ -179,8 +187,9 @@ func activeIDs(r state.Reader) ([]uint64, error) {
 func save(o *state.Overlay, p *Proposal) { o.Set(ProposalKey(p.ID), codec.MustMarshal(p)) }
 
 // snapshot is the voter set now: the members of the Validator Registry's
-// epoch with their stake, or on a chain without a registry the configured
-// voters with one unit each.
+// epoch with their stake, plus the stake still unbonding of validators
+// that left the set (stake chamber only); or on a chain without a
+// registry the configured voters with one unit each.
 func (m *Module) snapshot(r state.Reader) ([]Voter, error) {
 	var vs []Voter
 	ep, err := validators.ReadEpoch(r)
@@ -197,6 +206,26 @@ func (m *Module) snapshot(r state.Reader) ([]Voter, error) {
 				continue
 			}
 			vs = append(vs, Voter{Address: mem.Address, Stake: new(big.Int).Set(rec.Stake)})
+		}
+		// Stake unbonding after its validator left the set still counts,
+		// in the stake chamber only.
+		inSet := map[types.Address]bool{}
+		for _, mem := range ep.Members {
+			inSet[mem.Address] = true
+		}
+		err := r.Scan(validators.ValidatorPrefix(), func(_, b []byte) error {
+			var rec validators.ValidatorRecord
+			if err := codec.Unmarshal(b, &rec); err != nil {
+				return err
+			}
+			if !inSet[rec.Address] && (rec.Status == validators.ValidatorExiting || rec.Status == validators.ValidatorExited) &&
+				rec.Stake != nil && rec.Stake.Sign() > 0 {
+				vs = append(vs, Voter{Address: rec.Address, Stake: new(big.Int).Set(rec.Stake), StakeOnly: true})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	} else {
 		for _, a := range m.voters {
