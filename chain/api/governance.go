@@ -146,6 +146,7 @@ func proposalView(p *governance.Proposal) apitypes.GovProposal {
 		Stake: apitypes.GovChamber{Yes: t.Yes.String(), No: t.No.String(), Abstain: t.Abstain.String(), Total: t.Total.String(), Passing: t.StakeOK},
 		Validators: apitypes.GovChamber{Yes: strconv.FormatUint(t.ValYes, 10), No: strconv.FormatUint(t.ValNo, 10),
 			Abstain: strconv.FormatUint(t.ValAbstain, 10), Total: strconv.FormatUint(t.Validators, 10), Passing: t.ValidatOK}}
+	out.Ratify, out.Council = p.Ratify, p.Council
 	for _, c := range p.Params {
 		out.Params = append(out.Params, apitypes.GovParamChange{Key: c.Key, Value: c.Value})
 	}

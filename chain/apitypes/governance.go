@@ -59,6 +59,8 @@ type GovProposal struct {
 	Title          string            `json:"title"`
 	Params         []GovParamChange  `json:"params,omitempty"`
 	Disburse       []GovDisbursement `json:"disburse,omitempty"`
+	Ratify         []types.Address   `json:"ratify,omitempty"`  // circuit-breaks to ratify
+	Council        []types.Address   `json:"council,omitempty"` // a new Security Council (Tier 4)
 	Deposit        string            `json:"deposit"`
 	Status         string            `json:"status"` // voting, queued, executed, rejected, failed
 	SnapshotBlock  uint64            `json:"snapshot_block"`

@@ -254,6 +254,12 @@ func printProposal(w io.Writer, p *apitypes.GovProposal) {
 	for _, d := range p.Disburse {
 		fmt.Fprintf(w, "  disburse    %s to %s\n", amount(d.Amount), d.To)
 	}
+	for _, a := range p.Ratify {
+		fmt.Fprintf(w, "  ratify      circuit-break of %s\n", a)
+	}
+	for _, a := range p.Council {
+		fmt.Fprintf(w, "  council     %s\n", a)
+	}
 	fmt.Fprintf(w, "  voting      blocks %d–%d\n", p.SnapshotBlock, p.VotingEnd)
 	fmt.Fprintf(w, "  stake       yes %s  no %s  abstain %s  of %s  (passing %v)\n", p.Stake.Yes, p.Stake.No, p.Stake.Abstain, p.Stake.Total, p.Stake.Passing)
 	fmt.Fprintf(w, "  validators  yes %s  no %s  abstain %s  of %s  (passing %v)\n", p.Validators.Yes, p.Validators.No, p.Validators.Abstain, p.Validators.Total, p.Validators.Passing)
