@@ -204,23 +204,25 @@ func TestGovernanceCouncilCancel(t *testing.T) {
 	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
 	waitProposal(ctx, t, d, cliHome, m[1], "queued")
 
-	sigsFor := func(action string, n int) []string {
+	registry := types.RunnerRegistryAddress.String()
+	sigsFor := func(action, target string, n int) []string {
 		var args []string
 		for i := 0; i < n; i++ {
-			s := strings.TrimSpace(cli(t, d, cliHome, "council", "sign", action, m[1], "--nonce", "0", "--chain-id", "7357", "--from", fmt.Sprintf("c%d", i)))
+			s := strings.TrimSpace(cli(t, d, cliHome, "council", "sign", action, target, "--nonce", "0", "--chain-id", "7357", "--from", fmt.Sprintf("c%d", i)))
 			args = append(args, "--sig", s)
 		}
 		return args
 	}
-	out = cliFails(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", 6)...)...)
+	out = cliFails(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", m[1], 6)...)...)
 	if !strings.Contains(out, "CouncilSignatures") {
 		t.Fatalf("six signatures: %s", out)
 	}
-	out = cliFails(t, d, cliHome, append([]string{"council", "fast-track", m[1], "--from", "val"}, sigsFor("fast-track", 7)...)...)
-	if !strings.Contains(out, "CouncilPower") {
+	// Fast-track rolls an upgraded actor back; the Registry was never upgraded.
+	out = cliFails(t, d, cliHome, append([]string{"council", "fast-track", registry, "--from", "val"}, sigsFor("fast-track", registry, 7)...)...)
+	if !strings.Contains(out, "NoRollback") {
 		t.Fatalf("fast-track: %s", out)
 	}
-	cli(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", 7)...)...)
+	cli(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", m[1], 7)...)...)
 	var p apitypes.GovProposal
 	cliJSON(t, d, cliHome, &p, "gov", "show", m[1])
 	if p.Status != "cancelled" {

@@ -147,6 +147,9 @@ func proposalView(p *governance.Proposal) apitypes.GovProposal {
 		Validators: apitypes.GovChamber{Yes: strconv.FormatUint(t.ValYes, 10), No: strconv.FormatUint(t.ValNo, 10),
 			Abstain: strconv.FormatUint(t.ValAbstain, 10), Total: strconv.FormatUint(t.Validators, 10), Passing: t.ValidatOK}}
 	out.Ratify, out.Council = p.Ratify, p.Council
+	for _, u := range p.Upgrade {
+		out.Upgrade = append(out.Upgrade, apitypes.GovUpgrade{Actor: u.Actor, Version: u.Version, Activation: u.Activation, RollbackDeadline: u.RollbackDeadline})
+	}
 	for _, c := range p.Params {
 		out.Params = append(out.Params, apitypes.GovParamChange{Key: c.Key, Value: c.Value})
 	}

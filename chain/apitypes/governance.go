@@ -61,6 +61,7 @@ type GovProposal struct {
 	Disburse       []GovDisbursement `json:"disburse,omitempty"`
 	Ratify         []types.Address   `json:"ratify,omitempty"`  // circuit-breaks to ratify
 	Council        []types.Address   `json:"council,omitempty"` // a new Security Council (Tier 4)
+	Upgrade        []GovUpgrade      `json:"upgrade,omitempty"`
 	Deposit        string            `json:"deposit"`
 	Status         string            `json:"status"` // voting, queued, executed, rejected, failed
 	SnapshotBlock  uint64            `json:"snapshot_block"`
@@ -98,4 +99,12 @@ type GovPause struct {
 	Since    uint64        `json:"since"`
 	Lapses   uint64        `json:"lapses,omitempty"` // the block whose end lifts it unless ratified
 	Ratified bool          `json:"ratified"`
+}
+
+// GovUpgrade is a system-actor upgrade of a proposal.
+type GovUpgrade struct {
+	Actor            types.Address `json:"actor"`
+	Version          string        `json:"version"`
+	Activation       uint64        `json:"activation"`
+	RollbackDeadline uint64        `json:"rollback_deadline"`
 }

@@ -160,6 +160,8 @@ const (
 	CodeCouncilPower         Code = 1014
 	CodeActorPaused          Code = 1015
 	CodeNotPaused            Code = 1016
+	CodeUnknownVersion       Code = 1017
+	CodeNoRollback           Code = 1018
 )
 
 var codeNames = map[Code]string{
@@ -274,6 +276,8 @@ var codeNames = map[Code]string{
 	CodeCouncilPower:             "CouncilPower",
 	CodeActorPaused:              "ActorPaused",
 	CodeNotPaused:                "NotPaused",
+	CodeUnknownVersion:           "UnknownVersion",
+	CodeNoRollback:               "NoRollback",
 }
 
 // String is the code's name, e.g. "VersionConflict".

@@ -15,7 +15,7 @@ const (
 // Security Council actions (GovCouncil.Action).
 const (
 	CouncilCancel    uint8 = 1 // cancel a queued Tier 0–3 proposal
-	CouncilFastTrack uint8 = 2 // fast-track a Tier 3 system-actor upgrade
+	CouncilFastTrack uint8 = 2 // fast-track a Tier 3 system-actor upgrade: roll Actor back to its rollback slot before the deadline
 	CouncilPause     uint8 = 3 // circuit-break a system actor: its instructions are refused
 	CouncilUnpause   uint8 = 4 // lift a circuit-break
 )
@@ -45,7 +45,8 @@ type GovDisburse struct {
 // GovPropose opens a proposal of tier Tier (0–4) with one kind of action:
 // parameter changes (Params), treasury disbursements (Disburse), or the
 // ratification of Security Council circuit-breaks of system actors (Ratify),
-// or a new Security Council (Council, Tier 4).
+// a new Security Council (Council, Tier 4), or system-actor upgrades
+// (Upgrade, Tier 3).
 type GovPropose struct {
 	_        struct{} `cbor:",toarray"`
 	Kind     InstructionKind
@@ -55,6 +56,18 @@ type GovPropose struct {
 	Disburse []GovDisburse
 	Ratify   []Address
 	Council  []Address // Tier 4: the Security Council's new nine members
+	Upgrade  []GovUpgrade
+}
+
+// GovUpgrade switches system actor Actor to its registered implementation
+// Version at block Activation (Tier 3, spec 002 §11.4); the previous
+// version stays in a rollback slot until RollbackDeadline.
+type GovUpgrade struct {
+	_                struct{} `cbor:",toarray"`
+	Actor            Address
+	Version          string
+	Activation       uint64
+	RollbackDeadline uint64
 }
 
 // GovCouncil is a Security Council action. Anyone may send it; its

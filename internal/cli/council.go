@@ -35,7 +35,7 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 		return nil, 0, fmt.Errorf("council action %q: want cancel, fast-track, pause or unpause", name)
 	}
 	in := &types.GovCouncil{Action: a}
-	if a == types.CouncilPause || a == types.CouncilUnpause {
+	if a != types.CouncilCancel {
 		addr, err := types.ParseAddress(target)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: actor address: %w", name, err)
@@ -74,8 +74,8 @@ func newCouncilCmd(f *Factory) *cobra.Command {
 		Short: "Security Council (7-of-9): cancel, fast-track, pause, unpause; offline signing",
 		Long: "Each member signs the action offline (`council sign ACTION TARGET --nonce N --chain-id ID --from KEY`,\n" +
 			"which prints a signature); anyone then submits it with 7 signatures\n" +
-			"(`council ACTION TARGET --sig S1 … --sig S7 --nonce N`). ACTION TARGET is `cancel ID`, `fast-track ID`,\n" +
-			"`pause ACTOR` or `unpause ACTOR`.",
+			"(`council ACTION TARGET --sig S1 … --sig S7 --nonce N`). ACTION TARGET is `cancel ID`, `fast-track ACTOR`\n" +
+			"(roll an upgraded system actor back to its rollback slot), `pause ACTOR` or `unpause ACTOR`.",
 	}
 	cmd.AddCommand(newCouncilShowCmd(f), newCouncilSignCmd(f))
 	for name := range councilActions {
@@ -151,7 +151,7 @@ func newCouncilSubmitCmd(f *Factory, name string) *cobra.Command {
 		sigs []string
 	)
 	target := "ID"
-	if name == "pause" || name == "unpause" {
+	if name != "cancel" {
 		target = "ACTOR"
 	}
 	cmd := &cobra.Command{

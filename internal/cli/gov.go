@@ -36,9 +36,10 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 		title, deposit     string
 		paramsKV, disburse []string
 		council, ratify    []string
+		upgrades           []string
 	)
 	cmd := &cobra.Command{
-		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT … | --ratify ACTOR … | --council ADDR ×9) --title T [--deposit AMOUNT] [--from KEY]",
+		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT … | --upgrade ACTOR:VERSION@HEIGHT … | --ratify ACTOR … | --council ADDR ×9) --title T [--deposit AMOUNT] [--from KEY]",
 		Short: "Open a proposal; prints its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,6 +51,13 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 					return fmt.Errorf("--param %q: want KEY=VALUE with a whole number", kv)
 				}
 				in.Params = append(in.Params, types.GovParam{Key: k, Value: n})
+			}
+			for _, u := range upgrades {
+				gu, err := parseUpgrade(u)
+				if err != nil {
+					return err
+				}
+				in.Upgrade = append(in.Upgrade, gu)
 			}
 			for _, a := range ratify {
 				addr, err := types.ParseAddress(a)
@@ -124,11 +132,39 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&title, "title", "", "title")
 	cmd.Flags().StringArrayVar(&paramsKV, "param", nil, "parameter change KEY=VALUE (repeatable)")
 	cmd.Flags().StringArrayVar(&disburse, "disburse", nil, "treasury payment TO:AMOUNT (CBY, or base units with \"wei\"; repeatable; tier 2)")
+	cmd.Flags().StringArrayVar(&upgrades, "upgrade", nil, "Tier 3: switch ACTOR to registered VERSION at block HEIGHT, rollback slot until DEADLINE: ACTOR:VERSION@HEIGHT[:DEADLINE]")
 	cmd.Flags().StringArrayVar(&ratify, "ratify", nil, "ratify the Security Council's circuit-break of this system actor (repeatable)")
 	cmd.Flags().StringArrayVar(&council, "council", nil, "Tier 4: a new Security Council member (repeat 9 times)")
 	cmd.Flags().StringVar(&deposit, "deposit", "", "deposit (default: the current minimum, gov.min_deposit_cby)")
 	tf.add(cmd)
 	return cmd
+}
+
+// parseUpgrade parses ACTOR:VERSION@HEIGHT[:DEADLINE]; the rollback
+// deadline defaults to the activation height.
+func parseUpgrade(s string) (types.GovUpgrade, error) {
+	bad := fmt.Errorf("--upgrade %q: want ACTOR:VERSION@HEIGHT[:DEADLINE]", s)
+	actor, rest, ok := strings.Cut(s, ":")
+	version, at, ok2 := strings.Cut(rest, "@")
+	if !ok || !ok2 {
+		return types.GovUpgrade{}, bad
+	}
+	a, err := types.ParseAddress(actor)
+	if err != nil {
+		return types.GovUpgrade{}, bad
+	}
+	h, dl, hasDL := strings.Cut(at, ":")
+	height, err := strconv.ParseUint(h, 10, 64)
+	if err != nil {
+		return types.GovUpgrade{}, bad
+	}
+	deadline := height
+	if hasDL {
+		if deadline, err = strconv.ParseUint(dl, 10, 64); err != nil {
+			return types.GovUpgrade{}, bad
+		}
+	}
+	return types.GovUpgrade{Actor: a, Version: version, Activation: height, RollbackDeadline: deadline}, nil
 }
 
 func receiptError(r *apitypes.TxResult) string {
@@ -259,6 +295,9 @@ func printProposal(w io.Writer, p *apitypes.GovProposal) {
 	}
 	for _, a := range p.Council {
 		fmt.Fprintf(w, "  council     %s\n", a)
+	}
+	for _, u := range p.Upgrade {
+		fmt.Fprintf(w, "  upgrade     %s to %s at block %d (rollback until %d)\n", u.Actor, u.Version, u.Activation, u.RollbackDeadline)
 	}
 	fmt.Fprintf(w, "  voting      blocks %d–%d\n", p.SnapshotBlock, p.VotingEnd)
 	fmt.Fprintf(w, "  stake       yes %s  no %s  abstain %s  of %s  (passing %v)\n", p.Stake.Yes, p.Stake.No, p.Stake.Abstain, p.Stake.Total, p.Stake.Passing)

@@ -168,9 +168,7 @@ func (m *Module) verifyCouncil(x system.Tx, in *types.GovCouncil) error {
 // yet, so it is refused; the Council can do nothing else.
 func (m *Module) council(x system.Tx, in *types.GovCouncil) error {
 	switch in.Action {
-	case types.CouncilCancel, types.CouncilPause, types.CouncilUnpause:
-	case types.CouncilFastTrack:
-		return system.Failf(system.CodeCouncilPower, "CouncilPower: fast-track applies to Tier 3 system-actor upgrades, which are not supported")
+	case types.CouncilCancel, types.CouncilPause, types.CouncilUnpause, types.CouncilFastTrack:
 	default:
 		return system.Failf(system.CodeCouncilPower, "CouncilPower: action %d is not a Council power", in.Action)
 	}
@@ -205,6 +203,10 @@ func (m *Module) council(x system.Tx, in *types.GovCouncil) error {
 			return err
 		}
 		o.Set(pauseKey(in.Actor), codec.MustMarshal(&Pause{Actor: in.Actor, Since: h, Lapses: h + window}))
+	case types.CouncilFastTrack:
+		if err := m.rollback(x, in.Actor); err != nil {
+			return err
+		}
 	case types.CouncilUnpause:
 		p, err := ReadPause(o, in.Actor)
 		if err != nil {

@@ -158,11 +158,10 @@ func TestCouncilCancel(t *testing.T) {
 func TestCouncilOutsideItsPowers(t *testing.T) {
 	f, keys := newCouncilFixture(t)
 	for name, in := range map[string]*types.GovCouncil{
-		"fast-track (no upgrades exist)": {Action: types.CouncilFastTrack, Proposal: 1},
-		"unknown action":                 {Action: 9},
-		"pause Governance":               {Action: types.CouncilPause, Actor: types.GovernanceAddress},
-		"pause the Treasury":             {Action: types.CouncilPause, Actor: types.TreasuryAddress},
-		"pause a user account":           {Action: types.CouncilPause, Actor: alice},
+		"unknown action":       {Action: 9},
+		"pause Governance":     {Action: types.CouncilPause, Actor: types.GovernanceAddress},
+		"pause the Treasury":   {Action: types.CouncilPause, Actor: types.TreasuryAddress},
+		"pause a user account": {Action: types.CouncilPause, Actor: alice},
 	} {
 		if r := f.run(bob, nil, sign(t, in, keys[:9]...)); r.Code() != system.CodeCouncilPower {
 			t.Errorf("%s: %s (%v)", name, r.Code(), r.Err)

@@ -67,5 +67,10 @@ func (m *Module) apply(x system.Tx, p *Proposal) error {
 		}
 		x.State().Set(councilKey(), codec.MustMarshal(cs))
 	}
+	for _, u := range p.Upgrade {
+		if err := m.schedule(x, u); err != nil {
+			return err
+		}
+	}
 	return ratify(x.State(), p.Ratify)
 }

@@ -34,6 +34,9 @@ type Module struct {
 	store   *params.Store
 	voters  []types.Address
 	members []types.Address // the Security Council, sorted
+	// versions are the registered implementations of upgradeable actors
+	// (Versioned), set up before the chain runs and only read afterwards.
+	versions map[types.Address][]Version
 }
 
 // New returns the actor with p, governing its own parameters (Defs) and
@@ -106,8 +109,8 @@ func Check(tx *types.Tx, in types.Instruction) error {
 	case len(p.Title) > MaxTitle:
 		return fmt.Errorf("%w: title longer than %d bytes", types.ErrMalformedTx, MaxTitle)
 	case kindsOfAction(p) != 1:
-		return fmt.Errorf("%w: a proposal changes parameters, disburses, ratifies circuit-breaks or replaces the Council, exactly one of them", types.ErrMalformedTx)
-	case len(p.Params)+len(p.Disburse)+len(p.Ratify)+len(p.Council) > MaxActions:
+		return fmt.Errorf("%w: a proposal changes parameters, disburses, ratifies circuit-breaks, replaces the Council or upgrades, exactly one of them", types.ErrMalformedTx)
+	case len(p.Params)+len(p.Disburse)+len(p.Ratify)+len(p.Council)+len(p.Upgrade) > MaxActions:
 		return fmt.Errorf("%w: more than %d actions", types.ErrMalformedTx, MaxActions)
 	}
 	for _, d := range p.Disburse {
@@ -120,7 +123,7 @@ func Check(tx *types.Tx, in types.Instruction) error {
 
 func kindsOfAction(p *types.GovPropose) int {
 	n := 0
-	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify), len(p.Council)} {
+	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify), len(p.Council), len(p.Upgrade)} {
 		if l > 0 {
 			n++
 		}
@@ -137,6 +140,9 @@ func (m *Module) EndBlock(x system.Tx) error {
 		return err
 	}
 	if err := lapse(x); err != nil {
+		return err
+	}
+	if err := m.activateDue(x); err != nil {
 		return err
 	}
 	h := x.Env().Height

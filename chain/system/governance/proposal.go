@@ -71,6 +71,7 @@ type Proposal struct {
 	Disburse      []types.GovDisburse
 	Ratify        []types.Address // circuit-breaks to ratify
 	Council       []types.Address // the new Security Council
+	Upgrade       []types.GovUpgrade
 	Deposit       *big.Int
 	SnapshotBlock uint64
 	VotingEnd     uint64 // voting closes at the end of this block (or once every voter has voted)
@@ -275,6 +276,14 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 			return nil, system.Failf(system.CodeInvalidProposal, "InvalidProposal: %s is not a system actor the Council may circuit-break", a)
 		}
 	}
+	if len(in.Upgrade) > 0 && in.Tier < 3 {
+		return nil, system.Failf(system.CodeTierTooLow, "TierTooLow: an upgrade needs tier 3, the proposal is tier %d", in.Tier)
+	}
+	for _, u := range in.Upgrade {
+		if err := m.checkUpgrade(u, x.Env().Height); err != nil {
+			return nil, err
+		}
+	}
 	if len(in.Council) > 0 {
 		if in.Tier < MaxTier {
 			return nil, system.Failf(system.CodeTierTooLow, "TierTooLow: a Council change needs tier %d, the proposal is tier %d", MaxTier, in.Tier)
@@ -326,7 +335,7 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 		}
 	}
 	h := x.Env().Height
-	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify, Council: in.Council,
+	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify, Council: in.Council, Upgrade: in.Upgrade,
 		Deposit: deposit, SnapshotBlock: h, VotingEnd: h + period - 1, Status: StatusVoting, Rules: rules, Voters: voters}
 	save(o, p)
 	o.Set(activeKey(next), []byte{1})
