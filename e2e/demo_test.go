@@ -73,6 +73,7 @@ func TestDemoScript(t *testing.T) {
 		"Full redundancy restored",
 		"TimerFired",
 		"LOCAL STAND-IN",
+		"state       executed",
 		`verified {"price":97000.5}`,
 		`verified {"sentiment":`,
 		`verified {"conditions":"Light rain / drizzle"`,

@@ -164,6 +164,9 @@ cmp "$WORK/dataset.bin" "$WORK/back2.bin" && echo "Full redundancy restored: 6 h
 # Off-chain compute: 3 runners serve HTTP, LLM and MCP jobs for an agent actor.
 source scripts/demo_runners.sh
 
+# Governance: a parameter change proposed, voted, queued and in force.
+source scripts/demo_governance.sh
+
 step "Chain status"
 "$BIN/cowboy" status
 echo "Explorer: $COWBOY_NODE/explorer/ (blocks, jobs, volumes, relays, runners; live while the devnet runs)"

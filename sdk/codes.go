@@ -34,6 +34,12 @@ var (
 	ErrNoSuchSecret        = errors.New("no such secret")
 	ErrNoSuchModel         = errors.New("no such model")
 	ErrModelBanned         = errors.New("model banned")
+	ErrNoSuchProposal      = errors.New("no such proposal")
+	ErrVotingClosed        = errors.New("voting closed")
+	ErrNoVotingPower       = errors.New("no voting power in the proposal's snapshot")
+	ErrDepositTooLow       = errors.New("proposal deposit below the minimum")
+	ErrBeforeETA           = errors.New("proposal executed before its ETA")
+	ErrActorPaused         = errors.New("system actor circuit-broken by the Security Council")
 )
 
 // sentinel is the sentinel error of a receipt code, nil for codes without one.
@@ -83,6 +89,18 @@ func sentinel(c system.Code) error {
 		return ErrNoSuchModel
 	case system.CodeModelBanned:
 		return ErrModelBanned
+	case system.CodeNoSuchProposal:
+		return ErrNoSuchProposal
+	case system.CodeVotingClosed:
+		return ErrVotingClosed
+	case system.CodeNoVotingPower:
+		return ErrNoVotingPower
+	case system.CodeDepositTooLow:
+		return ErrDepositTooLow
+	case system.CodeBeforeETA:
+		return ErrBeforeETA
+	case system.CodeActorPaused:
+		return ErrActorPaused
 	}
 	return nil
 }

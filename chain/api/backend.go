@@ -12,6 +12,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
+	"github.com/cowboy-foundation/cowboy/chain/system/params"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
@@ -38,6 +39,10 @@ type Backend interface {
 	TEEParams() tee.Params
 	Timers() *timers.Queue
 	TimerLaneBudget() uint64
+	// Params is the governed parameter store (its declarations and genesis values).
+	Params() *params.Store
+	// Council is the Security Council's members (genesis).
+	Council() []types.Address
 
 	PendingTxs() int
 	PendingNonce(a types.Address, stateNonce uint64) uint64
@@ -83,6 +88,8 @@ func (b NodeBackend) StorageParams() storage.Params { return b.N.Executor().Stor
 func (b NodeBackend) TEEParams() tee.Params         { return b.N.Executor().TEEParams() }
 func (b NodeBackend) Timers() *timers.Queue         { return b.N.Executor().Timers() }
 func (b NodeBackend) TimerLaneBudget() uint64       { return b.N.Executor().TimerLaneBudget() }
+func (b NodeBackend) Params() *params.Store         { return b.N.Executor().Params() }
+func (b NodeBackend) Council() []types.Address      { return b.N.Genesis().Council }
 
 func (b NodeBackend) PendingTxs() int { return b.N.Pool().Len() }
 func (b NodeBackend) PendingNonce(a types.Address, stateNonce uint64) uint64 {

@@ -29,8 +29,20 @@ func (s *Server) registerOffchainRoutes(v1 *gin.RouterGroup) {
 	v1.GET("/entitlements/:addr/check", s.entitlementCheck)
 }
 
+// heartbeatTimeout is the governed heartbeat_timeout_blocks in v.
+func (s *Server) heartbeatTimeout(v *store.View) (uint64, error) {
+	return s.b.Params().Get(v, runners.KeyHeartbeatTimeout)
+}
+
 func (s *Server) offchainParams(c *gin.Context) {
 	p := s.b.OffchainParams()
+	if err := s.b.View(func(v *store.View) (err error) {
+		p.HeartbeatTimeout, err = s.heartbeatTimeout(v)
+		return err
+	}); err != nil {
+		failErr(c, err)
+		return
+	}
 	c.JSON(http.StatusOK, apitypes.OffchainParams{MinRunnerStake: decStr(p.MinRunnerStake), HeartbeatTimeoutBlocks: p.HeartbeatTimeout,
 		AggregatorTimeoutBlocks: p.Job.AggregatorTimeoutBlocks, RevealTimeoutBlocks: p.Job.RevealTimeoutBlocks,
 		ChallengeWindowBlocks: p.Job.ChallengeWindowBlocks, MaxRetries: p.Job.MaxRetries,
@@ -73,8 +85,11 @@ func runnerJSON(r *runners.Runner, height, heartbeatTimeout uint64) apitypes.Run
 func (s *Server) runners(c *gin.Context) {
 	out := []apitypes.Runner{}
 	params := s.b.OffchainParams()
-	timeout := params.HeartbeatTimeout
 	err := s.b.View(func(v *store.View) error {
+		timeout, err := s.heartbeatTimeout(v)
+		if err != nil {
+			return err
+		}
 		rs, err := runners.ListRunners(v)
 		if err != nil {
 			return err
@@ -106,8 +121,11 @@ func (s *Server) runner(c *gin.Context) {
 	}
 	var out apitypes.Runner
 	params := s.b.OffchainParams()
-	timeout := params.HeartbeatTimeout
 	err := s.b.View(func(v *store.View) error {
+		timeout, err := s.heartbeatTimeout(v)
+		if err != nil {
+			return err
+		}
 		r, err := runners.ReadRunner(v, addr)
 		if err != nil {
 			return err

@@ -18,13 +18,16 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/governance"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	"github.com/cowboy-foundation/cowboy/chain/system/models"
+	"github.com/cowboy-foundation/cowboy/chain/system/params"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
+	"github.com/cowboy-foundation/cowboy/chain/system/treasury"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
 	"github.com/cowboy-foundation/cowboy/chain/timers/timerlane"
@@ -54,6 +57,8 @@ type Config struct {
 	// Lanes are the block's execution lanes (lanes.go); the zero value
 	// takes fees.DefaultLanes.
 	Lanes fees.LaneSchedule
+	// Governance configures the Governance actor and its parameter store.
+	Governance governance.Params
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -124,7 +129,11 @@ type Executor struct {
 	router  *router
 	runners *runners.Module
 	jobs    *joblane.Lane
+	params  *params.Store
 }
+
+// Params returns the governed parameter store (chain/system/params).
+func (e *Executor) Params() *params.Store { return e.params }
 
 // New returns an Executor for cfg.
 func New(cfg Config) (*Executor, error) {
@@ -157,13 +166,19 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	dispatcher := jobs.New(registry, cfg.TEE.Policy)
+	gov, err := governance.New(cfg.Governance, append(runners.ParamDefs(cfg.Offchain), validators.ParamDefs(cfg.Validators)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	dispatcher.UseParams(gov.Store())
+	vals.UseParams(gov.Store())
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, models.New(models.Params{}))
+	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, models.New(models.Params{})), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}
 	rt := actors.NewRuntime(cfg.VM, cfg.Limits, cfg.ChainID, cfg.Fees.MaxTxCells)
-	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, router: r, runners: registry}
+	ex := &Executor{cfg: cfg, rt: rt, storage: cfg.Storage, router: r, runners: registry, params: gov.Store()}
 	if ex.timers, err = timerlane.New(q, rt, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}

@@ -17,6 +17,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/governance"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -115,6 +118,25 @@ type Genesis struct {
 	// (storage epoch, rent rate, challenge window, …); zero fields and an
 	// absent object keep the defaults (docs/RELAY.md).
 	Storage *execution.StorageParams `json:"storage,omitempty"`
+	// Governance are genesis values of governed parameters
+	// (docs/GOVERNANCE.md); absent keys keep the declared defaults. They
+	// are not written into the state: the parameter store falls back to
+	// them until a proposal changes a value.
+	Governance map[string]uint64 `json:"governance,omitempty"`
+	// Council are the Security Council's 9 members (spec 002 §11.2);
+	// absent: no Council.
+	Council []types.Address `json:"council,omitempty"`
+}
+
+// GovernanceParams returns the Governance actor's configuration: the
+// genesis parameter values, and the genesis validators as the voters of a
+// chain without a Validator Registry.
+func (g *Genesis) GovernanceParams() governance.Params {
+	p := governance.Params{Genesis: g.Governance, Council: g.Council}
+	for _, v := range g.Validators {
+		p.Voters = append(p.Voters, v.Address)
+	}
+	return p
 }
 
 // StorageParams returns the Relay Registry and Storage Manager parameters
@@ -204,6 +226,9 @@ func (g *Genesis) Validate() error {
 		return errors.New("at least one validator is required")
 	}
 	if err := g.validateValidators(); err != nil {
+		return err
+	}
+	if _, err := governance.New(g.GovernanceParams(), append(runners.ParamDefs(g.OffchainParams()), validators.ParamDefs(g.ValidatorParams())...)...); err != nil {
 		return err
 	}
 	seen := map[types.Address]bool{}
@@ -343,6 +368,8 @@ func Dev(timestampMs uint64, validator, faucet types.Address) *Genesis {
 		// challenges and rent settle within a demo; unfunded volumes stay
 		// in arrears for 1000 epochs before eviction.
 		Storage: &execution.StorageParams{EpochBlocks: 20, ResponseWindow: 10, UnbondingBlocks: 20, GraceEpochs: 1000},
+		// Short voting periods and timelocks (docs/GOVERNANCE.md).
+		Governance: governance.DevGenesis(),
 	}
 }
 
@@ -375,5 +402,6 @@ func Testnet(timestampMs uint64, validators []Validator, faucet types.Address, c
 	return &Genesis{
 		ChainID: 7358, TimestampMs: timestampMs, Fees: fees.Default(), Allocations: allocs,
 		Validators: append([]Validator(nil), validators...), Consensus: c, Faucet: &f,
+		Governance: governance.DevGenesis(),
 	}
 }

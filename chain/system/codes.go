@@ -164,6 +164,28 @@ const (
 	CodeWrongModel     Code = 1112 // TEE evidence binds another model than the job names
 )
 
+// Codes of Governance, the parameter store and the Treasury (chain/system/governance, params, treasury).
+const (
+	CodeNoSuchProposal       Code = 1001
+	CodeInvalidProposal      Code = 1002
+	CodeUnknownParam         Code = 1003
+	CodeParamOutOfRange      Code = 1004
+	CodeDepositTooLow        Code = 1005
+	CodeVotingClosed         Code = 1006
+	CodeNoVotingPower        Code = 1007
+	CodeInvalidVote          Code = 1008
+	CodeNotQueued            Code = 1009
+	CodeBeforeETA            Code = 1010
+	CodeTreasuryInsufficient Code = 1011
+	CodeTierTooLow           Code = 1012
+	CodeCouncilSignatures    Code = 1013
+	CodeCouncilPower         Code = 1014
+	CodeActorPaused          Code = 1015
+	CodeNotPaused            Code = 1016
+	CodeUnknownVersion       Code = 1017
+	CodeNoRollback           Code = 1018
+)
+
 var codeNames = map[Code]string{
 	CodeOK:                       "OK",
 	CodeFailed:                   "Failed",
@@ -277,6 +299,24 @@ var codeNames = map[Code]string{
 	CodeStillUnbonding:           "StillUnbonding",
 	CodeModelNotServed:           "ModelNotServed",
 	CodeWrongModel:               "WrongModel",
+	CodeNoSuchProposal:           "NoSuchProposal",
+	CodeInvalidProposal:          "InvalidProposal",
+	CodeUnknownParam:             "UnknownParam",
+	CodeParamOutOfRange:          "ParamOutOfRange",
+	CodeDepositTooLow:            "DepositTooLow",
+	CodeVotingClosed:             "VotingClosed",
+	CodeNoVotingPower:            "NoVotingPower",
+	CodeInvalidVote:              "InvalidVote",
+	CodeNotQueued:                "NotQueued",
+	CodeBeforeETA:                "BeforeETA",
+	CodeTreasuryInsufficient:     "TreasuryInsufficient",
+	CodeTierTooLow:               "TierTooLow",
+	CodeCouncilSignatures:        "CouncilSignatures",
+	CodeCouncilPower:             "CouncilPower",
+	CodeActorPaused:              "ActorPaused",
+	CodeNotPaused:                "NotPaused",
+	CodeUnknownVersion:           "UnknownVersion",
+	CodeNoRollback:               "NoRollback",
 }
 
 // String is the code's name, e.g. "VersionConflict".

@@ -62,6 +62,10 @@ const kindsPinned = `1 call user
 72 validator_withdraw system
 73 validator_evidence system
 74 validator_unjail system
+120 gov_propose user
+121 gov_vote user
+122 gov_execute user
+123 gov_council user
 `
 
 func TestKindTable(t *testing.T) {

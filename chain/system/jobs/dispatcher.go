@@ -203,7 +203,11 @@ func (x *Tx) SubmitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, 
 			return types.Hash{}, err
 		}
 	}
-	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, x.m.p.HeartbeatTimeout), poolChecker{x: x, reg: entitlements.Writable(x.State())})
+	hb, err := x.m.heartbeatTimeout(x.State())
+	if err != nil {
+		return types.Hash{}, err
+	}
+	cands, _, err := selection.FilterCandidates(all, selection.RequirementsFromSpec(spec, hb), poolChecker{x: x, reg: entitlements.Writable(x.State())})
 	if err != nil {
 		return types.Hash{}, fmt.Errorf("filter candidates: %w", err)
 	}

@@ -4,7 +4,9 @@ import (
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/params"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -16,6 +18,19 @@ type Module struct {
 	p       runners.Params
 	runners *runners.Module
 	policy  attest.Policy
+	params  params.Source // governed values; nil = the genesis parameters
+}
+
+// UseParams makes the dispatcher read its governed values
+// (runners.ParamDefs) from src.
+func (m *Module) UseParams(src params.Source) { m.params = src }
+
+// heartbeatTimeout is the selection's heartbeat_timeout_blocks in r.
+func (m *Module) heartbeatTimeout(r state.Reader) (uint64, error) {
+	if m.params == nil {
+		return m.p.HeartbeatTimeout, nil
+	}
+	return m.params.Get(r, runners.KeyHeartbeatTimeout)
 }
 
 // New returns the dispatcher over the registry reg, with the chain's TEE

@@ -7,6 +7,7 @@ package validators
 
 import (
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/params"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -14,6 +15,7 @@ import (
 type Module struct {
 	p       Params
 	chainID uint64
+	src     params.Source // governed values; nil = the genesis parameters
 }
 
 // New returns the registry with p (zero fields take the defaults) on chain

@@ -250,8 +250,12 @@ func (x *txCtx) validatorExit(from types.Address) error {
 	if rec == nil || (rec.Status != ValidatorActive && rec.Status != ValidatorPending) {
 		return system.Failf(system.CodeNotAValidator, "NotAValidator: %s is not a bonded validator", from)
 	}
+	unbonding, err := x.m.unbondingMs(x.State())
+	if err != nil {
+		return err
+	}
 	rec.Status = ValidatorExiting
-	rec.UnbondAt = x.Env().Timestamp + x.m.p.UnbondingMs
+	rec.UnbondAt = x.Env().Timestamp + unbonding
 	writeValidator(x.State(), rec)
 	x.Emit(types.ValidatorRegistryAddress, &ValidatorExitingEvent{Validator: from, UnbondAtMs: rec.UnbondAt})
 	return nil

@@ -1,0 +1,139 @@
+package governance_test
+
+import (
+	"crypto/ed25519"
+	"math/big"
+	"testing"
+
+	"github.com/cowboy-foundation/cowboy/attest"
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/governance"
+	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
+	"github.com/cowboy-foundation/cowboy/chain/system/runners"
+	"github.com/cowboy-foundation/cowboy/chain/system/systemtest"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// A Tier 0 change of runners.heartbeat_timeout_blocks is observed by the
+// Job Dispatcher that consumes it: a runner silent for 80 blocks is left
+// out of selection under the 60-block default, and selected once the
+// timeout is 200.
+func TestHeartbeatTimeoutConsumer(t *testing.T) {
+	reg := runners.New(runners.Params{MinRunnerStake: cby(10)})
+	m, err := governance.New(governance.Params{Genesis: map[string]uint64{governance.KeyVotingPeriod: 10, governance.TierKey(0, "timelock_blocks"): 2, governance.KeyMinDeposit: 0},
+		Voters: []types.Address{alice}}, runners.ParamDefs(reg.Params())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := jobs.New(reg, attest.Policy{})
+	d.UseParams(m.Store())
+	c := systemtest.New()
+	runner, owner := types.Address{0x01}, types.Address{0x02}
+	for _, a := range []types.Address{runner, owner, alice} {
+		if err := c.Fund(a, cby(5000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ed := ed25519.NewKeyFromSeed(make([]byte, 32))
+	if r, err := c.Run(reg, runner, types.RunnerRegistryAddress, cby(100), &types.RunnerRegister{ResultKey: types.Bytes(ed.Public().(ed25519.PublicKey)),
+		JobTypes: []uint64{uint64(job.JobTypeHTTP)}, Domains: []string{"api.example.com"}, RateBase: big.NewInt(1e16), MaxConcurrentJobs: 4, MaxJobValue: cby(20)}); err != nil || r.Err != nil {
+		t.Fatalf("register: %v %v", err, r)
+	}
+	candidates := func(nonce byte) uint64 {
+		t.Helper()
+		spec := &job.JobSpec{JobType: job.JobTypeHTTP, Bounds: job.ResourceBounds{MaxWallTimeMs: 1000, MaxMemoryBytes: 1 << 20},
+			Verification: job.VerificationConfig{Mode: job.ModeEconomicBond, Runners: 1}, MaxPrice: cby(1), Tip: new(big.Int),
+			TimeoutBlocks: 50, Callback: job.CallbackInfo{Actor: owner, Handler: "on_result"},
+			ResultSchema: job.ResultSchema{MaxReturnBytes: 100, ExpectedExecutionMs: 100, DataFormat: job.FormatText}, Input: []byte{nonce}}
+		sb, err := spec.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Run(d, owner, types.JobDispatcherAddress, nil, &types.SubmitJob{Spec: sb})
+		if err != nil || r.Err != nil {
+			t.Fatalf("submit: %v %v", err, r)
+		}
+		for _, ev := range r.Events {
+			if ev.Topic == jobs.TopicJobSubmitted {
+				var e jobs.JobSubmittedEvent
+				if err := codec.Unmarshal(ev.Data, &e); err != nil {
+					t.Fatal(err)
+				}
+				return e.Candidates
+			}
+		}
+		t.Fatal("no JobSubmitted event")
+		return 0
+	}
+	c.Env.Height = 81 // 80 blocks after the heartbeat at 1
+	if n := candidates(1); n != 0 {
+		t.Fatalf("%d candidates under the 60-block default", n)
+	}
+	f := &fixture{t: t, m: m, c: c}
+	f.want(f.run(alice, nil, paramChange(0, runners.KeyHeartbeatTimeout, 200)), system.CodeOK)
+	f.want(f.run(alice, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	f.advance(83) // closes at 81, executes at the end of 83
+	if p := f.proposal(1); p.Status != governance.StatusExecuted {
+		t.Fatalf("status %s", governance.StatusName(p.Status))
+	}
+	c.Env.Height = 84
+	if n := candidates(2); n != 1 {
+		t.Fatalf("%d candidates with a 200-block timeout", n)
+	}
+	// Out of its declared range: refused.
+	f.want(f.run(alice, nil, paramChange(0, runners.KeyHeartbeatTimeout, 0)), system.CodeParamOutOfRange)
+}
+
+// A Tier 0 change of validators.unbonding_ms, voted by the validators
+// themselves (stake chamber from the registry), is observed by the
+// Validator Registry when a validator exits.
+func TestUnbondingConsumer(t *testing.T) {
+	vp := validators.Params{EpochLength: 1000, MinStake: cby(100)}
+	vals := validators.New(vp, 1)
+	m, err := governance.New(governance.Params{Genesis: map[string]uint64{governance.KeyMinDeposit: 0, governance.TierKey(0, "timelock_blocks"): 1}},
+		validators.ParamDefs(vals.Params())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals.UseParams(m.Store())
+	c := systemtest.New()
+	v1, v2 := types.Address{0xd1}, types.Address{0xd2}
+	validators.SetGenesisValidators(c.State, []validators.GenesisValidator{
+		{Address: v1, BLSKey: types.Bytes{1}, Stake: cby(600)}, {Address: v2, BLSKey: types.Bytes{2}, Stake: cby(400)}}, 0)
+	exit := func(v types.Address) uint64 {
+		t.Helper()
+		r, err := c.Run(vals, v, types.ValidatorRegistryAddress, nil, &types.ValidatorExit{})
+		if err != nil || r.Err != nil {
+			t.Fatalf("exit: %v %v", err, r.Err)
+		}
+		rec, err := validators.ReadValidator(c.State, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.UnbondAt - c.Env.Timestamp
+	}
+	f := &fixture{t: t, m: m, c: c}
+	f.want(f.run(v1, nil, paramChange(0, validators.KeyUnbondingMs, 5000)), system.CodeOK)
+	f.want(f.run(v1, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	f.want(f.run(v2, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	// v2 exits before the change: the default (7 days) applies, and its
+	// unbonding stake still counts in the snapshot.
+	before := vals.Params().UnbondingMs
+	if got := exit(v2); got != before {
+		t.Fatalf("unbonding %d ms before the change, want %d", got, before)
+	}
+	f.advance(2) // closes at 1, executes at 2
+	if p := f.proposal(1); !governance.Count(p).Passed() {
+		t.Fatalf("tally %+v", governance.Count(p))
+	}
+	if f.param(validators.KeyUnbondingMs) != 5000 {
+		t.Fatal("not changed")
+	}
+	c.Env.Height, c.Env.Timestamp = 3, 3000
+	if got := exit(v1); got != 5000 || before == 5000 {
+		t.Fatalf("unbonding %d ms after the change (default %d)", got, before)
+	}
+}

@@ -1,0 +1,306 @@
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/sdk"
+)
+
+// cliFails runs the cowboy CLI expecting it to fail and returns its output.
+func cliFails(t *testing.T, d *daemon, home string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "cowboy"), append([]string{"--node", d.url(), "--home", home}, args...)...)
+	cmd.Env = append(cmd.Environ(), "COWBOY_PASSWORD=e2e")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("cowboy %s succeeded:\n%s", strings.Join(args, " "), out)
+	}
+	return string(out)
+}
+
+func cliJSON(t *testing.T, d *daemon, home string, out any, args ...string) {
+	t.Helper()
+	s := cli(t, d, home, append(args, "--json")...)
+	if err := json.Unmarshal([]byte(s), out); err != nil {
+		t.Fatalf("cowboy %s: %v\n%s", strings.Join(args, " "), err, s)
+	}
+}
+
+// waitProposal polls `cowboy gov show ID` until the proposal reaches
+// status or ctx ends.
+func waitProposal(ctx context.Context, t *testing.T, d *daemon, home, id, status string) apitypes.GovProposal {
+	t.Helper()
+	var p apitypes.GovProposal
+	for {
+		cliJSON(t, d, home, &p, "gov", "show", id)
+		if p.Status == status {
+			return p
+		}
+		if p.Status == "rejected" || p.Status == "failed" {
+			t.Fatalf("proposal %s is %s, want %s: %+v", id, p.Status, status, p)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("proposal %s still %s, want %s: %+v", id, p.Status, status, p)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+var proposalID = regexp.MustCompile(`Proposal (\d+) `)
+
+// A parameter change and a treasury disbursement on cowboyd --dev, from
+// the CLI: the dev validator proposes and votes; each proposal passes,
+// waits for its timelock and executes. The changed parameter is then in
+// force: the old minimum deposit is refused.
+func TestGovernanceDevnet(t *testing.T) {
+	home := t.TempDir()
+	cliHome := t.TempDir()
+	d := startNode(t, filepath.Join(home, "node"), freePort(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli(t, d, cliHome, "keys", "import", "val", "--key-file", filepath.Join(home, "node", "validator.key"), "--light-kdf")
+
+	var ps apitypes.Params
+	cliJSON(t, d, cliHome, &ps, "params", "gov.min_deposit_cby")
+	if len(ps.Params) != 1 || ps.Params[0].Value != 1 || ps.Params[0].Source != "genesis" {
+		t.Fatalf("params %+v", ps)
+	}
+
+	// Tier 4: governance's own rules are meta-governance.
+	out := cliFails(t, d, cliHome, "gov", "propose", "--tier", "0", "--param", "gov.min_deposit_cby=50", "--title", "too low", "--from", "val")
+	if !strings.Contains(out, "TierTooLow") {
+		t.Fatalf("tier 0 change of a tier 4 parameter: %s", out)
+	}
+	out = cli(t, d, cliHome, "gov", "propose", "--tier", "4", "--param", "gov.min_deposit_cby=50", "--param", "runners.heartbeat_timeout_blocks=90",
+		"--title", "raise the deposit", "--from", "val")
+	m := proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	p := waitProposal(ctx, t, d, cliHome, m[1], "executed")
+	if p.Validators.Yes != "1" || !p.QuorumReached || p.ETA == 0 {
+		t.Fatalf("proposal %+v", p)
+	}
+	cliJSON(t, d, cliHome, &ps, "gov", "params", "gov.min_deposit_cby")
+	if ps.Params[0].Value != 50 || ps.Params[0].Source != "governance" {
+		t.Fatalf("after execution: %+v", ps.Params[0])
+	}
+	// The off-chain parameters runners poll serve the governed heartbeat timeout.
+	op, err := d.client().OffchainParams(ctx)
+	if err != nil || op.HeartbeatTimeoutBlocks != 90 {
+		t.Fatalf("offchain params %+v: %v", op, err)
+	}
+	// The Governance actor consumes the new value.
+	out = cliFails(t, d, cliHome, "gov", "propose", "--tier", "2", "--disburse", "0xb0b0000000000000000000000000000000000000:10",
+		"--title", "old deposit", "--deposit", "1", "--from", "val")
+	if !strings.Contains(out, "DepositTooLow") {
+		t.Fatalf("old deposit: %s", out)
+	}
+
+	// A Tier 2 disbursement, with the (new) default deposit.
+	bob := types.Address{0xb0, 0xb0}
+	out = cli(t, d, cliHome, "gov", "propose", "--tier", "2", "--disburse", bob.String()+":10", "--title", "pay bob", "--from", "val")
+	m = proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	waitProposal(ctx, t, d, cliHome, m[1], "executed")
+	var tr apitypes.Treasury
+	cliJSON(t, d, cliHome, &tr, "treasury", "show")
+	ten, _ := sdk.ParseCBY("10")
+	if tr.Disbursed != ten.String() || tr.Disbursements != 1 {
+		t.Fatalf("treasury %+v", tr)
+	}
+	checkBalance(t, d.client(), bob, ten)
+	var list apitypes.GovProposals
+	cliJSON(t, d, cliHome, &list, "gov", "list")
+	if len(list.Proposals) != 2 {
+		t.Fatalf("list %+v", list)
+	}
+}
+
+// A Security Council cancel from the CLI: nine members in genesis, seven
+// sign offline, anyone submits; the queued proposal is cancelled and never
+// executes. Six signatures, and a power the Council lacks, are refused.
+func TestGovernanceCouncilCancel(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "node")
+	cliHome := t.TempDir()
+	if out, err := exec.Command(filepath.Join(binDir, "cowboyd"), "init", "--dev", "--home", home).CombinedOutput(); err != nil {
+		t.Fatalf("init: %v\n%s", err, out)
+	}
+	// Nine Council keys, and a Tier 0 timelock long enough to act in.
+	var members []string
+	for i := 0; i < 9; i++ {
+		k, err := crypto.GenerateKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(cliHome, fmt.Sprintf("c%d.hex", i))
+		if err := os.WriteFile(f, []byte(hex.EncodeToString(crypto.FromECDSA(k))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, types.PubkeyToAddress(k.PublicKey).String())
+	}
+	gpath := filepath.Join(home, "genesis.json")
+	raw, err := os.ReadFile(gpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]json.RawMessage
+	var gv map[string]uint64
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(g["governance"], &gv); err != nil {
+		t.Fatal(err)
+	}
+	gv["gov.tier0.timelock_blocks"] = 100000
+	g["governance"], _ = json.Marshal(gv)
+	g["council"], _ = json.Marshal(members)
+	if raw, err = json.Marshal(g); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gpath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := startNode(t, home, freePort(t), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli(t, d, cliHome, "keys", "import", "val", "--key-file", filepath.Join(home, "validator.key"), "--light-kdf")
+	for i := 0; i < 9; i++ {
+		cli(t, d, cliHome, "keys", "import", fmt.Sprintf("c%d", i), "--key-file", filepath.Join(cliHome, fmt.Sprintf("c%d.hex", i)), "--light-kdf")
+	}
+	var council apitypes.GovCouncil
+	cliJSON(t, d, cliHome, &council, "council", "show")
+	if len(council.Members) != 9 || council.Threshold != 7 || council.Nonce != 0 {
+		t.Fatalf("council %+v", council)
+	}
+
+	out := cli(t, d, cliHome, "gov", "propose", "--tier", "0", "--param", "runners.heartbeat_timeout_blocks=90", "--title", "to cancel", "--from", "val")
+	m := proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	waitProposal(ctx, t, d, cliHome, m[1], "queued")
+
+	registry := types.RunnerRegistryAddress.String()
+	sigsFor := func(action, target string, n int) []string {
+		var args []string
+		for i := 0; i < n; i++ {
+			s := strings.TrimSpace(cli(t, d, cliHome, "council", "sign", action, target, "--nonce", "0", "--chain-id", "7357", "--from", fmt.Sprintf("c%d", i)))
+			args = append(args, "--sig", s)
+		}
+		return args
+	}
+	out = cliFails(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", m[1], 6)...)...)
+	if !strings.Contains(out, "CouncilSignatures") {
+		t.Fatalf("six signatures: %s", out)
+	}
+	// Fast-track rolls an upgraded actor back; the Registry was never upgraded.
+	out = cliFails(t, d, cliHome, append([]string{"council", "fast-track", registry, "--from", "val"}, sigsFor("fast-track", registry, 7)...)...)
+	if !strings.Contains(out, "NoRollback") {
+		t.Fatalf("fast-track: %s", out)
+	}
+	cli(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", m[1], 7)...)...)
+	var p apitypes.GovProposal
+	cliJSON(t, d, cliHome, &p, "gov", "show", m[1])
+	if p.Status != "cancelled" {
+		t.Fatalf("proposal %+v", p)
+	}
+	var ps apitypes.Params
+	cliJSON(t, d, cliHome, &ps, "params", "runners.heartbeat_timeout_blocks")
+	if ps.Params[0].Value != 60 {
+		t.Fatalf("a cancelled change applied: %+v", ps.Params[0])
+	}
+	out = cliFails(t, d, cliHome, "gov", "execute", m[1], "--from", "val")
+	if !strings.Contains(out, "NotQueued") {
+		t.Fatalf("execute a cancelled proposal: %s", out)
+	}
+}
+
+// On a 4-validator `cowboy testnet`, the validators vote a Tier 0
+// parameter change through their own nodes; it executes and is in force on
+// every node, and the nodes agree on the chain.
+func TestGovernanceTestnet(t *testing.T) {
+	tn := newTestnet(t, 4)
+	all := []int{0, 1, 2, 3}
+	for _, i := range all {
+		tn.start(i)
+	}
+	tn.waitHeight(2, 60*time.Second, all...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	keys := make([]*ecdsa.PrivateKey, len(all))
+	for _, i := range all {
+		k, err := node.LoadKeyFile(filepath.Join(tn.man.Nodes[i].Home, "validator.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[i] = k
+	}
+	one, _ := sdk.ParseCBY("1")
+	tx, err := tn.client(0).Propose(ctx, keys[0], &types.GovPropose{Tier: 0, Title: "heartbeat",
+		Params: []types.GovParam{{Key: "runners.heartbeat_timeout_blocks", Value: 90}}}, one, sdk.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := tn.client(0).WaitForReceipt(ctx, tx.Hash())
+	if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+		t.Fatalf("propose: %+v %v", r, err)
+	}
+	id := system.FromBE8(r.Receipt.Return)
+	for _, i := range all {
+		vt, err := tn.client(i).Vote(ctx, keys[i], id, types.VoteYes, sdk.TxOptions{})
+		if err != nil {
+			t.Fatalf("node%d vote: %v", i, err)
+		}
+		if r, err := tn.client(i).WaitForReceipt(ctx, vt.Hash()); err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+			t.Fatalf("node%d vote: %+v %v", i, r, err)
+		}
+	}
+	for _, i := range all {
+		for {
+			p, err := tn.client(i).Proposal(ctx, id)
+			if err == nil && p.Status == "executed" {
+				if p.Validators.Yes != "4" || p.Validators.Total != "4" || !p.QuorumReached {
+					t.Fatalf("node%d: %+v", i, p)
+				}
+				break
+			}
+			if err == nil && p.Status != "voting" && p.Status != "queued" {
+				t.Fatalf("node%d: proposal %+v", i, p)
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("node%d: proposal not executed: %+v %v", i, p, err)
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		ps, err := tn.client(i).Params(ctx, "runners.heartbeat_timeout_blocks")
+		if err != nil || len(ps.Params) != 1 || ps.Params[0].Value != 90 {
+			t.Fatalf("node%d params %+v: %v", i, ps, err)
+		}
+	}
+	tn.checkSameChain(all...)
+}
