@@ -52,7 +52,7 @@ func TestCommitBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := t.TempDir()
-	_, mnt := mount(t, v, fuse.Options{})
+	_, mnt := mountChecked(t, v, fuse.Options{}, false)
 
 	// create+close of a 1 KiB file
 	const n = 300

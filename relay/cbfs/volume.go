@@ -120,6 +120,13 @@ func (v *Volume) Manifest(ctx context.Context) (*Manifest, error) {
 	return m.clone(), nil
 }
 
+// Current returns the latest committed manifest without copying it (a
+// refresh of a volume of many files then costs no copy of its entries).
+// It is shared: do not modify it.
+func (v *Volume) Current(ctx context.Context) (*Manifest, error) {
+	return v.latest(ctx)
+}
+
 // params returns a manifest for the volume's coding parameters (K, M,
 // segment size), which never change: the one held, without a relay round
 // trip, else the latest.
