@@ -507,7 +507,7 @@ func (v *Volume) build(ctx context.Context, relays []RelayInfo, r RelayInfo, bas
 			return nil, nil, fmt.Errorf("relay %s: %w", r.ID.String()[:8], err)
 		}
 		var cs changeSet
-		if err := wire.Unmarshal(plain, &cs); err != nil {
+		if err := unmarshalMeta(plain, &cs); err != nil {
 			return nil, nil, fmt.Errorf("%w: change set v%d: %v", ErrIntegrity, h.Version, err)
 		}
 		if err := cs.check(m); err != nil {

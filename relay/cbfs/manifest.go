@@ -12,6 +12,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/fxamacker/cbor/v2"
 )
 
 // VolumeID identifies a volume (owner address || 12-byte salt).
@@ -269,9 +270,30 @@ func (m *Manifest) encode() []byte {
 	return b
 }
 
+// metaDec decodes manifests and change sets: the relay wire format's
+// limits, except for arrays, which hold one element per file (the wire
+// format's 65,536 would make a larger volume unreadable).
+var metaDec = func() cbor.DecMode {
+	d, err := cbor.DecOptions{
+		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
+		MaxArrayElements:  1 << 27,
+		MaxMapPairs:       64,
+		MaxNestedLevels:   8,
+		IndefLength:       cbor.IndefLengthForbidden,
+		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
+	}.DecMode()
+	if err != nil {
+		panic(fmt.Sprintf("cbfs: metadata decoder: %v", err))
+	}
+	return d
+}()
+
+// unmarshalMeta decodes a manifest or change set.
+func unmarshalMeta(b []byte, v any) error { return metaDec.Unmarshal(b, v) }
+
 func decodeManifest(b []byte) (*Manifest, error) {
 	var m Manifest
-	if err := wire.Unmarshal(b, &m); err != nil {
+	if err := unmarshalMeta(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: manifest: %v", ErrIntegrity, err)
 	}
 	if !bytes.Equal(m.encode(), b) {
