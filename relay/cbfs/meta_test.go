@@ -1,6 +1,7 @@
 package cbfs_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -45,5 +46,50 @@ func TestLargeVolumeReopens(t *testing.T) {
 	}
 	if info.Files != files {
 		t.Fatalf("fresh client sees %d files, want %d", info.Files, files)
+	}
+}
+
+// Two entries with the same Ino are names of one file (hard links):
+// removing one name, or replacing it through Apply, must keep the shards
+// the other name still reads.
+func TestHardLinkedEntriesKeepShards(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := startCluster(t, 6, 0)
+	owner, _ := crypto.GenerateKey()
+	c := newClient(t, owner, cl.dir, &cbfs.MemAnchor{})
+	vol, err := c.CreateVolume(ctx, cbfs.VolumeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("shared content "), 8<<10) // above the inline threshold
+	if _, err := vol.Put(ctx, "/a", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := vol.Current(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := m.Files[m.Lookup("/a")]
+	if len(a.Segments) == 0 {
+		t.Fatal("content is inline; the test needs shards")
+	}
+	a.Ino = 7
+	b := a
+	b.Path = "/b"
+	if _, err := vol.Apply(ctx, map[string]*cbfs.FileEntry{"/a": &a, "/b": &b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := vol.Remove(ctx, "/a"); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newClient(t, owner, cl.dir, &cbfs.MemAnchor{})
+	v2, err := c2.OpenVolume(ctx, vol.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if _, err := v2.Get(ctx, "/b", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
+		t.Fatalf("the remaining name lost its content: %d bytes, %v", got.Len(), err)
 	}
 }
