@@ -80,7 +80,7 @@
 //     semantics, where a process converts its own lock and succeeds. Locks
 //     are local to a mount: they do not exclude writers on other machines.
 //
-// TestFUSE/HardLinks checks hard links through both names, across
+// TestFUSE/HardLinks and HardLinksTwoMounts check hard links through both names, across
 // directories, after unlinking one name (the content's shards stay) and
 // from a fresh mount; TestFUSE/POSIX and TestFUSE/SpecialFiles check
 // further cases (modes,

@@ -42,6 +42,7 @@ func TestFUSE(t *testing.T) {
 	t.Run("POSIXSuite", func(t *testing.T) { testPOSIXSuite(t, e) })
 	t.Run("SpecialFiles", func(t *testing.T) { testSpecialFiles(t, e) })
 	t.Run("HardLinks", func(t *testing.T) { testHardLinks(t, e) })
+	t.Run("HardLinksTwoMounts", func(t *testing.T) { testHardLinksTwoMounts(t, e) })
 	t.Run("StreamedWrite", func(t *testing.T) { testStreamedWrite(t, e) })
 	t.Run("SegmentReads", func(t *testing.T) { testSegmentReads(t, e) })
 	t.Run("TwoMounts", func(t *testing.T) { testTwoMounts(t, e) })

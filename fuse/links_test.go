@@ -2,11 +2,13 @@ package fuse_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cowboy-foundation/cowboy/fuse"
 )
@@ -142,4 +144,47 @@ func testHardLinks(t *testing.T, e *env) {
 	unmount(t, mt2)
 	_, dir3 := mount(t, e.reopen(t, key, v.ID()), fuse.Options{})
 	wantContent(t, filepath.Join(dir3, "over"), []byte("after remount"))
+}
+
+// testHardLinksTwoMounts: a hard link made on one mount reaches another
+// mount of the volume as one inode with two names, and a change through
+// either name there is seen through the other on the first.
+func testHardLinksTwoMounts(t *testing.T, e *env) {
+	key, v := e.volume(t)
+	_, a := mount(t, v, fuse.Options{})
+	_, b := mount(t, e.reopen(t, key, v.ID()), fuse.Options{})
+	if err := os.WriteFile(filepath.Join(a, "x"), []byte("from a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(a, "x"), filepath.Join(a, "y")); err != nil {
+		t.Fatal(err)
+	}
+	// Namespace changes are committed within CommitDelay; the other mount
+	// sees them within its poll interval and attribute timeout.
+	eventually(t, time.Minute, func() error {
+		var sx, sy syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(b, "x"), &sx); err != nil {
+			return err
+		}
+		if err := syscall.Stat(filepath.Join(b, "y"), &sy); err != nil {
+			return err
+		}
+		if sx.Ino != sy.Ino || sy.Nlink != 2 {
+			return fmt.Errorf("x inode %d, y inode %d nlink %d", sx.Ino, sy.Ino, sy.Nlink)
+		}
+		return nil
+	})
+	if err := os.WriteFile(filepath.Join(b, "y"), []byte("from b, through y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, func() error {
+		got, err := os.ReadFile(filepath.Join(a, "x"))
+		if err != nil {
+			return err
+		}
+		if string(got) != "from b, through y" {
+			return fmt.Errorf("x on the first mount reads %q", got)
+		}
+		return nil
+	})
 }
