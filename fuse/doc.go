@@ -80,10 +80,10 @@
 //     semantics, where a process converts its own lock and succeeds. Locks
 //     are local to a mount: they do not exclude writers on other machines.
 //
-// TestFUSE/HardLinks and HardLinksTwoMounts check hard links through both names, across
-// directories, after unlinking one name (the content's shards stay) and
-// from a fresh mount; TestFUSE/POSIX and TestFUSE/SpecialFiles check
-// further cases (modes,
+// TestFUSE/HardLinks and HardLinksTwoMounts check hard links through both
+// names, across directories, after unlinking one name (the content's
+// shards stay), from a fresh mount and from a second live mount;
+// TestFUSE/POSIX and TestFUSE/SpecialFiles check further cases (modes,
 // ownership, times, rename over files and directories, open-but-unlinked
 // files, FIFOs and sockets across a remount), and TestFUSE/Programs runs
 // tar -x and diff -r of a small source tree, cp -a (hard links and
