@@ -52,31 +52,11 @@ func TestCommitBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := t.TempDir()
-	_, mnt := mount(t, v, fuse.Options{})
+	_, mnt := mountChecked(t, v, fuse.Options{}, false)
 
 	// create+close of a 1 KiB file
 	const n = 300
-	lat := func(dir string) (p50, p99 time.Duration) {
-		data := make([]byte, 1024)
-		os.MkdirAll(filepath.Join(dir, "c"), 0o755)
-		var ds []time.Duration
-		for i := 0; i < n; i++ {
-			start := time.Now()
-			f, err := os.OpenFile(filepath.Join(dir, "c", fmt.Sprintf("f%04d", i)), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.Write(data); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			ds = append(ds, time.Since(start))
-		}
-		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-		return ds[n/2], ds[n*99/100]
-	}
+	lat := func(dir string) (p50, p99 time.Duration) { return latN(t, dir, n) }
 	lp50, lp99 := lat(local)
 	mp50, mp99 := lat(mnt)
 
@@ -120,6 +100,31 @@ func TestCommitBench(t *testing.T) {
 		t.Fatalf("diff -r after tar -x: %v\n%.2000s", err, out)
 	}
 
+	// create+close against volume size: the same latency in a volume that
+	// already holds 10 files and in one that holds 100,000 (issue 13: a
+	// commit in a volume of 100,000 files costs about what it costs in one
+	// of 10, at most 2x). Each is a fresh mount of a fresh volume.
+	const nsize = 200
+	sizeLat := map[int][2]time.Duration{}
+	for _, files := range []int{10, 100_000} {
+		sv, err := cl.CreateVolume(t.Context(), cbfs.VolumeOptions{K: 4, M: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sv.Update(t.Context(), func(m *cbfs.Manifest) error {
+			for i := 0; i < files; i++ {
+				m.Files = append(m.Files, cbfs.FileEntry{Path: fmt.Sprintf("/pre/d%03d/f%06d", i%1000, i), ModTime: int64(i), Mode: 0o100644})
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		smt, sdir := mountChecked(t, sv, fuse.Options{}, false)
+		p50, p99 := latN(t, sdir, nsize)
+		sizeLat[files] = [2]time.Duration{p50, p99}
+		unmount(t, smt)
+	}
+
 	var b strings.Builder
 	fmt.Fprintf(&b, "CBFS mount metadata path vs local directory, default options (close commits to a relay majority;\n")
 	fmt.Fprintf(&b, "on-chain checkpoint async), 6 in-process relays on loopback, in-process chain node (20ms blocks), K=4 M=2,\n")
@@ -132,9 +137,38 @@ func TestCommitBench(t *testing.T) {
 		lp50.Round(time.Microsecond), lp99.Round(time.Microsecond), mp50.Round(time.Microsecond), mp99.Round(time.Microsecond))
 	fmt.Fprintf(&b, "tar -x of %d files           local %.0f files/s | cbfs %.0f files/s | cbfs/local %.3f (local is %.1fx faster)\n",
 		nfiles, ltar, mtar, mtar/ltar, ltar/mtar)
+	s10, s100k := sizeLat[10], sizeLat[100_000]
+	fmt.Fprintf(&b, "create+close 1 KiB (n=%d) in a volume of 10 files: p50 %v p99 %v | of 100,000 files: p50 %v p99 %v | ratio p50 %.2f\n", nsize,
+		s10[0].Round(time.Microsecond), s10[1].Round(time.Microsecond), s100k[0].Round(time.Microsecond), s100k[1].Round(time.Microsecond),
+		float64(s100k[0])/float64(s10[0]))
 	t.Log("\n" + b.String())
 	_, file, _, _ := runtime.Caller(0)
 	if err := os.WriteFile(filepath.Join(filepath.Dir(file), "COMMIT_BENCH.txt"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// latN creates, writes (1 KiB) and closes n new files in dir/c and returns
+// the median and 99th percentile of those.
+func latN(t *testing.T, dir string, n int) (p50, p99 time.Duration) {
+	t.Helper()
+	data := make([]byte, 1024)
+	os.MkdirAll(filepath.Join(dir, "c"), 0o755)
+	var ds []time.Duration
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		f, err := os.OpenFile(filepath.Join(dir, "c", fmt.Sprintf("f%04d", i)), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[n/2], ds[n*99/100]
 }

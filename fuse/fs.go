@@ -31,8 +31,10 @@ const (
 type inode struct {
 	ino      uint64
 	typ      uint32 // S_IFDIR, S_IFREG or S_IFLNK; immutable (read without locks)
-	parent   *inode // nil for the root and for unlinked inodes
+	parent   *inode // first name's directory; nil for the root and for unlinked inodes
 	name     string
+	links    []link            // further names (hard links) of a non-directory
+	linkID   uint64            // cbfs.FileEntry.Ino of its entries; 0 until hard-linked
 	kids     map[string]*inode // directories only
 	implicit bool              // directory implied by deeper paths, not in the manifest
 
@@ -59,6 +61,12 @@ type inode struct {
 	contentGen, openGen uint64
 	opened              bool
 	stream              *streamUp // upload running while the file is written (fmu)
+}
+
+// link is one name of an inode beyond its first.
+type link struct {
+	parent *inode
+	name   string
 }
 
 type segKey struct {
@@ -88,16 +96,22 @@ type mfs struct {
 	root      *inode
 	nextIno   uint64
 	storeSeq  uint64
-	base      *cbfs.Manifest             // latest manifest merged into the namespace
-	baseIdx   map[string]*cbfs.FileEntry // base's entries by path (changed only under commitMu)
-	gen       uint64                     // bumped by every local change
-	committed uint64                     // gen covered by the last commit
-	lastCh    time.Time                  // time of the last local change
-	puts      atomic.Int64               // cache blocks stored since the last eviction check
-	clock     atomic.Int64
-	journaled atomic.Bool     // pending changes were written to the journal
-	bg        context.Context // lifetime of the mount, for read-ahead
-	wg        sync.WaitGroup  // read-ahead goroutines
+	base      *cbfs.Manifest // latest manifest merged into the namespace (shared, read-only)
+	gen       uint64         // bumped by every local change
+	committed uint64         // gen covered by the last commit
+	// What changed since the last commit: inodes whose entries (at every
+	// name they have at commit time) may differ from base, and paths that
+	// may have lost their entry (unlinked, renamed away). A commit looks
+	// only at these, never walks the namespace.
+	dirtyNodes map[*inode]struct{}
+	dirtyPaths map[string]struct{}
+	byIno      map[uint64]*inode // hard-linked inodes by linkID
+	lastCh     time.Time         // time of the last local change
+	puts       atomic.Int64      // cache blocks stored since the last eviction check
+	clock      atomic.Int64
+	journaled  atomic.Bool     // pending changes were written to the journal
+	bg         context.Context // lifetime of the mount, for read-ahead
+	wg         sync.WaitGroup  // read-ahead goroutines
 }
 
 func (m *mfs) now() int64 { return time.Now().UnixNano() }
@@ -117,6 +131,14 @@ func (m *mfs) newInode(mode uint32) *inode {
 	return n
 }
 
+func (m *mfs) pathIn(parent *inode, name string) string {
+	if parent == m.root {
+		return "/" + name
+	}
+	return m.pathOf(parent) + "/" + name
+}
+
+// pathOf is the path of n's first name.
 func (m *mfs) pathOf(n *inode) string {
 	if n == m.root {
 		return "/"
@@ -131,6 +153,26 @@ func (m *mfs) pathOf(n *inode) string {
 	return "/" + strings.Join(parts, "/")
 }
 
+// pathsOf lists every path of an attached inode (its hard links).
+func (m *mfs) pathsOf(n *inode) []string {
+	if n == m.root || !m.attached(n) {
+		return nil
+	}
+	out := []string{m.pathOf(n)}
+	for _, l := range n.links {
+		out = append(out, m.pathIn(l.parent, l.name))
+	}
+	return out
+}
+
+// nlink is n's number of names (directories: 1).
+func (n *inode) nlink() int {
+	if n.parent == nil {
+		return 0
+	}
+	return 1 + len(n.links)
+}
+
 // attached reports whether n is still reachable from the root.
 func (m *mfs) attached(n *inode) bool {
 	for c := n; c != nil; c = c.parent {
@@ -141,16 +183,55 @@ func (m *mfs) attached(n *inode) bool {
 	return false
 }
 
+// attach gives n the name parent/name (another hard link if it has one).
 func (m *mfs) attach(parent *inode, name string, n *inode) {
-	n.parent, n.name = parent, name
+	if n.parent == nil {
+		n.parent, n.name = parent, name
+	} else {
+		n.links = append(n.links, link{parent, name})
+	}
 	parent.kids[name] = n
 }
 
-func (m *mfs) detach(n *inode) {
-	if n.parent != nil {
-		delete(n.parent.kids, n.name)
-		n.parent = nil
+// detach removes the name parent/name of its inode, which keeps its other
+// names. It returns the inode (nil if there is none).
+func (m *mfs) detach(parent *inode, name string) *inode {
+	n := parent.kids[name]
+	if n == nil {
+		return nil
 	}
+	delete(parent.kids, name)
+	if n.parent == parent && n.name == name {
+		n.parent, n.name = nil, ""
+		if len(n.links) > 0 {
+			n.parent, n.name = n.links[0].parent, n.links[0].name
+			n.links = n.links[1:]
+		}
+	} else {
+		for i, l := range n.links {
+			if l.parent == parent && l.name == name {
+				n.links = append(n.links[:i:i], n.links[i+1:]...)
+				break
+			}
+		}
+	}
+	if n.parent == nil && n.linkID != 0 {
+		delete(m.byIno, n.linkID)
+	}
+	return n
+}
+
+// detachPath removes the name at path p (see detach).
+func (m *mfs) detachPath(p string) *inode {
+	i := strings.LastIndexByte(p, '/')
+	dir := m.root
+	if i > 0 {
+		dir = m.lookupPath(p[:i])
+	}
+	if dir == nil || !dir.isDir() {
+		return nil
+	}
+	return m.detach(dir, p[i+1:])
 }
 
 // lookupPath finds an attached inode by manifest path.
@@ -167,7 +248,7 @@ func (m *mfs) lookupPath(p string) *inode {
 
 // entryOf is the manifest entry that describes n at path p.
 func (m *mfs) entryOf(n *inode, p string) cbfs.FileEntry {
-	e := cbfs.FileEntry{Path: p, Mode: n.mode, UID: n.uid, GID: n.gid, ModTime: n.mtime}
+	e := cbfs.FileEntry{Path: p, Mode: n.mode, UID: n.uid, GID: n.gid, ModTime: n.mtime, Ino: n.linkID}
 	switch n.mode & sIFMT {
 	case sIFLNK:
 		e.Target = n.target
@@ -204,14 +285,6 @@ func (m *mfs) desired() map[string]cbfs.FileEntry {
 	return out
 }
 
-func index(man *cbfs.Manifest) map[string]*cbfs.FileEntry {
-	out := make(map[string]*cbfs.FileEntry, len(man.Files))
-	for i := range man.Files {
-		out[man.Files[i].Path] = &man.Files[i]
-	}
-	return out
-}
-
 func sameEntry(a, b *cbfs.FileEntry) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
@@ -219,35 +292,59 @@ func sameEntry(a, b *cbfs.FileEntry) bool {
 	return cbfs.SameEntry(a, b)
 }
 
+// entryIn returns man's entry for p, or nil.
+func entryIn(man *cbfs.Manifest, p string) *cbfs.FileEntry {
+	if i := man.Lookup(p); i >= 0 {
+		return &man.Files[i]
+	}
+	return nil
+}
+
+// baseEntry is the base manifest's entry for p, or nil. Caller holds m.mu.
+func (m *mfs) baseEntry(p string) *cbfs.FileEntry { return entryIn(m.base, p) }
+
+// desiredAt is the entry the namespace has for path p now (nil: none).
+// Caller holds m.mu.
+func (m *mfs) desiredAt(p string) *cbfs.FileEntry {
+	n := m.lookupPath(p)
+	if n == nil || n == m.root || n.implicit {
+		return nil
+	}
+	e := m.entryOf(n, p)
+	return &e
+}
+
+// changedPaths lists the paths where old and next differ (both sorted):
+// one pass over the two entry lists, no index.
+func changedPaths(old, next *cbfs.Manifest) []string {
+	var out []string
+	i, j := 0, 0
+	for i < len(old.Files) || j < len(next.Files) {
+		switch {
+		case j == len(next.Files) || (i < len(old.Files) && old.Files[i].Path < next.Files[j].Path):
+			out = append(out, old.Files[i].Path)
+			i++
+		case i == len(old.Files) || next.Files[j].Path < old.Files[i].Path:
+			out = append(out, next.Files[j].Path)
+			j++
+		default:
+			if !cbfs.SameEntry(&old.Files[i], &next.Files[j]) {
+				out = append(out, next.Files[j].Path)
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
+
 // merge applies the changes between manifests old and next to the
 // namespace, except on paths changed locally since old (local changes win
 // and are committed later). The caller holds m.mu.
 func (m *mfs) merge(old, next *cbfs.Manifest) {
-	oi, ni := index(old), index(next)
-	paths := make([]string, 0, len(ni))
-	for p := range ni {
-		paths = append(paths, p)
-	}
-	for p := range oi {
-		if _, ok := ni[p]; !ok {
-			paths = append(paths, p)
-		}
-	}
-	sort.Strings(paths)
-	var d map[string]cbfs.FileEntry
 	var todo []string
-	for _, p := range paths {
-		if sameEntry(oi[p], ni[p]) {
-			continue
-		}
-		if d == nil {
-			d = m.desired()
-		}
-		var mine *cbfs.FileEntry
-		if e, ok := d[p]; ok {
-			mine = &e
-		}
-		if !sameEntry(mine, oi[p]) {
+	for _, p := range changedPaths(old, next) {
+		if !sameEntry(m.desiredAt(p), entryIn(old, p)) {
 			continue // changed here too: ours is committed later
 		}
 		todo = append(todo, p)
@@ -255,19 +352,21 @@ func (m *mfs) merge(old, next *cbfs.Manifest) {
 	// Creations and updates parents first, then removals children first so
 	// that directories emptied by the remote go too.
 	for _, p := range todo {
-		if ni[p] != nil {
-			m.applyRemote(p, ni[p])
+		if e := entryIn(next, p); e != nil {
+			m.applyRemote(p, e)
 		}
 	}
 	for i := len(todo) - 1; i >= 0; i-- {
-		if ni[todo[i]] == nil {
+		if entryIn(next, todo[i]) == nil {
 			m.applyRemote(todo[i], nil)
 		}
 	}
 }
 
-// applyRemote makes path p look like entry e (nil: absent). The caller
-// holds m.mu.
+// applyRemote makes path p look like entry e (nil: absent). Where the
+// namespace keeps something else (a populated directory, a file in the
+// way), the path is marked so that the next commit writes what is here.
+// The caller holds m.mu.
 func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 	n := m.lookupPath(p)
 	if e == nil {
@@ -278,20 +377,23 @@ func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 			n.implicit = true
 			return
 		}
-		m.detach(n)
-		m.dropStore(n)
+		if m.detachPath(p); n.parent == nil {
+			m.dropStore(n)
+		}
 		return
 	}
 	mode := e.Mode
 	if mode == 0 {
 		mode = defaultFileMode
 	}
-	if n != nil && n.mode&sIFMT != mode&sIFMT {
+	if n != nil && (n.mode&sIFMT != mode&sIFMT || (e.Ino != 0 && n.linkID != e.Ino && m.byIno[e.Ino] != nil)) {
 		if n.isDir() && len(n.kids) > 0 {
+			m.markPath(p)
 			return // a remote file where we have a populated directory: keep ours
 		}
-		m.detach(n)
-		m.dropStore(n)
+		if m.detachPath(p); n.parent == nil {
+			m.dropStore(n)
+		}
 		n = nil
 	}
 	if n == nil {
@@ -300,6 +402,7 @@ func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 		for _, c := range parts[:len(parts)-1] {
 			k := parent.kids[c]
 			if k != nil && !k.isDir() {
+				m.markPath(p)
 				return // a file where the remote has a directory: keep ours
 			}
 			if k == nil {
@@ -310,8 +413,16 @@ func (m *mfs) applyRemote(p string, e *cbfs.FileEntry) {
 			}
 			parent = k
 		}
-		n = m.newInode(mode)
+		if o := m.byIno[e.Ino]; e.Ino != 0 && o != nil && o.typ == mode&sIFMT && m.attached(o) {
+			n = o // another name of an inode we have: a hard link
+		} else {
+			n = m.newInode(mode)
+		}
 		m.attach(parent, parts[len(parts)-1], n)
+	}
+	if e.Ino != 0 && n.linkID != e.Ino {
+		n.linkID = e.Ino
+		m.byIno[e.Ino] = n
 	}
 	n.implicit = false
 	n.mode, n.uid, n.gid, n.target = mode, e.UID, e.GID, e.Target
@@ -341,14 +452,17 @@ func (m *mfs) dropStore(n *inode) {
 func (m *mfs) load(man *cbfs.Manifest) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.dirtyNodes, m.dirtyPaths, m.byIno = map[*inode]struct{}{}, map[string]struct{}{}, map[uint64]*inode{}
 	m.root = m.newInode(sIFDIR | 0o755)
 	m.root.mtime = m.now()
 	// The root has no manifest entry: it belongs to the mounting user.
 	m.root.uid, m.root.gid = uint32(os.Getuid()), uint32(os.Getgid())
 	empty := &cbfs.Manifest{}
-	m.setBase(empty)
+	m.base = empty
 	m.merge(empty, man)
-	m.setBase(man)
+	m.base = man
+	clear(m.dirtyNodes)
+	clear(m.dirtyPaths)
 }
 
 // sync commits every local namespace change made before the call (group
@@ -368,24 +482,35 @@ func (m *mfs) sync(ctx context.Context) error {
 	return m.commitLocked(ctx)
 }
 
-// commitLocked commits the difference between the namespace and the base
-// manifest as path operations on the latest manifest. Caller holds commitMu.
+// commitLocked commits what changed since the base manifest (the dirty
+// inodes and paths, never a walk of the namespace) as path operations on
+// the latest manifest. Caller holds commitMu.
 func (m *mfs) commitLocked(ctx context.Context) error {
 	m.mu.Lock()
 	g := m.gen
-	d := m.desired()
-	base, bi := m.base, m.baseIdx
-	m.mu.Unlock()
-	changes := map[string]*cbfs.FileEntry{}
-	for p, e := range d {
-		if !sameEntry(bi[p], &e) {
-			changes[p] = &e
-		}
+	base := m.base
+	nodes, paths := m.dirtyNodes, m.dirtyPaths
+	m.dirtyNodes, m.dirtyPaths = map[*inode]struct{}{}, map[string]struct{}{}
+	changes := m.changesOf(nodes, paths)
+	var verr error
+	if m.opts.verifyDirty {
+		verr = m.verifyChanges(changes)
 	}
-	for p := range bi {
-		if _, ok := d[p]; !ok {
-			changes[p] = nil
+	m.mu.Unlock()
+	// On failure the taken marks go back, to be committed by the next try.
+	restore := func() {
+		m.mu.Lock()
+		for n := range nodes {
+			m.dirtyNodes[n] = struct{}{}
 		}
+		for p := range paths {
+			m.dirtyPaths[p] = struct{}{}
+		}
+		m.mu.Unlock()
+	}
+	if verr != nil {
+		restore()
+		return verr
 	}
 	if len(changes) == 0 {
 		m.mu.Lock()
@@ -394,57 +519,101 @@ func (m *mfs) commitLocked(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
-	next, err := m.vol.Update(ctx, func(cur *cbfs.Manifest) error {
-		files := cur.Files[:0:0]
-		seen := map[string]bool{}
-		for _, f := range cur.Files {
-			seen[f.Path] = true
-			if c, ok := changes[f.Path]; ok {
-				if c != nil {
-					files = append(files, *c)
-				}
-				continue
-			}
-			files = append(files, f)
-		}
-		for p, c := range changes {
-			if c != nil && !seen[p] {
-				files = append(files, *c)
-			}
-		}
-		cur.Files = files
-		return nil
-	})
+	next, err := m.vol.Apply(ctx, changes)
 	if err != nil {
+		restore()
 		return fmt.Errorf("fuse: commit %d changes: %w", len(changes), err)
 	}
 	m.log.Debug("committed", "version", next.Version, "changes", len(changes), "took", time.Since(start))
 	m.mu.Lock()
-	if next.Version == base.Version+1 {
-		// Nobody else committed since base: next is base plus exactly our
-		// changes, which the namespace already shows. Skip the merge, a
-		// pass over the whole namespace.
-		for p, c := range changes {
-			if c == nil {
-				delete(m.baseIdx, p)
-			} else {
-				m.baseIdx[p] = c
-			}
-		}
-		m.base = next
-	} else {
+	if next.Version != base.Version+1 {
+		// Someone else committed since base: merge their changes.
 		m.merge(base, next)
-		m.setBase(next)
 	}
+	// Else next is base plus exactly our changes, which the namespace
+	// already shows: no merge pass.
+	m.base = next
 	m.committed = max(m.committed, g)
 	m.mu.Unlock()
 	return nil
 }
 
-// setBase makes man the merged base. The caller holds m.mu (and commitMu,
-// or is loading).
-func (m *mfs) setBase(man *cbfs.Manifest) {
-	m.base, m.baseIdx = man, index(man)
+// changesOf lists the entries of the marked inodes and paths that differ
+// from the base manifest (nil: remove the path). Caller holds m.mu.
+func (m *mfs) changesOf(nodes map[*inode]struct{}, paths map[string]struct{}) map[string]*cbfs.FileEntry {
+	cand := make(map[string]struct{}, len(paths)+len(nodes))
+	for p := range paths {
+		cand[p] = struct{}{}
+	}
+	for n := range nodes {
+		for _, p := range m.pathsOf(n) {
+			cand[p] = struct{}{}
+		}
+	}
+	changes := map[string]*cbfs.FileEntry{}
+	for p := range cand {
+		if want := m.desiredAt(p); !sameEntry(want, m.baseEntry(p)) {
+			changes[p] = want
+		}
+	}
+	return changes
+}
+
+// verifyChanges checks the dirty marks against a walk of the whole
+// namespace (Options.verifyDirty, set by the tests). Caller holds m.mu.
+func (m *mfs) verifyChanges(changes map[string]*cbfs.FileEntry) error {
+	want := map[string]*cbfs.FileEntry{}
+	d := m.desired()
+	for p, e := range d {
+		if !sameEntry(m.baseEntry(p), &e) {
+			want[p] = &e
+		}
+	}
+	for i := range m.base.Files {
+		if _, ok := d[m.base.Files[i].Path]; !ok {
+			want[m.base.Files[i].Path] = nil
+		}
+	}
+	var bad []string
+	for p, e := range want {
+		if c, ok := changes[p]; !ok || !sameEntry(c, e) {
+			bad = append(bad, p)
+		}
+	}
+	for p := range changes {
+		if _, ok := want[p]; !ok {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fmt.Errorf("%w: dirty tracking missed or invented changes at %q", errDirtyTracking, bad)
+	}
+	return nil
+}
+
+// errDirtyTracking: the dirty marks disagree with the namespace (a bug;
+// checked only when Options.verifyDirty is set).
+var errDirtyTracking = errors.New("fuse: dirty tracking disagrees with the namespace")
+
+// mark records that n's entries may have changed. Caller holds m.mu.
+func (m *mfs) mark(n *inode) {
+	if n != m.root {
+		m.dirtyNodes[n] = struct{}{}
+	}
+}
+
+// markPath records that path p may have lost or changed its entry.
+func (m *mfs) markPath(p string) { m.dirtyPaths[p] = struct{}{} }
+
+// markTree marks n and everything under it, and their current paths (which
+// a rename or removal is about to change). Caller holds m.mu.
+func (m *mfs) markTree(n *inode, p string) {
+	m.mark(n)
+	m.markPath(p)
+	for name, c := range n.kids {
+		m.markTree(c, p+"/"+name)
+	}
 }
 
 // refresh merges a newer manifest committed by another writer.
@@ -453,7 +622,7 @@ func (m *mfs) refresh(ctx context.Context) error {
 		return nil // a commit is running and merges what it finds
 	}
 	defer m.commitMu.Unlock()
-	man, err := m.vol.Manifest(ctx)
+	man, err := m.vol.Current(ctx)
 	if err != nil {
 		return fmt.Errorf("fuse: refresh manifest: %w", err)
 	}
@@ -461,7 +630,7 @@ func (m *mfs) refresh(ctx context.Context) error {
 	defer m.mu.Unlock()
 	if man.Version > m.base.Version {
 		m.merge(m.base, man)
-		m.setBase(man)
+		m.base = man
 	}
 	return nil
 }
@@ -769,6 +938,7 @@ func (m *mfs) truncate(ctx context.Context, n *inode, size int64) error {
 	n.dirty = true
 	n.mtime = m.now()
 	n.ctime = n.mtime
+	m.mark(n)
 	m.changed()
 	m.mu.Unlock()
 	return nil
@@ -814,6 +984,7 @@ func (m *mfs) upload(ctx context.Context, n *inode) error {
 	}
 	m.mu.Lock()
 	n.base, n.baseLim, n.dirty, n.pubMtime = &e, e.Size, false, mt
+	m.mark(n)
 	m.changed()
 	m.mu.Unlock()
 	return nil

@@ -135,7 +135,16 @@ func (e *env) reopen(t *testing.T, key *ecdsa.PrivateKey, id cbfs.VolumeID) *cbf
 
 // mount mounts v on a fresh directory; cleanup unmounts lazily even if the
 // test failed.
+// mount mounts v with every commit's dirty marks checked against a walk
+// of the namespace (fuse.WithDirtyCheck).
 func mount(t *testing.T, v *cbfs.Volume, o fuse.Options) (*fuse.Mounted, string) {
+	t.Helper()
+	return mountChecked(t, v, o, true)
+}
+
+// mountChecked is mount with the dirty-mark check on or off (benchmarks
+// measure the mount as users run it: off).
+func mountChecked(t *testing.T, v *cbfs.Volume, o fuse.Options, check bool) (*fuse.Mounted, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "mnt")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -148,6 +157,9 @@ func mount(t *testing.T, v *cbfs.Volume, o fuse.Options) (*fuse.Mounted, string)
 		o.CommitDelay = 100 * time.Millisecond
 	}
 	o.CacheDir = t.TempDir()
+	if check {
+		o = fuse.WithDirtyCheck(o)
+	}
 	if testing.Verbose() {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}

@@ -49,24 +49,28 @@ type journalChange struct {
 // and the files with unuploaded content. The caller holds m.mu.
 func (m *mfs) pendingChanges() []journalChange {
 	d := m.desired()
-	bi := m.baseIdx
 	var out []journalChange
 	for p, e := range d {
 		n := m.lookupPath(p)
 		dirty := n != nil && n.dirty
-		if !dirty && sameEntry(bi[p], &e) {
+		if !dirty && sameEntry(m.baseEntry(p), &e) {
 			continue
 		}
 		e := e
 		out = append(out, journalChange{Path: p, Entry: &e, Dirty: dirty})
 	}
-	for p := range bi {
-		if _, ok := d[p]; !ok {
+	for i := range m.base.Files {
+		if p := m.base.Files[i].Path; !hasKey(d, p) {
 			out = append(out, journalChange{Path: p})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
+}
+
+func hasKey[V any](d map[string]V, k string) bool {
+	_, ok := d[k]
+	return ok
 }
 
 // persistJournal writes every pending change to the journal directory. It
@@ -180,8 +184,8 @@ func (m *mfs) restoreJournal() (bool, error) {
 	// Removals children first, then creations parents first.
 	for i := len(j.Changes) - 1; i >= 0; i-- {
 		if c := j.Changes[i]; c.Entry == nil {
-			if n := m.lookupPath(c.Path); n != nil {
-				m.detach(n)
+			m.markPath(c.Path)
+			if n := m.detachPath(c.Path); n != nil && n.parent == nil {
 				m.dropStore(n)
 			}
 		}
@@ -190,6 +194,7 @@ func (m *mfs) restoreJournal() (bool, error) {
 		if c.Entry == nil {
 			continue
 		}
+		m.markPath(c.Path)
 		if n := m.lookupPath(c.Path); n != nil && n.dirty {
 			continue
 		}

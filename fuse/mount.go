@@ -76,6 +76,10 @@ type Options struct {
 	Logger     *slog.Logger
 	// Debug logs every FUSE request.
 	Debug bool
+
+	// verifyDirty checks every commit's dirty marks against a walk of the
+	// whole namespace (tests; see export_test.go).
+	verifyDirty bool
 }
 
 func (o Options) withDefaults() Options {

@@ -2,6 +2,8 @@ package fuse
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"sort"
 	"syscall"
@@ -76,7 +78,7 @@ func (m *mfs) fill(n *inode, a *gofuse.Attr) {
 	a.Ino = n.ino
 	a.Mode = n.mode
 	a.Uid, a.Gid = n.uid, n.gid
-	a.Nlink = 1
+	a.Nlink = uint32(n.nlink())
 	switch n.mode & sIFMT {
 	case sIFDIR:
 		a.Nlink = 2
@@ -146,6 +148,7 @@ func (x *node) Setattr(ctx context.Context, f fs.FileHandle, in *gofuse.SetAttrI
 	}
 	n.ctime = now
 	n.implicit = false
+	m.mark(n)
 	m.changed()
 	m.fill(n, &out.Attr)
 	return 0
@@ -185,6 +188,7 @@ func (m *mfs) touchDir(d *inode) {
 	d.mtime = m.now()
 	d.ctime = d.mtime
 	d.implicit = false // a directory changed here gets its own entry
+	m.mark(d)
 	m.changed()
 }
 
@@ -206,6 +210,7 @@ func (x *node) newChild(ctx context.Context, name string, mode uint32) (*inode, 
 	c.mtime = m.now()
 	c.ctime, c.pubMtime = c.mtime, c.mtime
 	m.attach(x.n, name, c)
+	m.mark(c)
 	m.touchDir(x.n)
 	return c, 0
 }
@@ -303,7 +308,7 @@ func (x *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 
 // Tmpfile is open(2) with O_TMPFILE: a regular file in no directory. Its
 // data stays in the local write-back buffer and is discarded at the last
-// close (it cannot be given a name: there are no hard links).
+// close unless linkat(2) gives it a name (Link).
 func (x *node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *gofuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	m := x.m
 	if m.ro {
@@ -357,13 +362,49 @@ func (x *node) Allocate(ctx context.Context, f fs.FileHandle, off uint64, size u
 	return 0
 }
 
-// Link refuses hard links: a manifest entry is one path, and a path-level
-// copy would not keep the two names in sync.
+// Link gives target another name: a hard link. Both names are entries of
+// the manifest with the same inode number (cbfs.FileEntry.Ino), content
+// and metadata; a change through either is committed at both. A file
+// opened with O_TMPFILE gets its first name this way (linkat(2) with
+// AT_EMPTY_PATH).
 func (x *node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *gofuse.EntryOut) (*fs.Inode, syscall.Errno) {
-	if x.m.ro {
+	m := x.m
+	if m.ro {
 		return nil, syscall.EROFS
 	}
-	return nil, syscall.EPERM
+	t, ok := target.(*node)
+	if !ok {
+		return nil, syscall.EXDEV
+	}
+	if len(name) > 255 {
+		return nil, syscall.ENAMETOOLONG
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := t.n
+	switch {
+	case c.isDir():
+		return nil, syscall.EPERM
+	case x.n.kids[name] != nil:
+		return nil, syscall.EEXIST
+	case c.parent != nil && !m.attached(c):
+		return nil, syscall.ENOENT
+	}
+	if c.parent != nil && c.linkID == 0 {
+		var b [8]byte
+		for c.linkID == 0 {
+			rand.Read(b[:])
+			c.linkID = binary.BigEndian.Uint64(b[:])
+		}
+	}
+	if c.linkID != 0 {
+		m.byIno[c.linkID] = c
+	}
+	m.attach(x.n, name, c)
+	c.ctime = m.now()
+	m.mark(c) // every name's entry now carries the inode number
+	m.touchDir(x.n)
+	return x.child(ctx, c, out), 0
 }
 
 func (x *node) Unlink(ctx context.Context, name string) syscall.Errno {
@@ -380,8 +421,11 @@ func (x *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if c.isDir() {
 		return syscall.EISDIR
 	}
-	m.detach(c)
-	if c.handles == 0 && c.store != nil {
+	m.markPath(m.pathIn(x.n, name))
+	m.detach(x.n, name)
+	m.mark(c) // its other names (if any)
+	c.ctime = m.now()
+	if c.parent == nil && c.handles == 0 && c.store != nil {
 		c.store.close()
 		c.store = nil
 	}
@@ -406,7 +450,8 @@ func (x *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if len(c.kids) > 0 {
 		return syscall.ENOTEMPTY
 	}
-	m.detach(c)
+	m.markPath(m.pathIn(x.n, name))
+	m.detach(x.n, name)
 	m.touchDir(x.n)
 	return 0
 }
@@ -455,14 +500,19 @@ func (x *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 		case dst.isDir() && len(dst.kids) > 0:
 			return syscall.ENOTEMPTY
 		}
-		m.detach(dst)
-		if dst.handles == 0 && dst.store != nil {
+		m.markTree(dst, m.pathIn(np.n, newName))
+		m.detach(np.n, newName)
+		if dst.parent == nil && dst.handles == 0 && dst.store != nil {
 			dst.store.close()
 			dst.store = nil
 		}
 	}
-	m.detach(src)
+	// The old paths of everything moved lose their entries; the moved
+	// inodes get entries at their new paths (marked again below).
+	m.markTree(src, m.pathIn(x.n, name))
+	m.detach(x.n, name)
 	m.attach(np.n, newName, src)
+	m.markTree(src, m.pathIn(np.n, newName))
 	src.implicit = false
 	src.ctime = m.now()
 	m.touchDir(x.n)

@@ -19,9 +19,7 @@ import (
 // explains them). They are skipped, not hidden: the pass count logged by
 // testPOSIXSuite counts them as failures.
 var posixKnownFailures = map[string]string{
-	"Link":             "hard links are refused with EPERM (a manifest entry is one path; no inodes yet)",
-	"LinkUnlinkRename": "hard links are refused with EPERM (a manifest entry is one path; no inodes yet)",
-	"XAttr":            "extended attributes are not stored: setxattr fails with ENOTSUP",
+	"XAttr": "extended attributes are not stored: setxattr fails with ENOTSUP",
 	// POSIX record locks are owned by the process: a second F_SETLK by the
 	// same process converts its own lock and succeeds, which is what the
 	// kernel's local locking (used because the mount implements no lock

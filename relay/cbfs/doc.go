@@ -21,6 +21,12 @@
 // Uploads are atomic: a file becomes visible when the new manifest version is
 // committed to the Anchor.
 //
+// A commit costs what it changes: Apply (and Put, Remove, MergePending)
+// takes path operations, validates only the changed entries and writes
+// exactly them as the version's change set; a reader applies a change set
+// by checking its entries and copying the unchanged runs of the entry list
+// in bulk. Update, for arbitrary edits, copies and diffs the entry list.
+//
 // Keys: the owner's volume key is derived from the owner private key
 // (HKDF-SHA256, salted with the volume id). Grants carry the volume key
 // wrapped (ECIES) to the grantee's public key inside the capability token.

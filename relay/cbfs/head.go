@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/storage/merkle"
@@ -64,7 +63,7 @@ func SameEntry(a, b *FileEntry) bool { return sameFile(a, b) }
 // sameFile compares two entries field by field (cheaper than hashing).
 func sameFile(a, b *FileEntry) bool {
 	if a.Path != b.Path || a.Size != b.Size || a.ModTime != b.ModTime || a.FileID != b.FileID || a.Mode != b.Mode ||
-		a.UID != b.UID || a.GID != b.GID || a.Target != b.Target || !bytes.Equal(a.Inline, b.Inline) || len(a.Segments) != len(b.Segments) {
+		a.UID != b.UID || a.GID != b.GID || a.Target != b.Target || a.Ino != b.Ino || !bytes.Equal(a.Inline, b.Inline) || len(a.Segments) != len(b.Segments) {
 		return false
 	}
 	for k := range a.Segments {
@@ -82,34 +81,21 @@ func sameFile(a, b *FileEntry) bool {
 }
 
 // apply returns m with cs applied (m is not modified).
-func (cs *changeSet) apply(m *Manifest) *Manifest {
-	next := *m
-	if len(cs.Set)+len(cs.Del) > 64 {
-		idx := make(map[string]FileEntry, len(m.Files)+len(cs.Set))
-		for _, f := range m.Files {
-			idx[f.Path] = f
+func (cs *changeSet) apply(m *Manifest) *Manifest { return m.withChanges(cs.Set, cs.Del) }
+
+// check validates the entries a change set sets (the rest of the manifest
+// it applies to was validated before): work proportional to the change.
+func (cs *changeSet) check(m *Manifest) error {
+	for i := range cs.Set {
+		f := &cs.Set[i]
+		if p, err := CleanPath(f.Path); err != nil || p != f.Path {
+			return fmt.Errorf("%w: change set: bad path %q", ErrIntegrity, f.Path)
 		}
-		for _, p := range cs.Del {
-			delete(idx, p)
+		if err := validEntry(m, f); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
 		}
-		for _, f := range cs.Set {
-			idx[f.Path] = f
-		}
-		next.Files = make([]FileEntry, 0, len(idx))
-		for _, f := range idx {
-			next.Files = append(next.Files, f)
-		}
-		sort.Slice(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
-		return &next
 	}
-	next.Files = append([]FileEntry(nil), m.Files...)
-	for _, p := range cs.Del {
-		next.remove(p)
-	}
-	for _, f := range cs.Set {
-		next.set(f)
-	}
-	return &next
+	return nil
 }
 
 // headState is the verified head a Volume's current manifest belongs to.
@@ -240,7 +226,8 @@ func (v *Volume) putHead(ctx context.Context, relays []RelayInfo, enc []byte, h 
 }
 
 // commitHead commits next (built on the state st) as a head.
-func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manifest) (*headState, error) {
+// cs, when not nil, is what changed from cur to next (else it is computed).
+func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manifest, cs *changeSet) (*headState, error) {
 	relays, _, err := v.c.relays(ctx)
 	if err != nil {
 		return nil, err
@@ -249,8 +236,11 @@ func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manif
 	var plain []byte
 	full := cur == nil || st == nil || st.head == nil || st.sinceFull+1 >= fullEvery || v.needFull.Swap(false)
 	if !full {
-		cs := diff(cur, next)
-		if plain, err = wire.Marshal(&cs); err != nil {
+		if cs == nil {
+			d := diff(cur, next)
+			cs = &d
+		}
+		if plain, err = wire.Marshal(cs); err != nil {
 			return nil, fmt.Errorf("cbfs: encode change set: %w", err)
 		}
 		// Too many change bytes since the last full manifest: write one.
@@ -517,15 +507,20 @@ func (v *Volume) build(ctx context.Context, relays []RelayInfo, r RelayInfo, bas
 			return nil, nil, fmt.Errorf("relay %s: %w", r.ID.String()[:8], err)
 		}
 		var cs changeSet
-		if err := wire.Unmarshal(plain, &cs); err != nil {
+		if err := unmarshalMeta(plain, &cs); err != nil {
 			return nil, nil, fmt.Errorf("%w: change set v%d: %v", ErrIntegrity, h.Version, err)
+		}
+		if err := cs.check(m); err != nil {
+			return nil, nil, err
 		}
 		m = cs.apply(m)
 		m.Version, m.Prev = h.Version, h.Prev
 		st.sinceFull++
 		st.deltaSize += int(h.BodySize)
 	}
-	if err := m.validate(); err != nil {
+	// A full manifest was validated when decoded, and each change set's
+	// entries before they were applied.
+	if err := m.validHeader(); err != nil {
 		return nil, nil, err
 	}
 	last := chain[len(chain)-1]

@@ -104,10 +104,29 @@ func TestHeadFaults(t *testing.T) {
 	// makes the next one full).
 	var head []byte
 	var h *wire.Head
+	var holders []int
 	for i := 0; ; i++ {
 		put(vol, "/g")
-		if head, err = cl.nodes[0].Store().Head(vol.ID()); err != nil {
-			t.Fatal(err)
+		// The writer's head is on a majority; wait (polling, up to 3 s,
+		// six times the fixed wait this replaced) for the stragglers to
+		// store it too. The relay forked above usually never does: it
+		// refuses change sets until a full manifest catches it up.
+		want := vol.Root()
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			holders, head = holders[:0], nil
+			for k, n := range cl.nodes {
+				if cur, err := n.Store().Head(vol.ID()); err == nil && wire.HeadHash(cur) == want {
+					holders, head = append(holders, k), cur
+				}
+			}
+			if len(holders) == len(cl.nodes) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if len(holders) < 2 {
+			t.Fatalf("head held by relays %v only", holders)
 		}
 		if h, err = wire.DecodeHead(head); err != nil {
 			t.Fatal(err)
@@ -117,14 +136,6 @@ func TestHeadFaults(t *testing.T) {
 		}
 		if i == 5 {
 			t.Fatal("every commit is a full manifest")
-		}
-	}
-	// Let the stragglers arrive, then tamper every copy but the last.
-	time.Sleep(500 * time.Millisecond)
-	var holders []int
-	for i, n := range cl.nodes {
-		if cur, err := n.Store().Head(vol.ID()); err == nil && string(cur) == string(head) {
-			holders = append(holders, i)
 		}
 	}
 	tampered := 0

@@ -285,6 +285,23 @@ func (v *Volume) setState(m *Manifest, st *headState) {
 // The first attempt builds on the manifest this Volume holds; when the
 // relays refuse because the head moved, it reloads and re-applies mutate.
 func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manifest, error), create bool) (*Manifest, error) {
+	return v.commitChanges(ctx, func(cur *Manifest) (*Manifest, *changeSet, error) {
+		next, err := mutate(cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		// mutate may have changed anything: check the whole result.
+		if err := next.validate(); err != nil {
+			return nil, nil, err
+		}
+		return next, nil, nil
+	}, create)
+}
+
+// commitChanges is commit for a mutate that also says what it changed
+// (cs, nil: unknown) and has validated what it changed, so that a commit
+// costs work proportional to the change.
+func (v *Volume) commitChanges(ctx context.Context, mutate func(cur *Manifest) (*Manifest, *changeSet, error), create bool) (*Manifest, error) {
 	for attempt := 0; attempt < 16; attempt++ {
 		var cur *Manifest
 		var st *headState
@@ -302,7 +319,7 @@ func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manife
 				v.mu.Unlock()
 			}
 		}
-		next, err := mutate(cur)
+		next, cs, err := mutate(cur)
 		if err != nil {
 			return nil, err
 		}
@@ -310,10 +327,7 @@ func (v *Volume) commit(ctx context.Context, mutate func(cur *Manifest) (*Manife
 		if cur != nil {
 			next.Version, next.Prev = v.nextVersion(cur), curRoot
 		}
-		if err := next.validate(); err != nil {
-			return nil, err
-		}
-		ns, err := v.commitHead(ctx, st, cur, next)
+		ns, err := v.commitHead(ctx, st, cur, next, cs)
 		if errors.Is(err, errHeadConflict) && !create {
 			// Another writer committed first: back off a little so that
 			// racing writers do not collide again at once.

@@ -12,6 +12,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/fxamacker/cbor/v2"
 )
 
 // VolumeID identifies a volume (owner address || 12-byte salt).
@@ -54,6 +55,15 @@ type FileEntry struct {
 	// ciphertext under the file key) inside the metadata instead of
 	// erasure-coded shards; such an entry has no segments.
 	Inline []byte `cbor:"10,keyasint,omitempty"`
+	// Ino, when not 0, is the inode the entry is a name of: entries with
+	// the same Ino are hard links of one file and carry the same content
+	// and metadata (the FUSE mount keeps them in step). 0, the value of
+	// every entry written before hard links existed, is an inode of its
+	// own. Not encoded when 0, so older entries keep their encoding and
+	// hash; a client without this field refuses manifests that have it
+	// (their encoding is not canonical to it) rather than treating two
+	// names of one file as independent files.
+	Ino uint64 `cbor:"11,keyasint,omitempty"`
 }
 
 // Manifest is the full state of a volume at one version.
@@ -99,6 +109,12 @@ func (f *FileEntry) Hash() [32]byte {
 		segs[i] = f.Segments[i].Hash()
 	}
 	sr := merkle.Root(segs)
+	if f.Ino != 0 {
+		ih := sha256.Sum256(f.Inline)
+		return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:],
+			[]byte("posix"), u64(uint64(f.Mode)), u64(uint64(f.UID)), u64(uint64(f.GID)), []byte(f.Target), []byte("inline"), ih[:],
+			[]byte("ino"), u64(f.Ino))
+	}
 	if len(f.Inline) > 0 {
 		ih := sha256.Sum256(f.Inline)
 		return leaf([]byte("file"), []byte(f.Path), u64(uint64(f.Size)), u64(uint64(f.ModTime)), f.FileID[:], sr[:],
@@ -155,6 +171,68 @@ func (m *Manifest) remove(path string) (FileEntry, bool) {
 	return old, true
 }
 
+// withChanges returns m with the entries of set put and the paths of del
+// removed (m is not modified). set and del may come in any order; a path in
+// both is set. The runs of unchanged entries between changed paths are
+// copied in bulk (a memmove), so the cost is a binary search per change
+// plus one copy of the entry list, with no per-entry comparison, hashing
+// or validation: the caller validates the changed entries only.
+func (m *Manifest) withChanges(set []FileEntry, del []string) *Manifest {
+	type op struct {
+		path string
+		e    *FileEntry
+	}
+	ops := make([]op, 0, len(set)+len(del))
+	for _, p := range del {
+		ops = append(ops, op{path: p})
+	}
+	for i := range set {
+		ops = append(ops, op{set[i].Path, &set[i]})
+	}
+	// Stable: for a path both removed and set, the set (later) wins.
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].path < ops[j].path })
+	next := *m
+	next.Files = make([]FileEntry, 0, len(m.Files)+len(set))
+	i := 0
+	for k, o := range ops {
+		if k+1 < len(ops) && ops[k+1].path == o.path {
+			continue // superseded by the next op on the same path
+		}
+		j := i + sort.Search(len(m.Files)-i, func(x int) bool { return m.Files[i+x].Path >= o.path })
+		next.Files = append(next.Files, m.Files[i:j]...)
+		if j < len(m.Files) && m.Files[j].Path == o.path {
+			j++
+		}
+		if o.e != nil {
+			next.Files = append(next.Files, *o.e)
+		}
+		i = j
+	}
+	next.Files = append(next.Files, m.Files[i:]...)
+	return &next
+}
+
+// linked reports whether another entry of m is a name of f's inode with
+// f's content. It scans the manifest: only removals of hard-linked files
+// (Ino != 0) need it.
+func (m *Manifest) linked(f *FileEntry) bool {
+	for i := range m.Files {
+		g := &m.Files[i]
+		if g.Ino == f.Ino && g.FileID == f.FileID && g.Path != f.Path {
+			return true
+		}
+	}
+	return false
+}
+
+// validHeader checks the manifest's coding parameters.
+func (m *Manifest) validHeader() error {
+	if m.K == 0 || int(m.K)+int(m.M) > 255 || m.SegmentSize == 0 {
+		return fmt.Errorf("%w: manifest parameters K=%d M=%d segment=%d", ErrIntegrity, m.K, m.M, m.SegmentSize)
+	}
+	return nil
+}
+
 func (m *Manifest) clone() *Manifest {
 	c := *m
 	c.Files = make([]FileEntry, len(m.Files))
@@ -169,29 +247,16 @@ func (m *Manifest) clone() *Manifest {
 }
 
 func (m *Manifest) validate() error {
-	if m.K == 0 || int(m.K)+int(m.M) > 255 || m.SegmentSize == 0 {
-		return fmt.Errorf("%w: manifest parameters K=%d M=%d segment=%d", ErrIntegrity, m.K, m.M, m.SegmentSize)
+	if err := m.validHeader(); err != nil {
+		return err
 	}
 	for i := range m.Files {
 		f := &m.Files[i]
 		if i > 0 && m.Files[i-1].Path >= f.Path {
 			return fmt.Errorf("%w: manifest paths not sorted (%q, %q)", ErrIntegrity, m.Files[i-1].Path, f.Path)
 		}
-		if len(f.Inline) > 0 {
-			if len(f.Segments) > 0 || int64(len(f.Inline)) != f.Size+inlineOverhead {
-				return fmt.Errorf("%w: %s: inline content of %d bytes for size %d", ErrIntegrity, f.Path, len(f.Inline), f.Size)
-			}
-			continue
-		}
-		var total int64
-		for _, s := range f.Segments {
-			if len(s.Shards) != int(m.K)+int(m.M) {
-				return fmt.Errorf("%w: %s: segment with %d shards", ErrIntegrity, f.Path, len(s.Shards))
-			}
-			total += int64(s.Size)
-		}
-		if total != f.Size {
-			return fmt.Errorf("%w: %s: segments sum to %d, size %d", ErrIntegrity, f.Path, total, f.Size)
+		if err := validEntry(m, f); err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
 		}
 	}
 	return nil
@@ -205,9 +270,30 @@ func (m *Manifest) encode() []byte {
 	return b
 }
 
+// metaDec decodes manifests and change sets: the relay wire format's
+// limits, except for arrays, which hold one element per file (the wire
+// format's 65,536 would make a larger volume unreadable).
+var metaDec = func() cbor.DecMode {
+	d, err := cbor.DecOptions{
+		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
+		MaxArrayElements:  1 << 27,
+		MaxMapPairs:       64,
+		MaxNestedLevels:   8,
+		IndefLength:       cbor.IndefLengthForbidden,
+		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
+	}.DecMode()
+	if err != nil {
+		panic(fmt.Sprintf("cbfs: metadata decoder: %v", err))
+	}
+	return d
+}()
+
+// unmarshalMeta decodes a manifest or change set.
+func unmarshalMeta(b []byte, v any) error { return metaDec.Unmarshal(b, v) }
+
 func decodeManifest(b []byte) (*Manifest, error) {
 	var m Manifest
-	if err := wire.Unmarshal(b, &m); err != nil {
+	if err := unmarshalMeta(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: manifest: %v", ErrIntegrity, err)
 	}
 	if !bytes.Equal(m.encode(), b) {

@@ -139,22 +139,15 @@ func (v *Volume) MergePending(ctx context.Context) (int, error) {
 		ids = append(ids, id)
 	}
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Entry.ModTime < entries[j].Entry.ModTime })
-	var replaced []FileEntry
 	if len(entries) > 0 {
-		_, err = v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
-			next := cur.clone()
-			replaced = replaced[:0]
-			for _, pe := range entries {
-				if old, ok := next.set(pe.Entry); ok {
-					replaced = append(replaced, old)
-				}
-			}
-			return next, nil
-		}, false)
-		if err != nil {
+		// The newest entry of a path wins.
+		changes := map[string]*FileEntry{}
+		for i := range entries {
+			changes[entries[i].Entry.Path] = &entries[i].Entry
+		}
+		if _, err := v.Apply(ctx, changes); err != nil {
 			return 0, fmt.Errorf("cbfs: merge pending entries: %w", err)
 		}
-		v.deleteShards(ctx, replaced...)
 	}
 	// Remove merged (and ignored) pending objects.
 	var wg sync.WaitGroup

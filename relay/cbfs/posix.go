@@ -52,36 +52,38 @@ func (u *Upload) Stage() (FileEntry, error) {
 // replace entries but must not modify an entry's segments in place (the
 // copy shares them). Shards of replaced or removed entries that the new
 // version does not reference are then deleted (best effort). The returned
-// manifest is shared: do not modify it.
+// manifest is shared: do not modify it. Update costs O(files) of client
+// CPU (copy, sort check, diff); Apply costs what the change costs.
 func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*Manifest, error) {
-	if err := v.need(captoken.PermWrite, ""); err != nil {
+	if err := v.needManifestWrite(); err != nil {
 		return nil, err
-	}
-	if v.caveats.Prefix != "" {
-		return nil, fmt.Errorf("%w: manifest updates need an unrestricted token", ErrPermission)
 	}
 	var prev *Manifest
 	var cs changeSet
-	next, err := v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
+	next, err := v.commitChanges(ctx, func(cur *Manifest) (*Manifest, *changeSet, error) {
 		prev = cur
 		// Entries are copied by value; their segment slices are shared,
 		// which is why mutate must replace entries, never edit segments.
 		next := *cur
 		next.Files = append([]FileEntry(nil), cur.Files...)
 		if err := mutate(&next); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !slices.IsSortedFunc(next.Files, func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) }) {
+		less := func(a, b FileEntry) int { return strings.Compare(a.Path, b.Path) }
+		if !slices.IsSortedFunc(next.Files, less) {
 			sort.SliceStable(next.Files, func(i, j int) bool { return next.Files[i].Path < next.Files[j].Path })
 		}
-		cs = diff(cur, &next)
-		for i := range cs.Set {
-			p, err := CleanPath(cs.Set[i].Path)
-			if err != nil || p != cs.Set[i].Path {
-				return nil, fmt.Errorf("cbfs: update: bad path %q", cs.Set[i].Path)
+		for i := 1; i < len(next.Files); i++ {
+			if next.Files[i-1].Path == next.Files[i].Path {
+				return nil, nil, fmt.Errorf("cbfs: update: path %q twice", next.Files[i].Path)
 			}
 		}
-		return &next, nil
+		cs = diff(cur, &next)
+		// Unchanged entries were valid in cur: check what changed only.
+		if err := cs.check(&next); err != nil {
+			return nil, nil, fmt.Errorf("cbfs: update: %w", err)
+		}
+		return &next, &cs, nil
 	}, false)
 	if err != nil {
 		// Never delete the copies of a version that failed here: an
@@ -91,9 +93,77 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		// hold the first copy.
 		return nil, fmt.Errorf("cbfs: update manifest: %w", err)
 	}
-	// Shards of replaced or removed entries that no new entry references
-	// (a rename keeps its segments) are deleted: work proportional to the
-	// change, not to the volume.
+	v.dropReplaced(ctx, prev, next, &cs)
+	return next, nil
+}
+
+// Apply commits path operations on the latest manifest as the next
+// version: changes maps a path to its new entry (nil: remove the path).
+// Like Update it retries on version conflicts and deletes the shards that
+// replaced or removed entries no longer reference, but its work is
+// proportional to the change: only the changed entries are validated and
+// compared, and the change set written to the relays is exactly them.
+// Removing a path that does not exist, or setting an entry identical to
+// the current one, is no change. The returned manifest is shared: do not
+// modify it.
+func (v *Volume) Apply(ctx context.Context, changes map[string]*FileEntry) (*Manifest, error) {
+	if err := v.needManifestWrite(); err != nil {
+		return nil, err
+	}
+	paths := make([]string, 0, len(changes))
+	for p, e := range changes {
+		if c, err := CleanPath(p); err != nil || c != p {
+			return nil, fmt.Errorf("cbfs: apply: bad path %q", p)
+		}
+		if e != nil && e.Path != p {
+			return nil, fmt.Errorf("cbfs: apply: entry for %q names %q", p, e.Path)
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var prev *Manifest
+	var cs changeSet
+	next, err := v.commitChanges(ctx, func(cur *Manifest) (*Manifest, *changeSet, error) {
+		prev = cur
+		cs = changeSet{}
+		for _, p := range paths {
+			e := changes[p]
+			i := cur.Lookup(p)
+			switch {
+			case e == nil && i >= 0:
+				cs.Del = append(cs.Del, p)
+			case e != nil && (i < 0 || !sameFile(&cur.Files[i], e)):
+				cs.Set = append(cs.Set, *e)
+			}
+		}
+		if err := cs.check(cur); err != nil {
+			return nil, nil, fmt.Errorf("cbfs: apply: %w", err)
+		}
+		return cs.apply(cur), &cs, nil
+	}, false)
+	if err != nil {
+		return nil, fmt.Errorf("cbfs: update manifest: %w", err)
+	}
+	v.dropReplaced(ctx, prev, next, &cs)
+	return next, nil
+}
+
+// needManifestWrite checks that this Volume may replace the manifest.
+func (v *Volume) needManifestWrite() error {
+	if err := v.need(captoken.PermWrite, ""); err != nil {
+		return err
+	}
+	if v.caveats.Prefix != "" {
+		return fmt.Errorf("%w: manifest updates need an unrestricted token", ErrPermission)
+	}
+	return nil
+}
+
+// dropReplaced deletes the shards of the entries that cs (applied to prev,
+// giving next) replaced or removed and that no new entry references (a
+// rename keeps its segments; a hard link's other names keep theirs): work
+// proportional to the change, not to the volume (best effort).
+func (v *Volume) dropReplaced(ctx context.Context, prev, next *Manifest, cs *changeSet) {
 	live := map[[32]byte]bool{}
 	for _, f := range cs.Set {
 		for _, s := range f.Segments {
@@ -108,7 +178,11 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 		if i < 0 {
 			return
 		}
-		for _, s := range prev.Files[i].Segments {
+		old := &prev.Files[i]
+		if old.Ino != 0 && len(old.Segments) > 0 && next.linked(old) {
+			return // another name of the same inode still holds the content
+		}
+		for _, s := range old.Segments {
 			var g []ShardRef
 			for _, sh := range s.Shards {
 				if !live[sh.ID] {
@@ -129,7 +203,6 @@ func (v *Volume) Update(ctx context.Context, mutate func(m *Manifest) error) (*M
 	if len(dead) > 0 {
 		v.deleteShards(ctx, FileEntry{Segments: dead})
 	}
-	return next, nil
 }
 
 // Discard deletes the shards of a staged entry that will not be committed

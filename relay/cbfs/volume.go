@@ -121,6 +121,13 @@ func (v *Volume) Manifest(ctx context.Context) (*Manifest, error) {
 	return m.clone(), nil
 }
 
+// Current returns the latest committed manifest without copying it (a
+// refresh of a volume of many files then costs no copy of its entries).
+// It is shared: do not modify it.
+func (v *Volume) Current(ctx context.Context) (*Manifest, error) {
+	return v.latest(ctx)
+}
+
 // params returns a manifest for the volume's coding parameters (K, M,
 // segment size), which never change: the one held, without a relay round
 // trip, else the latest.
@@ -461,20 +468,19 @@ func (v *Volume) Remove(ctx context.Context, path string) error {
 	if err := v.need(captoken.PermDelete, p); err != nil {
 		return err
 	}
-	var removed FileEntry
-	_, err = v.commit(ctx, func(cur *Manifest) (*Manifest, error) {
-		next := cur.clone()
-		old, ok := next.remove(p)
-		if !ok {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, p)
+	var prev *Manifest
+	cs := changeSet{Del: []string{p}}
+	next, err := v.commitChanges(ctx, func(cur *Manifest) (*Manifest, *changeSet, error) {
+		if cur.Lookup(p) < 0 {
+			return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, p)
 		}
-		removed = old
-		return next, nil
+		prev = cur
+		return cs.apply(cur), &cs, nil
 	}, false)
 	if err != nil {
 		return fmt.Errorf("cbfs: remove %s: %w", p, err)
 	}
-	v.deleteShards(ctx, removed)
+	v.dropReplaced(ctx, prev, next, &cs)
 	return nil
 }
 
@@ -1102,21 +1108,9 @@ func (u *Upload) Commit() (FileInfo, error) {
 		fi.Pending = true
 		return fi, nil
 	}
-	var replaced *FileEntry
-	_, err = u.v.commit(u.ctx, func(cur *Manifest) (*Manifest, error) {
-		next := cur.clone()
-		replaced = nil
-		if old, ok := next.set(entry); ok {
-			replaced = &old
-		}
-		return next, nil
-	}, false)
-	if err != nil {
+	if _, err = u.v.Apply(u.ctx, map[string]*FileEntry{u.path: &entry}); err != nil {
 		u.cleanup()
 		return FileInfo{}, fmt.Errorf("cbfs: commit %s: %w", u.path, err)
-	}
-	if replaced != nil {
-		u.v.deleteShards(u.ctx, *replaced)
 	}
 	u.cancel()
 	return fileInfo(&entry), nil
