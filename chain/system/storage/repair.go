@@ -134,14 +134,7 @@ func (x *txCtx) holdsPart(pl *Placement, vol types.Hash, id types.Address) (bool
 }
 
 func (x *txCtx) repairPlacement(from types.Address, in *types.RepairPlacement) error {
-	v, err := ReadVolume(x.State(), in.Volume)
-	if err != nil {
-		return err
-	}
-	if v == nil {
-		return system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", in.Volume)
-	}
-	acct, err := ReadVolumeAccount(x.State(), in.Volume)
+	acct, err := x.existingVolumeAccount(in.Volume)
 	if err != nil {
 		return err
 	}

@@ -297,15 +297,21 @@ func (x *txCtx) supersede(vol types.Hash) error {
 	return nil
 }
 
-func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
-	v, err := ReadVolume(x.State(), in.Volume)
+// existingVolumeAccount reads the rent account of a volume that must exist;
+// a missing volume fails with NoSuchVolume.
+func (x *txCtx) existingVolumeAccount(id types.Hash) (*VolumeAccount, error) {
+	v, err := ReadVolume(x.State(), id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if v == nil {
-		return system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", in.Volume)
+		return nil, system.Failf(system.CodeNoSuchVolume, "NoSuchVolume: volume %s does not exist", id)
 	}
-	acct, err := ReadVolumeAccount(x.State(), in.Volume)
+	return ReadVolumeAccount(x.State(), id)
+}
+
+func (x *txCtx) volumeFund(from types.Address, in *types.VolumeFund) error {
+	acct, err := x.existingVolumeAccount(in.Volume)
 	if err != nil {
 		return err
 	}
