@@ -27,6 +27,9 @@ import (
 // model name; an LLM job naming the model is assigned to the declaring
 // runner, run against the OpenAI-compatible stand-in, verified and paid,
 // and a job naming an unregistered model is refused with NoSuchModel.
+// Then governance bans the model (a Tier 1 proposal from the CLI, voted by
+// the dev validator and executed at its ETA), and a job naming it is
+// refused with ModelBanned.
 func TestModelRegistryJob(t *testing.T) {
 	node := startNode(t, t.TempDir(), freePort(t), 200*time.Millisecond)
 	home := t.TempDir()
@@ -93,7 +96,7 @@ func TestModelRegistryJob(t *testing.T) {
 	spec.ModelID = types.Hash{0xee}
 	key, _ := crypto.GenerateKey()
 	fund(t, node, types.PubkeyToAddress(key.PublicKey), "1")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	tx, err := node.client().SubmitJob(ctx, key, spec, sdk.TxOptions{})
 	if err != nil {
@@ -102,5 +105,33 @@ func TestModelRegistryJob(t *testing.T) {
 	r, err := node.client().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status == "success" || system.Code(r.Receipt.Code) != system.CodeNoSuchModel {
 		t.Fatalf("job naming an unregistered model: %+v %v", r, err)
+	}
+
+	// Governance bans the model; a job naming it is refused.
+	cli(t, node, home, "keys", "import", "val", "--key-file", filepath.Join(node.home, "validator.key"), "--light-kdf")
+	out = cli(t, node, home, "gov", "propose", "--ban-model", id.String(), "--reason", "unsafe outputs", "--title", "ban standin-7b", "--from", "val")
+	pm := proposalID.FindStringSubmatch(out)
+	if pm == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, node, home, "gov", "vote", pm[1], "yes", "--from", "val")
+	p := waitProposal(ctx, t, node, home, pm[1], "executed")
+	if p.Tier != 1 || len(p.Models) != 1 || p.Models[0] != (apitypes.GovModel{ID: id, Action: "ban", Reason: "unsafe outputs"}) {
+		t.Fatalf("ban proposal %+v", p)
+	}
+	if show := cli(t, node, home, "gov", "show", pm[1]); !strings.Contains(show, "ban         model "+id.String()+" (unsafe outputs)") {
+		t.Fatalf("gov show:\n%s", show)
+	}
+	if show := cli(t, node, home, "model", "show", id.String()); !strings.Contains(show, "banned: unsafe outputs") {
+		t.Fatalf("model show after the ban:\n%s", show)
+	}
+	spec.ModelID = id
+	tx, err = node.client().SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = node.client().WaitForReceipt(ctx, tx.Hash())
+	if err != nil || r.Receipt.Status == "success" || system.Code(r.Receipt.Code) != system.CodeModelBanned {
+		t.Fatalf("job naming a banned model: %+v %v", r, err)
 	}
 }

@@ -150,6 +150,13 @@ func proposalView(p *governance.Proposal) apitypes.GovProposal {
 	for _, u := range p.Upgrade {
 		out.Upgrade = append(out.Upgrade, apitypes.GovUpgrade{Actor: u.Actor, Version: u.Version, Activation: u.Activation, RollbackDeadline: u.RollbackDeadline})
 	}
+	for _, a := range p.Models {
+		action := "unban"
+		if a.Ban {
+			action = "ban"
+		}
+		out.Models = append(out.Models, apitypes.GovModel{ID: a.ID, Action: action, Reason: a.Reason})
+	}
 	for _, c := range p.Params {
 		out.Params = append(out.Params, apitypes.GovParamChange{Key: c.Key, Value: c.Value})
 	}

@@ -62,6 +62,7 @@ type GovProposal struct {
 	Ratify         []types.Address   `json:"ratify,omitempty"`  // circuit-breaks to ratify
 	Council        []types.Address   `json:"council,omitempty"` // a new Security Council (Tier 4)
 	Upgrade        []GovUpgrade      `json:"upgrade,omitempty"`
+	Models         []GovModel        `json:"models,omitempty"` // Model Registry bans and unbans (Tier 1)
 	Deposit        string            `json:"deposit"`
 	Status         string            `json:"status"` // voting, queued, executed, rejected, failed
 	SnapshotBlock  uint64            `json:"snapshot_block"`
@@ -107,4 +108,11 @@ type GovUpgrade struct {
 	Version          string        `json:"version"`
 	Activation       uint64        `json:"activation"`
 	RollbackDeadline uint64        `json:"rollback_deadline"`
+}
+
+// GovModel is a Model Registry ban or unban of a proposal.
+type GovModel struct {
+	ID     types.Hash `json:"id"`
+	Action string     `json:"action"` // "ban" or "unban"
+	Reason string     `json:"reason,omitempty"`
 }

@@ -172,8 +172,10 @@ func New(cfg Config) (*Executor, error) {
 	}
 	dispatcher.UseParams(gov.Store())
 	vals.UseParams(gov.Store())
+	modelRegistry := models.New(models.Params{})
+	gov.UseModels(modelRegistry)
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, models.New(models.Params{})), gov, treasury.New())...)
+	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}

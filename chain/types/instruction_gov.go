@@ -45,8 +45,8 @@ type GovDisburse struct {
 // GovPropose opens a proposal of tier Tier (0–4) with one kind of action:
 // parameter changes (Params), treasury disbursements (Disburse), or the
 // ratification of Security Council circuit-breaks of system actors (Ratify),
-// a new Security Council (Council, Tier 4), or system-actor upgrades
-// (Upgrade, Tier 3).
+// a new Security Council (Council, Tier 4), system-actor upgrades
+// (Upgrade, Tier 3), or Model Registry bans and unbans (Models, Tier 1).
 type GovPropose struct {
 	_        struct{} `cbor:",toarray"`
 	Kind     InstructionKind
@@ -57,6 +57,17 @@ type GovPropose struct {
 	Ratify   []Address
 	Council  []Address // Tier 4: the Security Council's new nine members
 	Upgrade  []GovUpgrade
+	Models   []GovModel // Tier 1: ban or unban models in the Model Registry (0x…0D)
+}
+
+// GovModel bans (Ban, with Reason) or unbans (Reason empty) model ID in
+// the Model Registry: a Tier 1 "registry & whitelist" action (spec 002
+// §5.1, §11.3).
+type GovModel struct {
+	_      struct{} `cbor:",toarray"`
+	ID     Hash
+	Ban    bool
+	Reason string
 }
 
 // GovUpgrade switches system actor Actor to its registered implementation

@@ -13,6 +13,8 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/governance"
+	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
@@ -21,7 +23,8 @@ func newGovCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gov",
 		Short: "Governance (0x…09): propose, vote, execute; proposals and governed parameters",
-		Long: "Proposals change governed parameters (--param) or pay from the Treasury (--disburse, Tier 2). Both\n" +
+		Long: "Proposals change governed parameters (--param), pay from the Treasury (--disburse, Tier 2) or\n" +
+			"ban and unban models in the Model Registry (--ban-model/--unban-model, Tier 1). Both\n" +
 			"chambers vote: stake and validators (docs/GOVERNANCE.md). A passed proposal executes after its\n" +
 			"tier's timelock, at its ETA or earlier by `gov execute` once the ETA has come.",
 	}
@@ -37,13 +40,23 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 		paramsKV, disburse []string
 		council, ratify    []string
 		upgrades           []string
+		ban, unban         []string
+		reason             string
 	)
 	cmd := &cobra.Command{
-		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT … | --upgrade ACTOR:VERSION@HEIGHT … | --ratify ACTOR … | --council ADDR ×9) --title T [--deposit AMOUNT] [--from KEY]",
+		Use:   "propose --tier N (--param KEY=VALUE … | --disburse TO:AMOUNT … | --upgrade ACTOR:VERSION@HEIGHT … | --ratify ACTOR … | --council ADDR ×9 | --ban-model ID … --reason R | --unban-model ID …) --title T [--deposit AMOUNT] [--from KEY]",
 		Short: "Open a proposal; prints its id",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			in := &types.GovPropose{Tier: tier, Title: title}
+			ms, err := parseModelActions(ban, unban, reason)
+			if err != nil {
+				return err
+			}
+			in.Models = ms
+			if len(ms) > 0 && !cmd.Flags().Changed("tier") {
+				in.Tier = governance.ModelTier
+			}
 			for _, kv := range paramsKV {
 				k, v, ok := strings.Cut(kv, "=")
 				n, err := strconv.ParseUint(v, 10, 64)
@@ -134,10 +147,40 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringArrayVar(&disburse, "disburse", nil, "treasury payment TO:AMOUNT (CBY, or base units with \"wei\"; repeatable; tier 2)")
 	cmd.Flags().StringArrayVar(&upgrades, "upgrade", nil, "Tier 3: switch ACTOR to registered VERSION at block HEIGHT, rollback slot until DEADLINE: ACTOR:VERSION@HEIGHT[:DEADLINE]")
 	cmd.Flags().StringArrayVar(&ratify, "ratify", nil, "ratify the Security Council's circuit-break of this system actor (repeatable)")
+	cmd.Flags().StringArrayVar(&ban, "ban-model", nil, "Tier 1: ban this Model Registry model id (repeatable; needs --reason)")
+	cmd.Flags().StringArrayVar(&unban, "unban-model", nil, "Tier 1: lift the ban on this Model Registry model id (repeatable)")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the --ban-model models are banned (recorded on the model)")
 	cmd.Flags().StringArrayVar(&council, "council", nil, "Tier 4: a new Security Council member (repeat 9 times)")
 	cmd.Flags().StringVar(&deposit, "deposit", "", "deposit (default: the current minimum, gov.min_deposit_cby)")
 	tf.add(cmd)
 	return cmd
+}
+
+// parseModelActions parses --ban-model, --unban-model and --reason: the
+// reason goes with bans only.
+func parseModelActions(ban, unban []string, reason string) ([]types.GovModel, error) {
+	if (len(ban) > 0) != (reason != "") {
+		return nil, errors.New("--ban-model needs --reason, and --reason goes with --ban-model")
+	}
+	var out []types.GovModel
+	for _, flag := range []struct {
+		name string
+		ids  []string
+		ban  bool
+	}{{"ban-model", ban, true}, {"unban-model", unban, false}} {
+		for _, s := range flag.ids {
+			id, ok := models.ParseRef(s)
+			if !ok {
+				return nil, fmt.Errorf("--%s %q: want a model id, 0x and 64 lowercase hex digits", flag.name, s)
+			}
+			a := types.GovModel{ID: id, Ban: flag.ban}
+			if flag.ban {
+				a.Reason = reason
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // parseUpgrade parses ACTOR:VERSION@HEIGHT[:DEADLINE]; the rollback
@@ -295,6 +338,13 @@ func printProposal(w io.Writer, p *apitypes.GovProposal) {
 	}
 	for _, a := range p.Council {
 		fmt.Fprintf(w, "  council     %s\n", a)
+	}
+	for _, a := range p.Models {
+		if a.Reason != "" {
+			fmt.Fprintf(w, "  %-11s model %s (%s)\n", a.Action, a.ID, a.Reason)
+		} else {
+			fmt.Fprintf(w, "  %-11s model %s\n", a.Action, a.ID)
+		}
 	}
 	for _, u := range p.Upgrade {
 		fmt.Fprintf(w, "  upgrade     %s to %s at block %d (rollback until %d)\n", u.Actor, u.Version, u.Activation, u.RollbackDeadline)

@@ -72,5 +72,8 @@ func (m *Module) apply(x system.Tx, p *Proposal) error {
 			return err
 		}
 	}
+	if err := m.applyModels(x, p.Models); err != nil {
+		return err
+	}
 	return ratify(x.State(), p.Ratify)
 }

@@ -3,8 +3,9 @@
 // (a stake chamber weighted by the validators' stake snapshotted when the
 // proposal opens, and a validator chamber of one vote each), the tier
 // rules of §11.3, a timelock, and the execution of passed proposals —
-// parameter changes into the parameter store (chain/system/params) and
-// treasury disbursements (chain/system/treasury).
+// parameter changes into the parameter store (chain/system/params),
+// treasury disbursements (chain/system/treasury) and model bans in the
+// Model Registry (chain/system/models).
 package governance
 
 import (
@@ -37,6 +38,8 @@ type Module struct {
 	// versions are the registered implementations of upgradeable actors
 	// (Versioned), set up before the chain runs and only read afterwards.
 	versions map[types.Address][]Version
+	// models is the Model Registry that model bans act on (UseModels).
+	models ModelRegistry
 }
 
 // New returns the actor with p, governing its own parameters (Defs) and
@@ -109,8 +112,8 @@ func Check(tx *types.Tx, in types.Instruction) error {
 	case len(p.Title) > MaxTitle:
 		return fmt.Errorf("%w: title longer than %d bytes", types.ErrMalformedTx, MaxTitle)
 	case kindsOfAction(p) != 1:
-		return fmt.Errorf("%w: a proposal changes parameters, disburses, ratifies circuit-breaks, replaces the Council or upgrades, exactly one of them", types.ErrMalformedTx)
-	case len(p.Params)+len(p.Disburse)+len(p.Ratify)+len(p.Council)+len(p.Upgrade) > MaxActions:
+		return fmt.Errorf("%w: a proposal changes parameters, disburses, ratifies circuit-breaks, replaces the Council, upgrades or bans models, exactly one of them", types.ErrMalformedTx)
+	case len(p.Params)+len(p.Disburse)+len(p.Ratify)+len(p.Council)+len(p.Upgrade)+len(p.Models) > MaxActions:
 		return fmt.Errorf("%w: more than %d actions", types.ErrMalformedTx, MaxActions)
 	}
 	for _, d := range p.Disburse {
@@ -118,12 +121,12 @@ func Check(tx *types.Tx, in types.Instruction) error {
 			return fmt.Errorf("%w: disbursement amount must be positive", types.ErrMalformedTx)
 		}
 	}
-	return nil
+	return checkModels(p.Models)
 }
 
 func kindsOfAction(p *types.GovPropose) int {
 	n := 0
-	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify), len(p.Council), len(p.Upgrade)} {
+	for _, l := range []int{len(p.Params), len(p.Disburse), len(p.Ratify), len(p.Council), len(p.Upgrade), len(p.Models)} {
 		if l > 0 {
 			n++
 		}

@@ -72,6 +72,7 @@ type Proposal struct {
 	Ratify        []types.Address // circuit-breaks to ratify
 	Council       []types.Address // the new Security Council
 	Upgrade       []types.GovUpgrade
+	Models        []types.GovModel // Model Registry bans and unbans
 	Deposit       *big.Int
 	SnapshotBlock uint64
 	VotingEnd     uint64 // voting closes at the end of this block (or once every voter has voted)
@@ -292,6 +293,9 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 			return nil, err
 		}
 	}
+	if err := m.proposeModels(x, in); err != nil {
+		return nil, err
+	}
 	if len(in.Disburse) > 0 && in.Tier < 2 {
 		return nil, system.Failf(system.CodeTierTooLow, "TierTooLow: a disbursement needs tier 2, the proposal is tier %d", in.Tier)
 	}
@@ -335,7 +339,7 @@ func (m *Module) propose(x system.Tx, from types.Address, in *types.GovPropose) 
 		}
 	}
 	h := x.Env().Height
-	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify, Council: in.Council, Upgrade: in.Upgrade,
+	p := &Proposal{ID: next, Proposer: from, Tier: in.Tier, Title: in.Title, Params: in.Params, Disburse: in.Disburse, Ratify: in.Ratify, Council: in.Council, Upgrade: in.Upgrade, Models: in.Models,
 		Deposit: deposit, SnapshotBlock: h, VotingEnd: h + period - 1, Status: StatusVoting, Rules: rules, Voters: voters}
 	save(o, p)
 	o.Set(activeKey(next), []byte{1})
