@@ -32,11 +32,7 @@ func TestModelRegistry(t *testing.T) {
 	reg := types.ModelRegistryAddress
 	run := func(from types.Address, value *big.Int, in types.Instruction) *systemtest.Result {
 		t.Helper()
-		r, err := c.Run(m, from, reg, value, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return c.MustRun(t, m, from, reg, value, in)
 	}
 	in := &types.ModelPublish{Weights: types.Hash{1}, Arch: types.Hash{2}, Tokenizer: types.Hash{3}, License: types.Hash{4}, Name: "tiny-llama", URI: "cbfs://weights"}
 	if _, err := c.Run(m, pub, types.RunnerRegistryAddress, cby(1000), in); !errors.Is(err, types.ErrMalformedTx) {

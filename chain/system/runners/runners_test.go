@@ -30,11 +30,7 @@ func TestRegistryModule(t *testing.T) {
 	reg := types.RunnerRegistryAddress
 	run := func(from types.Address, value *big.Int, in types.Instruction) *systemtest.Result {
 		t.Helper()
-		r, err := c.Run(m, from, reg, value, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return c.MustRun(t, m, from, reg, value, in)
 	}
 	key := ed25519.NewKeyFromSeed(make([]byte, 32)).Public().(ed25519.PublicKey)
 	in := &types.RunnerRegister{ResultKey: types.Bytes(key), JobTypes: []uint64{2}, MaxConcurrentJobs: 2}

@@ -36,11 +36,7 @@ func TestStorageModule(t *testing.T) {
 	rr, sm := types.RelayRegistryAddress, types.StorageManagerAddress
 	run := func(from, to types.Address, value *big.Int, in types.Instruction) *systemtest.Result {
 		t.Helper()
-		r, err := c.Run(m, from, to, value, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return c.MustRun(t, m, from, to, value, in)
 	}
 	reg := &types.RelayRegister{Addr: "127.0.0.1:7000", PubKey: crypto.CompressPubkey(&key.PublicKey), Capacity: 1 << 30}
 	if _, err := c.Run(m, relay, sm, cby(100), reg); !errors.Is(err, types.ErrMalformedTx) {

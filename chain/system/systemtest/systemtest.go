@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
@@ -50,6 +51,17 @@ type Result struct {
 
 // Code is the result's failure code (system.CodeOK on success).
 func (r *Result) Code() system.Code { return system.CodeOf(r.Err) }
+
+// MustRun is Run for tests: an error from the harness itself (not a failed
+// instruction, which the Result carries) fails the test.
+func (c *Chain) MustRun(t testing.TB, m system.Module, from, to types.Address, value *big.Int, in types.Instruction) *Result {
+	t.Helper()
+	r, err := c.Run(m, from, to, value, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
 // Run checks and executes in, sent by from with value to to, through the
 // module kind that owns it, as the executor's router does. A failed

@@ -43,11 +43,7 @@ func TestRegistryModule(t *testing.T) {
 	reg := types.ValidatorRegistryAddress
 	run := func(from types.Address, value *big.Int, in types.Instruction) *systemtest.Result {
 		t.Helper()
-		r, err := c.Run(m, from, reg, value, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return c.MustRun(t, m, from, reg, value, in)
 	}
 
 	// The stateless check: validator instructions go to the registry.
