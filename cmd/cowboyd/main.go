@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/api"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/metrics"
 	"github.com/cowboy-foundation/cowboy/chain/node"
@@ -235,7 +236,7 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 	} else if !filepath.IsAbs(keyPath) && !changed("validator-key") {
 		keyPath = filepath.Join(o.home, keyPath)
 	}
-	key, err := node.LoadBLSKeyFile(keyPath)
+	key, err := bls.LoadKeyFile(keyPath)
 	if err != nil {
 		return nil, fmt.Errorf("validator key: %w", err)
 	}

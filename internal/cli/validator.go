@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
-	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -45,7 +44,7 @@ func newValidatorKeygenCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := node.WriteBLSKeyFile(out, k); err != nil {
+			if err := bls.WriteKeyFile(out, k); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.Out, "BLS key written to %s\n  public key  0x%x\n", out, k.PublicKey().Bytes())
@@ -66,7 +65,7 @@ func newValidatorRegisterCmd(f *Factory) *cobra.Command {
 		Short: "Register the sending account as a validator (or add stake) with its node's BLS key",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := node.LoadBLSKeyFile(keyFile)
+			k, err := bls.LoadKeyFile(keyFile)
 			if err != nil {
 				return fmt.Errorf("--bls-key: %w", err)
 			}
