@@ -4,11 +4,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 
 	"github.com/cowboy-foundation/cowboy/internal/cli"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 )
 
 func main() {
@@ -16,6 +18,11 @@ func main() {
 	defer stop()
 	f := cli.NewFactory()
 	if err := cli.NewRoot(f).ExecuteContext(ctx); err != nil {
+		var ee *cmdutil.ExitError
+		if errors.As(err, &ee) {
+			stop()
+			os.Exit(ee.Code)
+		}
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/internal/version"
 	"github.com/cowboy-foundation/cowboy/pvm"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -31,7 +32,11 @@ import (
 )
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
+	root := newRoot()
+	if delegated(os.Args[1:]) {
+		root = newCowboyTestnetRoot()
+	}
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -91,7 +96,7 @@ func newRoot() *cobra.Command {
 	root.Flags().IntVar(&o.retain, "consensus-retain", 0, "finalized blocks kept in memory for peers' fetches (default 256; tests lower it to exercise block sync)")
 	_ = root.Flags().MarkHidden("consensus-retain")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
-	root.AddCommand(newInit(), newVersion(), newReindex())
+	root.AddCommand(newInit(), newVersion(), newReindex(), newTestnetCmd(cmdutil.NewFactory()))
 	return root
 }
 

@@ -1,8 +1,7 @@
-package cli
+package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
+	clitestnet "github.com/cowboy-foundation/cowboy/internal/cli/testnet"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
@@ -97,25 +98,6 @@ func runningPid(home string) int {
 	return pid
 }
 
-// cowboydPath finds the node binary: --cowboyd, else next to this
-// executable, else on PATH.
-func cowboydPath(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "cowboyd")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath("cowboyd")
-	if err != nil {
-		return "", errors.New("cowboyd not found next to cowboy or on PATH; pass --cowboyd")
-	}
-	return p, nil
-}
-
 func newTestnetUpCmd(f *Factory) *cobra.Command {
 	var (
 		bin, logLevel string
@@ -132,7 +114,7 @@ func newTestnetUpCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path, err := cowboydPath(bin)
+			path, err := clitestnet.CowboydPath(bin)
 			if err != nil {
 				return err
 			}
@@ -297,7 +279,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 				rows = append(rows, r)
 			}
 			if asJSON {
-				return printJSON(f.Out, rows)
+				return cmdutil.PrintJSON(f.Out, rows)
 			}
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSTATE\tHEIGHT\tFINALIZED\tCOMMITTED\tROUND\tEPOCH\tPEERS\tAPI")

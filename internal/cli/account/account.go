@@ -1,13 +1,14 @@
-package cli
+package account
 
 import (
 	"fmt"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newAccountCmd(f *Factory) *cobra.Command {
+func NewCmdAccount(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "account", Short: "Inspect accounts"}
 	var asJSON bool
 	show := &cobra.Command{
@@ -15,7 +16,7 @@ func newAccountCmd(f *Factory) *cobra.Command {
 		Short: "Show an account's balance and nonce",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, err := f.resolveAddress(args[0])
+			addr, err := f.ResolveAddress(args[0])
 			if err != nil {
 				return err
 			}
@@ -24,7 +25,7 @@ func newAccountCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, acc)
+				return cmdutil.PrintJSON(f.Out, acc)
 			}
 			bal, err := sdk.ParseAmount(acc.Balance)
 			if err != nil {
@@ -40,7 +41,7 @@ func newAccountCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(show, &asJSON)
+	cmdutil.JSONFlag(show, &asJSON)
 	cmd.AddCommand(show)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package actor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
@@ -32,27 +33,27 @@ func (o *sendOpts) add(cmd *cobra.Command, withValue bool) {
 	cmd.Flags().Uint64Var(&o.cycles, "cycles", 0, fmt.Sprintf("cycles limit (default %d; unused cycles are refunded)", sdk.DefaultActorCycles))
 	cmd.Flags().Uint64Var(&o.cells, "cells", 0, "cells limit (default: payload + 50,000)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for the receipt")
-	jsonFlag(cmd, &o.asJSON)
+	cmdutil.JSONFlag(cmd, &o.asJSON)
 }
 
 // sendAndWait submits an instruction and waits for its receipt. With
 // --json it prints the result and reports printed = true, so the caller
 // adds nothing.
-func (f *Factory) sendAndWait(ctx context.Context, o *sendOpts, to *types.Address, in types.Instruction) (r *apitypes.TxResult, printed bool, err error) {
-	tx, err := f.send(ctx, o, to, in)
+func sendAndWait(f *Factory, ctx context.Context, o *sendOpts, to *types.Address, in types.Instruction) (r *apitypes.TxResult, printed bool, err error) {
+	tx, err := send(f, ctx, o, to, in)
 	if err != nil {
 		return nil, false, err
 	}
-	if r, err = f.waitReceipt(ctx, tx.Hash(), o.timeout); err != nil {
+	if r, err = f.WaitReceipt(ctx, tx.Hash(), o.timeout); err != nil {
 		return nil, false, err
 	}
 	if o.asJSON {
-		return r, true, printJSON(f.Out, r)
+		return r, true, cmdutil.PrintJSON(f.Out, r)
 	}
 	return r, false, nil
 }
 
-func (f *Factory) send(ctx context.Context, o *sendOpts, to *types.Address, in types.Instruction) (*types.Tx, error) {
+func send(f *Factory, ctx context.Context, o *sendOpts, to *types.Address, in types.Instruction) (*types.Tx, error) {
 	value := new(big.Int)
 	if o.value != "" && o.value != "0" {
 		v, err := sdk.ParseCBY(o.value)
@@ -61,7 +62,7 @@ func (f *Factory) send(ctx context.Context, o *sendOpts, to *types.Address, in t
 		}
 		value = v
 	}
-	key, err := f.signer(o.from)
+	key, err := f.Signer(o.from)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func readCode(path string) ([]byte, error) {
 	return b, nil
 }
 
-func newActorCmd(f *Factory) *cobra.Command {
+func NewCmdActor(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "actor", Short: "Deploy, call, query and inspect Python actors"}
 	cmd.AddCommand(newActorDeployCmd(f), newActorShowCmd(f), newActorCallCmd(f), newActorQueryCmd(f), newActorStateCmd(f), newActorCodeCmd(f), newActorPinsCmd(f))
 	return cmd
@@ -119,7 +120,7 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 			for _, h := range manifestHints(src, req) {
 				fmt.Fprintln(f.ErrOut, "warning: "+h)
 			}
-			r, printed, err := f.sendAndWait(cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args, Requires: req})
+			r, printed, err := sendAndWait(f, cmd.Context(), &o, nil, &types.Deploy{Code: src, Salt: []byte(salt), InitHandler: initH, InitArgs: args, Requires: req})
 			if err != nil || printed {
 				return err
 			}
@@ -138,7 +139,7 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 				}
 			}
 			fmt.Fprintf(f.Out, "Actor deployed: %s\n", addr)
-			fmt.Fprintf(f.Out, "  code hash %s, tx %s, block %d, fee %s\n", act.CodeHash, r.Tx.Hash, *r.BlockHeight, amount(r.Receipt.FeePaid))
+			fmt.Fprintf(f.Out, "  code hash %s, tx %s, block %d, fee %s\n", act.CodeHash, r.Tx.Hash, *r.BlockHeight, cmdutil.Amount(r.Receipt.FeePaid))
 			fmt.Fprintf(f.Out, "  requires %s\n", requiresText(act.Requires))
 			printEvents(f, r.Receipt.Events)
 			return nil
@@ -179,7 +180,7 @@ func newActorCallCmd(f *Factory) *cobra.Command {
 		Short: "Call an actor handler in a transaction (JSON array: positional arguments, object: keyword arguments)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -187,17 +188,17 @@ func newActorCallCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--payload: %w", err)
 			}
-			r, printed, err := f.sendAndWait(cmd.Context(), &o, &addr, &types.Call{Handler: a[1], Args: args})
+			r, printed, err := sendAndWait(f, cmd.Context(), &o, &addr, &types.Call{Handler: a[1], Args: args})
 			if err != nil || printed {
 				return err
 			}
 			rc := r.Receipt
 			if rc.Status != "success" {
-				printTxResult(f.Out, r)
+				cmdutil.PrintTxResult(f.Out, r)
 				return fmt.Errorf("call failed: %s", rc.Error)
 			}
 			fmt.Fprintf(f.Out, "Returned %s\n", orNull(cborText(rc.Return)))
-			fmt.Fprintf(f.Out, "  tx %s, block %d, used %d cycles / %d cells, fee %s\n", r.Tx.Hash, *r.BlockHeight, rc.CyclesUsed, rc.CellsUsed, amount(rc.FeePaid))
+			fmt.Fprintf(f.Out, "  tx %s, block %d, used %d cycles / %d cells, fee %s\n", r.Tx.Hash, *r.BlockHeight, rc.CyclesUsed, rc.CellsUsed, cmdutil.Amount(rc.FeePaid))
 			printEvents(f, rc.Events)
 			for i, m := range rc.Messages {
 				fmt.Fprintf(f.Out, "  message %d %s -> %s.%s depth %d parent %d: %s %s\n", i, m.From, m.To, m.Handler, m.Depth, m.Parent, statusText(m.Status), m.Error)
@@ -220,7 +221,7 @@ func newActorQueryCmd(f *Factory) *cobra.Command {
 		Short: "Run a handler read-only (no transaction, no fee)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -233,14 +234,14 @@ func newActorQueryCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, r)
+				return cmdutil.PrintJSON(f.Out, r)
 			}
 			fmt.Fprintln(f.Out, orNull(string(r.Decoded)))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&payload, "payload", "", "handler arguments as JSON")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -251,7 +252,7 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 		Short: "Show an actor's storage (all keys, or those starting with KEY)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -266,7 +267,7 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					if err := printJSON(f.Out, page); err != nil {
+					if err := cmdutil.PrintJSON(f.Out, page); err != nil {
 						return err
 					}
 				} else {
@@ -289,7 +290,7 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 			}
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -299,7 +300,7 @@ func newActorCodeCmd(f *Factory) *cobra.Command {
 		Short: "Print an actor's source",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -320,7 +321,7 @@ func newActorPinsCmd(f *Factory) *cobra.Command {
 		Short: "Show an actor's pinned libraries (import name -> code hash)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -329,7 +330,7 @@ func newActorPinsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, act.Pins)
+				return cmdutil.PrintJSON(f.Out, act.Pins)
 			}
 			if len(act.Pins) == 0 {
 				fmt.Fprintln(f.Out, "No pinned libraries.")
@@ -340,11 +341,11 @@ func newActorPinsCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
-func newLibCmd(f *Factory) *cobra.Command {
+func NewCmdLib(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "lib", Short: "Publish, remove and list account-scoped actor libraries"}
 	var (
 		po         sendOpts
@@ -362,7 +363,7 @@ func newLibCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, printed, err := f.sendAndWait(cmd.Context(), &po, nil, &types.PublishLibrary{Name: name, Code: src})
+			r, printed, err := sendAndWait(f, cmd.Context(), &po, nil, &types.PublishLibrary{Name: name, Code: src})
 			if err != nil || printed {
 				return err
 			}
@@ -394,7 +395,7 @@ func newLibCmd(f *Factory) *cobra.Command {
 			if rmName == "" {
 				return fmt.Errorf("--name is required")
 			}
-			r, printed, err := f.sendAndWait(cmd.Context(), &ro, nil, &types.RemoveLibrary{Name: rmName})
+			r, printed, err := sendAndWait(f, cmd.Context(), &ro, nil, &types.RemoveLibrary{Name: rmName})
 			if err != nil || printed {
 				return err
 			}
@@ -417,7 +418,7 @@ func newLibCmd(f *Factory) *cobra.Command {
 			if len(a) == 1 {
 				who = a[0]
 			}
-			addr, err := f.addressOrOnlyKey(who)
+			addr, err := f.AddressOrOnlyKey(who)
 			if err != nil {
 				return err
 			}
@@ -426,7 +427,7 @@ func newLibCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if listOut {
-				return printJSON(f.Out, libs)
+				return cmdutil.PrintJSON(f.Out, libs)
 			}
 			if len(libs) == 0 {
 				fmt.Fprintf(f.Out, "%s has published no libraries.\n", addr)
@@ -437,7 +438,7 @@ func newLibCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(list, &listOut)
+	cmdutil.JSONFlag(list, &listOut)
 	cmd.AddCommand(publish, remove, list)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package actor
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -79,7 +80,7 @@ func newActorShowCmd(f *Factory) *cobra.Command {
 		Short: "Show an actor: code hash, owner, balance, storage use, pinned libraries and required entitlements",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -88,14 +89,14 @@ func newActorShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, act)
+				return cmdutil.PrintJSON(f.Out, act)
 			}
 			fmt.Fprintf(f.Out, "actor      %s\n", act.Address)
 			fmt.Fprintf(f.Out, "code hash  %s (%d bytes)\n", act.CodeHash, act.CodeSize)
 			if act.Owner != nil {
 				fmt.Fprintf(f.Out, "owner      %s\n", act.Owner)
 			}
-			fmt.Fprintf(f.Out, "balance    %s\n", amount(act.Balance))
+			fmt.Fprintf(f.Out, "balance    %s\n", cmdutil.Amount(act.Balance))
 			fmt.Fprintf(f.Out, "storage    %d bytes\n", act.StorageBytes)
 			fmt.Fprintf(f.Out, "requires   %s\n", requiresText(act.Requires))
 			for _, n := range sortedKeys(act.Pins) {
@@ -105,7 +106,7 @@ func newActorShowCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 

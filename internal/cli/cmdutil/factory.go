@@ -3,7 +3,7 @@
 // struct and calls a run function. A Factory builds the node client and the
 // keystore lazily, so tests drive commands with fake IO against a real node
 // served by httptest.
-package cli
+package cmdutil
 
 import (
 	"bufio"
@@ -112,7 +112,7 @@ func (f *Factory) Password(prompt string, confirm bool) (string, error) {
 }
 
 // readLine reads one line from the factory's input (for piped secrets).
-func (f *Factory) readLine() (string, error) {
+func (f *Factory) ReadLine() (string, error) {
 	line, err := bufio.NewReader(f.In).ReadString('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
 		return "", err
@@ -121,11 +121,11 @@ func (f *Factory) readLine() (string, error) {
 }
 
 // jsonFlag adds --json to a read command.
-func jsonFlag(cmd *cobra.Command, v *bool) {
+func JSONFlag(cmd *cobra.Command, v *bool) {
 	cmd.Flags().BoolVar(v, "json", false, "print JSON instead of human-readable output")
 }
 
-func printJSON(w io.Writer, v any) error {
+func PrintJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -1,22 +1,19 @@
-package cli
+package cmdutil
 
 import (
 	"context"
 	"crypto/ecdsa"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
-	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
-func envOr(name, def string) string {
+// EnvOr is the environment variable name, or def when it is unset or empty.
+func EnvOr(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok && v != "" {
 		return v
 	}
@@ -24,7 +21,7 @@ func envOr(name, def string) string {
 }
 
 // resolveAddress accepts a 0x address or the name of a key in the keystore.
-func (f *Factory) resolveAddress(s string) (types.Address, error) {
+func (f *Factory) ResolveAddress(s string) (types.Address, error) {
 	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
 		return types.ParseAddress(s)
 	}
@@ -40,7 +37,7 @@ func (f *Factory) resolveAddress(s string) (types.Address, error) {
 }
 
 // signer unlocks the key named by --from, or the only key if there is one.
-func (f *Factory) signer(from string) (*ecdsa.PrivateKey, error) {
+func (f *Factory) Signer(from string) (*ecdsa.PrivateKey, error) {
 	ks, err := f.Keys()
 	if err != nil {
 		return nil, err
@@ -63,9 +60,9 @@ func (f *Factory) signer(from string) (*ecdsa.PrivateKey, error) {
 }
 
 // addressOrOnlyKey resolves s, or the only key in the keystore when s is "".
-func (f *Factory) addressOrOnlyKey(s string) (types.Address, error) {
+func (f *Factory) AddressOrOnlyKey(s string) (types.Address, error) {
 	if s != "" {
-		return f.resolveAddress(s)
+		return f.ResolveAddress(s)
 	}
 	ks, err := f.Keys()
 	if err != nil {
@@ -82,62 +79,8 @@ func (f *Factory) addressOrOnlyKey(s string) (types.Address, error) {
 }
 
 // waitReceipt waits for a submitted transaction's receipt.
-func (f *Factory) waitReceipt(ctx context.Context, h types.Hash, timeout time.Duration) (*apitypes.TxResult, error) {
+func (f *Factory) WaitReceipt(ctx context.Context, h types.Hash, timeout time.Duration) (*apitypes.TxResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return f.Client().WaitForReceipt(ctx, h)
-}
-
-type apitypesEvent = apitypes.Event
-
-func cborText(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	var v any
-	if err := codec.Unmarshal(b, &v); err != nil {
-		return "0x" + hex.EncodeToString(b)
-	}
-	js, err := json.Marshal(jsonable(v))
-	if err != nil {
-		return "0x" + hex.EncodeToString(b)
-	}
-	return string(js)
-}
-
-// jsonable turns decoded CBOR into JSON-encodable values.
-func jsonable(v any) any {
-	switch x := v.(type) {
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[fmt.Sprint(k)] = jsonable(e)
-		}
-		return m
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = jsonable(e)
-		}
-		return out
-	case []byte:
-		return "0x" + hex.EncodeToString(x)
-	case big.Int:
-		return x.String()
-	}
-	return v
-}
-
-func orNull(s string) string {
-	if s == "" {
-		return "null"
-	}
-	return s
-}
-
-func statusText(s uint8) string {
-	if s == types.ReceiptSuccess {
-		return "success"
-	}
-	return "failed"
 }

@@ -1,4 +1,4 @@
-package cli
+package entitlement
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,7 @@ func (c *constraintFlags) constraints() entitlement.Constraints {
 	return out
 }
 
-func newEntitlementCmd(f *Factory) *cobra.Command {
+func NewCmdEntitlement(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "entitlement", Short: "Permissions in the Entitlement Registry (0x…07)",
 		Long: "Scopes: global, actor:ADDR, token:ID, runner:ADDR, pool:NAME, namespace:NAME.\n" +
 			"Actions: all, join_pool:NAME, execute:HANDLER, runner_submit_job, custom:TEXT, … (see docs/OFFCHAIN.md §9).\n" +
@@ -53,8 +54,8 @@ func newEntitlementCmd(f *Factory) *cobra.Command {
 }
 
 // reportID waits for the receipt and prints the 32-byte id it returns.
-func (f *Factory) reportID(cmd *cobra.Command, tx *types.Tx, tf *txFlags, what string) error {
-	if err := f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON); err != nil || !tf.wait || tf.asJSON {
+func reportID(f *Factory, cmd *cobra.Command, tx *types.Tx, tf *cmdutil.TxFlags, what string) error {
+	if err := f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON); err != nil || !tf.Wait || tf.AsJSON {
 		return err
 	}
 	r, err := f.Client().Tx(cmd.Context(), tx.Hash())
@@ -70,7 +71,7 @@ func (f *Factory) reportID(cmd *cobra.Command, tx *types.Tx, tf *txFlags, what s
 
 func grantCmd(f *Factory, use, short string, args cobra.PositionalArgs, parse func(a []string) (types.Address, entitlement.Scope, entitlement.Action, error)) *cobra.Command {
 	var (
-		tf txFlags
+		tf cmdutil.TxFlags
 		cf constraintFlags
 	)
 	cmd := &cobra.Command{Use: use, Short: short, Args: args,
@@ -79,7 +80,7 @@ func grantCmd(f *Factory, use, short string, args cobra.PositionalArgs, parse fu
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -87,10 +88,10 @@ func grantCmd(f *Factory, use, short string, args cobra.PositionalArgs, parse fu
 			if err != nil {
 				return err
 			}
-			return f.reportID(cmd, tx, &tf, "Entitlement")
+			return reportID(f, cmd, tx, &tf, "Entitlement")
 		}}
 	cf.add(cmd)
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -98,7 +99,7 @@ func newEntitlementGrantCmd(f *Factory) *cobra.Command {
 	var scope, action string
 	cmd := grantCmd(f, "grant GRANTEE --scope SCOPE --action ACTION [constraints] [--from KEY]", "Grant ACTION on SCOPE to GRANTEE",
 		cobra.ExactArgs(1), func(a []string) (types.Address, entitlement.Scope, entitlement.Action, error) {
-			grantee, err := f.resolveAddress(a[0])
+			grantee, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return grantee, entitlement.Scope{}, entitlement.Action{}, err
 			}
@@ -118,13 +119,13 @@ func newEntitlementGrantCmd(f *Factory) *cobra.Command {
 }
 
 func newEntitlementRevokeCmd(f *Factory) *cobra.Command {
-	return sendCmd(f, "revoke ID [--from KEY]", "Revoke an entitlement you granted (its delegations stop working with it)", "",
-		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
+	return cmdutil.SendCmd(f, "revoke ID [--from KEY]", "Revoke an entitlement you granted (its delegations stop working with it)", "",
+		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
 			id, err := types.ParseHash(a[0])
 			if err != nil {
 				return nil, fmt.Errorf("entitlement id: %w", err)
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +135,7 @@ func newEntitlementRevokeCmd(f *Factory) *cobra.Command {
 
 func newEntitlementDelegateCmd(f *Factory) *cobra.Command {
 	var (
-		tf txFlags
+		tf cmdutil.TxFlags
 		cf constraintFlags
 	)
 	cmd := &cobra.Command{
@@ -148,11 +149,11 @@ func newEntitlementDelegateCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("parent id: %w", err)
 			}
-			grantee, err := f.resolveAddress(a[1])
+			grantee, err := f.ResolveAddress(a[1])
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -160,11 +161,11 @@ func newEntitlementDelegateCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportID(cmd, tx, &tf, "Entitlement")
+			return reportID(f, cmd, tx, &tf, "Entitlement")
 		},
 	}
 	cf.add(cmd)
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -175,7 +176,7 @@ func newEntitlementListCmd(f *Factory) *cobra.Command {
 		Short: "List the live entitlements ADDRESS holds",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -184,7 +185,7 @@ func newEntitlementListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, es)
+				return cmdutil.PrintJSON(f.Out, es)
 			}
 			if len(es) == 0 {
 				fmt.Fprintln(f.Out, "No entitlements.")
@@ -199,7 +200,7 @@ func newEntitlementListCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -214,7 +215,7 @@ func newEntitlementCheckCmd(f *Factory) *cobra.Command {
 		Short: "Say whether ADDRESS may perform ACTION on SCOPE (own entitlements and roles)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -231,7 +232,7 @@ func newEntitlementCheckCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, r)
+				return cmdutil.PrintJSON(f.Out, r)
 			}
 			verdict := "denied"
 			if r.Allowed {
@@ -244,13 +245,13 @@ func newEntitlementCheckCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&scope, "scope", "", "scope (e.g. pool:gpu)")
 	cmd.Flags().StringVar(&action, "action", "", "action (e.g. join_pool:gpu)")
 	cmd.Flags().Uint64Var(&height, "height", 0, "block height to check at (default: the next block)")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
 func newRoleCreateCmd(f *Factory) *cobra.Command {
 	var (
-		tf              txFlags
+		tf              cmdutil.TxFlags
 		cf              constraintFlags
 		scopes, actions string
 	)
@@ -261,7 +262,7 @@ func newRoleCreateCmd(f *Factory) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var ss []entitlement.Scope
-			for _, t := range splitList(scopes) {
+			for _, t := range cmdutil.SplitList(scopes) {
 				s, err := entitlement.ParseScope(t)
 				if err != nil {
 					return fmt.Errorf("--scopes: %w", err)
@@ -269,7 +270,7 @@ func newRoleCreateCmd(f *Factory) *cobra.Command {
 				ss = append(ss, s)
 			}
 			var as []entitlement.Action
-			for _, t := range splitList(actions) {
+			for _, t := range cmdutil.SplitList(actions) {
 				x, err := entitlement.ParseAction(t)
 				if err != nil {
 					return fmt.Errorf("--actions: %w", err)
@@ -279,7 +280,7 @@ func newRoleCreateCmd(f *Factory) *cobra.Command {
 			if len(ss) == 0 || len(as) == 0 {
 				return fmt.Errorf("--scopes and --actions are required")
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -287,13 +288,13 @@ func newRoleCreateCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportID(cmd, tx, &tf, "Role")
+			return reportID(f, cmd, tx, &tf, "Role")
 		},
 	}
 	cmd.Flags().StringVar(&scopes, "scopes", "", "comma-separated scopes")
 	cmd.Flags().StringVar(&actions, "actions", "", "comma-separated actions")
 	cf.add(cmd)
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -302,16 +303,16 @@ func newRoleAssignCmd(f *Factory, assign bool) *cobra.Command {
 	if !assign {
 		use, short = "role-revoke ROLE_ID ADDRESS [--from KEY]", "Remove a role you created from ADDRESS"
 	}
-	return sendCmd(f, use, short, "", cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
+	return cmdutil.SendCmd(f, use, short, "", cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
 		role, err := types.ParseHash(a[0])
 		if err != nil {
 			return nil, fmt.Errorf("role id: %w", err)
 		}
-		who, err := f.resolveAddress(a[1])
+		who, err := f.ResolveAddress(a[1])
 		if err != nil {
 			return nil, err
 		}
-		key, err := f.signer(tf.from)
+		key, err := f.Signer(tf.From)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package cli
+package entitlement
 
 import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
@@ -9,7 +9,7 @@ import (
 // Runner pools: an entitlement RunnerJoinPool(POOL) on RunnerPool(POOL)
 // admits a runner to jobs that set required_runner_pool = POOL.
 
-func newPoolCmd(f *Factory) *cobra.Command {
+func NewCmdPool(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "pool", Short: "Runner pools (entitlements that admit runners to pool-restricted jobs)"}
 	cmd.AddCommand(newPoolGrantCmd(f))
 	return cmd
@@ -19,7 +19,7 @@ func newPoolGrantCmd(f *Factory) *cobra.Command {
 	cmd := grantCmd(f, "grant POOL RUNNER [constraints] [--from KEY]",
 		"Admit RUNNER to POOL (the first granter of a pool owns it; revoke with `cowboy entitlement revoke ID`)",
 		cobra.ExactArgs(2), func(a []string) (types.Address, entitlement.Scope, entitlement.Action, error) {
-			runner, err := f.resolveAddress(a[1])
+			runner, err := f.ResolveAddress(a[1])
 			if err != nil {
 				return runner, entitlement.Scope{}, entitlement.Action{}, err
 			}

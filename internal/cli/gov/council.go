@@ -1,4 +1,4 @@
-package cli
+package gov
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 )
 
 var councilActions = map[string]uint8{"cancel": types.CouncilCancel, "fast-track": types.CouncilFastTrack,
@@ -68,7 +69,7 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 	return in, chainID, nil
 }
 
-func newCouncilCmd(f *Factory) *cobra.Command {
+func NewCmdCouncil(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "council",
 		Short: "Security Council (7-of-9): cancel, fast-track, pause, unpause; offline signing",
@@ -96,7 +97,7 @@ func newCouncilShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, c)
+				return cmdutil.PrintJSON(f.Out, c)
 			}
 			fmt.Fprintf(f.Out, "Security Council: %d members, threshold %d, next nonce %d\n", len(c.Members), c.Threshold, c.Nonce)
 			for _, m := range c.Members {
@@ -108,7 +109,7 @@ func newCouncilShowCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -126,7 +127,7 @@ func newCouncilSignCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(from)
+			key, err := f.Signer(from)
 			if err != nil {
 				return err
 			}
@@ -147,7 +148,7 @@ func newCouncilSignCmd(f *Factory) *cobra.Command {
 func newCouncilSubmitCmd(f *Factory, name string) *cobra.Command {
 	var (
 		cf   councilFlags
-		tf   txFlags
+		tf   cmdutil.TxFlags
 		sigs []string
 	)
 	target := "ID"
@@ -170,7 +171,7 @@ func newCouncilSubmitCmd(f *Factory, name string) *cobra.Command {
 				}
 				in.Signatures = append(in.Signatures, b)
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -178,11 +179,11 @@ func newCouncilSubmitCmd(f *Factory, name string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
 	cf.add(cmd)
-	tf.add(cmd)
+	tf.Add(cmd)
 	cmd.Flags().StringArrayVar(&sigs, "sig", nil, "a member's signature from `council sign` (repeatable; 7 needed)")
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package gov
 
 import (
 	"context"
@@ -16,10 +16,11 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/governance"
 	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
-func newGovCmd(f *Factory) *cobra.Command {
+func NewCmdGov(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gov",
 		Short: "Governance (0x…09): propose, vote, execute; proposals and governed parameters",
@@ -28,13 +29,13 @@ func newGovCmd(f *Factory) *cobra.Command {
 			"chambers vote: stake and validators (docs/GOVERNANCE.md). A passed proposal executes after its\n" +
 			"tier's timelock, at its ETA or earlier by `gov execute` once the ETA has come.",
 	}
-	cmd.AddCommand(newGovProposeCmd(f), newGovVoteCmd(f), newGovExecuteCmd(f), newGovShowCmd(f), newGovListCmd(f), newParamsCmd(f))
+	cmd.AddCommand(newGovProposeCmd(f), newGovVoteCmd(f), newGovExecuteCmd(f), newGovShowCmd(f), newGovListCmd(f), NewCmdParams(f))
 	return cmd
 }
 
 func newGovProposeCmd(f *Factory) *cobra.Command {
 	var (
-		tf                 txFlags
+		tf                 cmdutil.TxFlags
 		tier               uint8
 		title, deposit     string
 		paramsKV, disburse []string
@@ -99,7 +100,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 				in.Disburse = append(in.Disburse, types.GovDisburse{To: a, Amount: v})
 			}
 			ctx := cmd.Context()
-			dep, err := parseAmountFlag("deposit", deposit)
+			dep, err := cmdutil.ParseAmountFlag("deposit", deposit)
 			if err != nil {
 				return err
 			}
@@ -108,7 +109,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 					return err
 				}
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -116,26 +117,26 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !tf.wait {
-				return f.reportSubmitted(ctx, tx.Hash(), false, tf.timeout, tf.asJSON)
+			if !tf.Wait {
+				return f.ReportSubmitted(ctx, tx.Hash(), false, tf.Timeout, tf.AsJSON)
 			}
-			wctx, cancel := context.WithTimeout(ctx, tf.timeout)
+			wctx, cancel := context.WithTimeout(ctx, tf.Timeout)
 			defer cancel()
 			r, err := f.Client().WaitForReceipt(wctx, tx.Hash())
 			if err != nil {
 				return err
 			}
 			if r.Receipt == nil || r.Receipt.Status != "success" {
-				if tf.asJSON {
-					_ = printJSON(f.Out, r)
+				if tf.AsJSON {
+					_ = cmdutil.PrintJSON(f.Out, r)
 				} else {
-					printTxResult(f.Out, r)
+					cmdutil.PrintTxResult(f.Out, r)
 				}
 				return fmt.Errorf("transaction %s failed: %s", tx.Hash(), receiptError(r))
 			}
 			id := system.FromBE8(r.Receipt.Return)
-			if tf.asJSON {
-				return printJSON(f.Out, map[string]any{"id": id, "tx": tx.Hash()})
+			if tf.AsJSON {
+				return cmdutil.PrintJSON(f.Out, map[string]any{"id": id, "tx": tx.Hash()})
 			}
 			fmt.Fprintf(f.Out, "Proposal %d (tx %s)\n", id, tx.Hash())
 			return nil
@@ -152,7 +153,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&reason, "reason", "", "why the --ban-model models are banned (recorded on the model)")
 	cmd.Flags().StringArrayVar(&council, "council", nil, "Tier 4: a new Security Council member (repeat 9 times)")
 	cmd.Flags().StringVar(&deposit, "deposit", "", "deposit (default: the current minimum, gov.min_deposit_cby)")
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -240,7 +241,7 @@ func parseProposalID(s string) (uint64, error) {
 }
 
 func newGovVoteCmd(f *Factory) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   "vote ID yes|no|abstain [--from KEY]",
 		Short: "Vote on a proposal (a later vote replaces an earlier one)",
@@ -254,7 +255,7 @@ func newGovVoteCmd(f *Factory) *cobra.Command {
 			if !ok {
 				return fmt.Errorf("vote %q: want yes, no or abstain", args[1])
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -262,15 +263,15 @@ func newGovVoteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 func newGovExecuteCmd(f *Factory) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   "execute ID [--from KEY]",
 		Short: "Execute a queued proposal whose ETA has come",
@@ -280,7 +281,7 @@ func newGovExecuteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -288,10 +289,10 @@ func newGovExecuteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -311,13 +312,13 @@ func newGovShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, p)
+				return cmdutil.PrintJSON(f.Out, p)
 			}
 			printProposal(f.Out, p)
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -326,12 +327,12 @@ func printProposal(w io.Writer, p *apitypes.GovProposal) {
 	fmt.Fprintf(w, "  state       %s\n", p.Status)
 	fmt.Fprintf(w, "  tier        %d (quorum %d bps, approval > %d bps, validators > %d bps, timelock %d blocks)\n",
 		p.Tier, p.QuorumBps, p.ApprovalBps, p.ValidatorBps, p.TimelockBlocks)
-	fmt.Fprintf(w, "  proposer    %s (deposit %s)\n", p.Proposer, amount(p.Deposit))
+	fmt.Fprintf(w, "  proposer    %s (deposit %s)\n", p.Proposer, cmdutil.Amount(p.Deposit))
 	for _, c := range p.Params {
 		fmt.Fprintf(w, "  param       %s = %d\n", c.Key, c.Value)
 	}
 	for _, d := range p.Disburse {
-		fmt.Fprintf(w, "  disburse    %s to %s\n", amount(d.Amount), d.To)
+		fmt.Fprintf(w, "  disburse    %s to %s\n", cmdutil.Amount(d.Amount), d.To)
 	}
 	for _, a := range p.Ratify {
 		fmt.Fprintf(w, "  ratify      circuit-break of %s\n", a)
@@ -373,7 +374,7 @@ func newGovListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, ps)
+				return cmdutil.PrintJSON(f.Out, ps)
 			}
 			if len(ps.Proposals) == 0 {
 				fmt.Fprintln(f.Out, "No proposals.")
@@ -389,11 +390,11 @@ func newGovListCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
-func newParamsCmd(f *Factory) *cobra.Command {
+func NewCmdParams(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "params [KEY]",
@@ -409,7 +410,7 @@ func newParamsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, ps)
+				return cmdutil.PrintJSON(f.Out, ps)
 			}
 			for _, p := range ps.Params {
 				fmt.Fprintf(f.Out, "%-32s %12d  (%s; tier %d; %d–%d)\n", p.Key, p.Value, p.Source, p.Tier, p.Min, p.Max)
@@ -417,11 +418,11 @@ func newParamsCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
-func newTreasuryCmd(f *Factory) *cobra.Command {
+func NewCmdTreasury(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "treasury",
 		Short: "Treasury (0x…08): balance and disbursements",
@@ -437,14 +438,14 @@ func newTreasuryCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, t)
+				return cmdutil.PrintJSON(f.Out, t)
 			}
 			fmt.Fprintf(f.Out, "Treasury %s\n  balance        %s\n  disbursed      %s in %d payments\n", t.Address,
-				amount(t.Balance), amount(t.Disbursed), t.Disbursements)
+				cmdutil.Amount(t.Balance), cmdutil.Amount(t.Disbursed), t.Disbursements)
 			return nil
 		},
 	}
-	jsonFlag(show, &asJSON)
+	cmdutil.JSONFlag(show, &asJSON)
 	cmd.AddCommand(show)
 	return cmd
 }

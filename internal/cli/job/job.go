@@ -1,4 +1,4 @@
-package cli
+package job
 
 import (
 	"encoding/hex"
@@ -10,11 +10,12 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/selection"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newJobCmd(f *Factory) *cobra.Command {
+func NewCmdJob(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Off-chain compute jobs (CIP-2)"}
 	var (
 		seed, file, jobID string
@@ -67,19 +68,19 @@ func newJobCmd(f *Factory) *cobra.Command {
 
 func newJobChallengeCmd(f *Factory) *cobra.Command {
 	var evidence, bond string
-	cmd := sendCmd(f, "challenge JOB_ID [--evidence FILE] [--bond AMOUNT] [--from KEY]",
+	cmd := cmdutil.SendCmd(f, "challenge JOB_ID [--evidence FILE] [--bond AMOUNT] [--from KEY]",
 		"Challenge a verified result within its challenge window, posting the bond",
 		"With --evidence (a file holding a committee member's signed reveal as canonical CBOR, hex), the\n"+
 			"chain checks for equivocation: a valid signature over a result that contradicts the member's\n"+
 			"commitment. Without it, the chain re-runs verification over the stored reveals. Upheld: the\n"+
 			"culprits lose 30% of their stake (70% of it to you, 30% burned) and the bond comes back; otherwise\n"+
 			"the bond is burned.",
-		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
+		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
 			id, err := types.ParseHash(a[0])
 			if err != nil {
 				return nil, fmt.Errorf("job id: %w", err)
 			}
-			b, err := parseAmountArg(bond)
+			b, err := cmdutil.ParseAmountArg(bond)
 			if err != nil {
 				return nil, fmt.Errorf("--bond: %w", err)
 			}
@@ -97,7 +98,7 @@ func newJobChallengeCmd(f *Factory) *cobra.Command {
 					return nil, fmt.Errorf("--evidence: %w", err)
 				}
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return nil, err
 			}

@@ -1,16 +1,21 @@
-package cli
+package job
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 )
 
 // TestJobSelectVectors runs the committed CIP-2 selection vectors through
 // `cowboy job select`.
 func TestJobSelectVectors(t *testing.T) {
-	raw, err := os.ReadFile("../../chain/offchain/selection/testdata/vectors.json")
+	raw, err := os.ReadFile("../../../chain/offchain/selection/testdata/vectors.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,14 +31,26 @@ func TestJobSelectVectors(t *testing.T) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, url: "http://127.0.0.1:1", home: t.TempDir()}
+	run := func(stdin string, args ...string) (string, error) {
+		var out bytes.Buffer
+		f := &cmdutil.Factory{In: strings.NewReader(stdin), Out: &out, ErrOut: io.Discard, Now: time.Now,
+			NodeURL: "http://127.0.0.1:1", Home: t.TempDir()}
+		cmd := NewCmdJob(f)
+		cmd.SetArgs(args)
+		cmd.SetIn(f.In)
+		cmd.SetOut(f.Out)
+		cmd.SetErr(f.ErrOut)
+		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		err := cmd.Execute()
+		return out.String(), err
+	}
 	n := 0
 	for _, c := range v.Selection {
 		if c.Expected == nil {
 			continue
 		}
 		n++
-		out, err := h.run(string(c.Candidates), "job", "select", "--seed", c.Seed, "--m", c.M.String(), "--candidates", "-")
+		out, err := run(string(c.Candidates), "select", "--seed", c.Seed, "--m", c.M.String(), "--candidates", "-")
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}

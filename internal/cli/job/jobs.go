@@ -1,4 +1,4 @@
-package cli
+package job
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
@@ -41,7 +42,7 @@ func readJobSpec(in io.Reader, file string) (*job.JobSpec, error) {
 
 func newJobSubmitCmd(f *Factory) *cobra.Command {
 	var (
-		tf   txFlags
+		tf   cmdutil.TxFlags
 		file string
 	)
 	cmd := &cobra.Command{
@@ -59,7 +60,7 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON); err != nil || !tf.wait || tf.asJSON {
+			if err := f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON); err != nil || !tf.Wait || tf.AsJSON {
 				return err
 			}
 			r, err := f.Client().Tx(cmd.Context(), tx.Hash())
@@ -86,7 +87,7 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&file, "spec", "", "JobSpec JSON file, or - for standard input")
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -106,7 +107,7 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, j)
+				return cmdutil.PrintJSON(f.Out, j)
 			}
 			w := f.Out
 			status := j.Status.String()
@@ -117,7 +118,7 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 			fmt.Fprintf(w, "Status      %s (deadline %d, head %d, attempt %d)\n", status, j.Deadline, j.Height, j.Retry+1)
 			fmt.Fprintf(w, "Type        %s, %s\n", j.JobType, j.Mode)
 			fmt.Fprintf(w, "Submitter   %s at %d; callback %s.%s\n", j.Submitter, j.SubmittedAt, j.Callback, j.Handler)
-			fmt.Fprintf(w, "Escrow      max price %s + tip %s\n", sdk.FormatCBY(mustBig(j.MaxPrice)), sdk.FormatCBY(mustBig(j.Tip)))
+			fmt.Fprintf(w, "Escrow      max price %s + tip %s\n", sdk.FormatCBY(cmdutil.MustBig(j.MaxPrice)), sdk.FormatCBY(cmdutil.MustBig(j.Tip)))
 			fmt.Fprintf(w, "Selection   seed %s, candidate root %s; stake-weighted draw, attempt %d (check: cowboy job select --job %s)\n",
 				j.Seed, j.CandidateRoot, j.Retry+1, j.ID)
 			fmt.Fprintf(w, "Committee   %s\n", joinAddrs(j.Committee))
@@ -148,15 +149,15 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 				fmt.Fprintf(w, "Callback    %s delivered at %d (%s), receipt %s\n", cb.Status, cb.Height, res, cb.Receipt)
 			}
 			if p := j.Payments; p != nil {
-				fmt.Fprintf(w, "Settled     %s at %d: payment %s, refund %s\n", p.Outcome, p.Height, sdk.FormatCBY(mustBig(p.Payment)), sdk.FormatCBY(mustBig(p.Refund)))
+				fmt.Fprintf(w, "Settled     %s at %d: payment %s, refund %s\n", p.Outcome, p.Height, sdk.FormatCBY(cmdutil.MustBig(p.Payment)), sdk.FormatCBY(cmdutil.MustBig(p.Refund)))
 				for _, t := range p.Transfers {
-					fmt.Fprintf(w, "  %-9s %s %s\n", t.Kind, t.To, sdk.FormatCBY(mustBig(t.Amount)))
+					fmt.Fprintf(w, "  %-9s %s %s\n", t.Kind, t.To, sdk.FormatCBY(cmdutil.MustBig(t.Amount)))
 				}
 			}
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 

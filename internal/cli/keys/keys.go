@@ -1,4 +1,4 @@
-package cli
+package keys
 
 import (
 	"encoding/hex"
@@ -6,12 +6,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 )
 
-func newKeysCmd(f *Factory) *cobra.Command {
+func NewCmdKeys(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "keys", Short: "Manage account keys (keystore v3 files under --home/keys)"}
 	kdf := func() keystore.KDF {
 		if f.LightKDF {
@@ -60,7 +61,7 @@ func newKeysCmd(f *Factory) *cobra.Command {
 				if es == nil {
 					es = []keystore.Entry{}
 				}
-				return printJSON(f.Out, es)
+				return cmdutil.PrintJSON(f.Out, es)
 			}
 			if len(es) == 0 {
 				fmt.Fprintf(f.Out, "No keys in %s/keys. Create one with `cowboy keys new NAME`.\n", f.Home)
@@ -71,7 +72,7 @@ func newKeysCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(list, &listJSON)
+	cmdutil.JSONFlag(list, &listJSON)
 
 	var showJSON, showPub bool
 	show := &cobra.Command{
@@ -100,7 +101,7 @@ func newKeysCmd(f *Factory) *cobra.Command {
 				pub = "0x" + hex.EncodeToString(crypto.CompressPubkey(&k.PublicKey))
 			}
 			if showJSON {
-				return printJSON(f.Out, struct {
+				return cmdutil.PrintJSON(f.Out, struct {
 					keystore.Entry
 					PubKey string `json:"pubkey,omitempty"`
 				}{*e, pub})
@@ -113,7 +114,7 @@ func newKeysCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(show, &showJSON)
+	cmdutil.JSONFlag(show, &showJSON)
 	show.Flags().BoolVar(&showPub, "pubkey", false, "print only the compressed public key (hex), e.g. for `volume grant --to`")
 
 	var keyFile string
@@ -130,7 +131,7 @@ func newKeysCmd(f *Factory) *cobra.Command {
 				}
 				hexKey = strings.TrimSpace(string(b))
 			} else {
-				line, err := f.readLine()
+				line, err := f.ReadLine()
 				if err != nil {
 					return fmt.Errorf("read private key from standard input: %w", err)
 				}

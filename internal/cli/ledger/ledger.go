@@ -1,14 +1,15 @@
-package cli
+package ledger
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newFaucetCmd(f *Factory) *cobra.Command {
+func NewCmdFaucet(f *Factory) *cobra.Command {
 	var (
 		value   string
 		wait    bool
@@ -23,7 +24,7 @@ func newFaucetCmd(f *Factory) *cobra.Command {
 			if value == "" {
 				return fmt.Errorf("--value is required")
 			}
-			addr, err := f.resolveAddress(args[0])
+			addr, err := f.ResolveAddress(args[0])
 			if err != nil {
 				return err
 			}
@@ -35,17 +36,17 @@ func newFaucetCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), h, wait, timeout, asJSON)
+			return f.ReportSubmitted(cmd.Context(), h, wait, timeout, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&value, "value", "", "amount in CBY (\"100\") or base units (\"1500wei\")")
 	cmd.Flags().BoolVar(&wait, "wait", true, "wait for the receipt")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the receipt")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
-func newBlockCmd(f *Factory) *cobra.Command {
+func NewCmdBlock(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "block", Short: "Inspect blocks"}
 	var asJSON bool
 	show := &cobra.Command{
@@ -58,7 +59,7 @@ func newBlockCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, b)
+				return cmdutil.PrintJSON(f.Out, b)
 			}
 			h := b.Header
 			fmt.Fprintf(f.Out, "Block %d %s\n", h.Height, b.Hash)
@@ -91,12 +92,12 @@ func newBlockCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(show, &asJSON)
+	cmdutil.JSONFlag(show, &asJSON)
 	cmd.AddCommand(show)
 	return cmd
 }
 
-func newEventsCmd(f *Factory) *cobra.Command {
+func NewCmdEvents(f *Factory) *cobra.Command {
 	var (
 		emitter, topic, cursor string
 		from, to               uint64
@@ -110,7 +111,7 @@ func newEventsCmd(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := sdk.EventQuery{Topic: topic, From: from, To: to, Limit: limit, Cursor: cursor}
 			if emitter != "" {
-				a, err := f.resolveAddress(emitter)
+				a, err := f.ResolveAddress(emitter)
 				if err != nil {
 					return err
 				}
@@ -121,7 +122,7 @@ func newEventsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, page)
+				return cmdutil.PrintJSON(f.Out, page)
 			}
 			for _, ev := range page.Events {
 				fmt.Fprintf(f.Out, "%8d  %-12s %s %s\n", ev.Height, ev.Topic, ev.Emitter, string(ev.Decoded))
@@ -138,6 +139,6 @@ func newEventsCmd(f *Factory) *cobra.Command {
 	cmd.Flags().Uint64Var(&to, "to", 0, "last height (default head)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "page size (max 1000)")
 	cmd.Flags().StringVar(&cursor, "cursor", "", "resume from a previous page")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }

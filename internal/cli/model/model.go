@@ -1,4 +1,4 @@
-package cli
+package model
 
 import (
 	"fmt"
@@ -9,10 +9,11 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
-func newModelCmd(f *Factory) *cobra.Command {
+func NewCmdModel(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "Model Registry (0x…0D): publish, list, show, retire and withdraw model revisions",
@@ -32,7 +33,7 @@ func newModelCmd(f *Factory) *cobra.Command {
 
 func newModelPublishCmd(f *Factory) *cobra.Command {
 	var (
-		tf                                txFlags
+		tf                                cmdutil.TxFlags
 		weights, arch, tokenizer, license string
 		name, uri, deposit                string
 	)
@@ -49,11 +50,11 @@ func newModelPublishCmd(f *Factory) *cobra.Command {
 				}
 				hs[i] = h
 			}
-			dep, err := parseAmountFlag("deposit", deposit)
+			dep, err := cmdutil.ParseAmountFlag("deposit", deposit)
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -62,10 +63,10 @@ func newModelPublishCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !tf.asJSON {
+			if !tf.AsJSON {
 				fmt.Fprintf(f.Out, "Model id %s\n", models.ID(hs[0], hs[1], hs[2], hs[3]))
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -76,12 +77,12 @@ func newModelPublishCmd(f *Factory) *cobra.Command {
 	fl.StringVar(&tokenizer, "tokenizer", "", "Keccak-256 of the tokenizer")
 	fl.StringVar(&license, "license", "", "Keccak-256 of the license text")
 	fl.StringVar(&deposit, "deposit", "1000", "the deposit (CBY, or base units with \"wei\"); the chain takes exactly its parameter")
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 func newModelIDCmd(f *Factory, use, short string, build func(types.Hash) types.Instruction) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   use + " MODEL_ID [--from KEY]",
 		Short: short,
@@ -91,7 +92,7 @@ func newModelIDCmd(f *Factory, use, short string, build func(types.Hash) types.I
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -99,10 +100,10 @@ func newModelIDCmd(f *Factory, use, short string, build func(types.Hash) types.I
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -121,7 +122,7 @@ func newModelListCmd(f *Factory) *cobra.Command {
 				ms = []apitypes.Model{}
 			}
 			if asJSON {
-				return printJSON(f.Out, ms)
+				return cmdutil.PrintJSON(f.Out, ms)
 			}
 			if len(ms) == 0 {
 				fmt.Fprintln(f.Out, "No models registered.")
@@ -132,7 +133,7 @@ func newModelListCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -159,10 +160,10 @@ func newModelShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, m)
+				return cmdutil.PrintJSON(f.Out, m)
 			}
 			fmt.Fprintf(f.Out, "Model %s (%s)\n  name       %s\n  uri        %s\n  publisher  %s\n  deposit    %s\n  published  at height %d\n",
-				m.ID, modelState(*m), m.Name, m.URI, m.Publisher, sdk.FormatCBY(mustBig(m.Deposit)), m.PublishedAt)
+				m.ID, modelState(*m), m.Name, m.URI, m.Publisher, sdk.FormatCBY(cmdutil.MustBig(m.Deposit)), m.PublishedAt)
 			fmt.Fprintf(f.Out, "  weights    %s\n  arch       %s\n  tokenizer  %s\n  license    %s\n", m.Weights, m.Arch, m.Tokenizer, m.License)
 			if m.Status == "retired" {
 				fmt.Fprintf(f.Out, "  deposit released at height %d\n", m.ReleaseAt)
@@ -173,6 +174,6 @@ func newModelShowCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }

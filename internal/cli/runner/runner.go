@@ -1,4 +1,4 @@
-package cli
+package runner
 
 import (
 	"crypto/ed25519"
@@ -7,63 +7,27 @@ import (
 	"math/big"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newRunnerCmd(f *Factory) *cobra.Command {
+func NewCmdRunner(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "runner", Short: "Off-chain compute runners in the Runner Registry (0x…01)"}
 	cmd.AddCommand(newRunnerRegisterCmd(f), newRunnerHeartbeatCmd(f), newRunnerDeregisterCmd(f), newRunnerStatusCmd(f), newRunnerListCmd(f))
 	cmd.AddCommand(newRunnerStakingCmds(f)...)
 	return cmd
 }
 
-// txFlags are the common flags of commands that send a transaction.
-type txFlags struct {
-	from    string
-	wait    bool
-	timeout time.Duration
-	asJSON  bool
-}
-
-func (t *txFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&t.from, "from", "", "sending key name (default: the only key)")
-	cmd.Flags().BoolVar(&t.wait, "wait", true, "wait for the receipt")
-	cmd.Flags().DurationVar(&t.timeout, "timeout", 30*time.Second, "how long to wait for the receipt")
-	jsonFlag(cmd, &t.asJSON)
-}
-
 var jobTypeNames = map[string]job.JobType{"llm": job.JobTypeLLM, "http": job.JobTypeHTTP, "mcp": job.JobTypeMCP, "custom": job.JobTypeCustom}
 
-func parseAmountFlag(name, s string) (*big.Int, error) {
-	if s == "" {
-		return nil, nil
-	}
-	v, err := sdk.ParseCBY(s)
-	if err != nil {
-		return nil, fmt.Errorf("--%s: %w", name, err)
-	}
-	return v, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// readResultKey reads an Ed25519 key: a 0x-hex public key (32 bytes) or
+// ReadResultKey reads an Ed25519 key: a 0x-hex public key (32 bytes) or
 // private key / seed (64 / 32 bytes in a file).
-func readResultKey(pub, file string) ([]byte, error) {
+func ReadResultKey(pub, file string) ([]byte, error) {
 	switch {
 	case pub != "" && file != "":
 		return nil, fmt.Errorf("give --result-key or --result-key-file, not both")
@@ -95,7 +59,7 @@ func readResultKey(pub, file string) ([]byte, error) {
 
 func newRunnerRegisterCmd(f *Factory) *cobra.Command {
 	var (
-		tf                                       txFlags
+		tf                                       cmdutil.TxFlags
 		pub, keyFile, jobTypes, models, domains  string
 		base, perToken, perWallMs, perMiB, stake string
 		maxJobValue                              string
@@ -109,12 +73,12 @@ func newRunnerRegisterCmd(f *Factory) *cobra.Command {
 			"parameter; devnets may use less). Rates are in CBY (\"0.01\") or base units (\"1000wei\").",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rk, err := readResultKey(pub, keyFile)
+			rk, err := ReadResultKey(pub, keyFile)
 			if err != nil {
 				return err
 			}
-			in := &types.RunnerRegister{ResultKey: rk, Models: splitList(models), Domains: splitList(domains), TEE: tee, MaxConcurrentJobs: maxJobs}
-			for _, t := range splitList(jobTypes) {
+			in := &types.RunnerRegister{ResultKey: rk, Models: cmdutil.SplitList(models), Domains: cmdutil.SplitList(domains), TEE: tee, MaxConcurrentJobs: maxJobs}
+			for _, t := range cmdutil.SplitList(jobTypes) {
 				jt, ok := jobTypeNames[strings.ToLower(t)]
 				if !ok {
 					return fmt.Errorf("--job-types: unknown job type %q (llm, http, mcp, custom)", t)
@@ -126,15 +90,15 @@ func newRunnerRegisterCmd(f *Factory) *cobra.Command {
 				dst       **big.Int
 			}{{"base", base, &in.RateBase}, {"per-token", perToken, &in.RatePerToken}, {"per-wall-ms", perWallMs, &in.RatePerWallMs},
 				{"per-memory-mib", perMiB, &in.RatePerMemoryMiB}, {"max-job-value", maxJobValue, &in.MaxJobValue}} {
-				if *p.dst, err = parseAmountFlag(p.name, p.val); err != nil {
+				if *p.dst, err = cmdutil.ParseAmountFlag(p.name, p.val); err != nil {
 					return err
 				}
 			}
-			st, err := parseAmountFlag("stake", stake)
+			st, err := cmdutil.ParseAmountFlag("stake", stake)
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -142,7 +106,7 @@ func newRunnerRegisterCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -159,18 +123,18 @@ func newRunnerRegisterCmd(f *Factory) *cobra.Command {
 	fl.Uint64Var(&maxJobs, "max-jobs", 4, "maximum concurrent jobs")
 	fl.StringVar(&maxJobValue, "max-job-value", "", "declared maximum job value (stake must be ≥ 1.5 × this)")
 	fl.StringVar(&stake, "stake", "", "self-bond to add (CBY)")
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 func newRunnerHeartbeatCmd(f *Factory) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   "heartbeat [--from KEY]",
 		Short: "Report the sending runner alive",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -178,21 +142,21 @@ func newRunnerHeartbeatCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 func newRunnerDeregisterCmd(f *Factory) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   "deregister [--from KEY]",
 		Short: "Leave the registry; the self-bond unbonds (withdraw it after the unbonding period; no active jobs allowed)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -200,10 +164,10 @@ func newRunnerDeregisterCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
@@ -221,7 +185,7 @@ func newRunnerStatusCmd(f *Factory) *cobra.Command {
 		Short: "Show one runner's registry record",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -230,12 +194,12 @@ func newRunnerStatusCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, r)
+				return cmdutil.PrintJSON(f.Out, r)
 			}
 			fmt.Fprintf(f.Out, "Runner      %s\n", r.Address)
 			fmt.Fprintf(f.Out, "Status      %s, %s\n", r.Status, runnerHealth(*r))
-			fmt.Fprintf(f.Out, "Stake       %s self + %s delegated by %d = %s effective (max job value %s)\n", sdk.FormatCBY(mustBig(r.Stake)),
-				sdk.FormatCBY(mustBig(r.Delegated)), r.Delegators, sdk.FormatCBY(mustBig(r.EffectiveStake)), sdk.FormatCBY(mustBig(r.MaxJobValue)))
+			fmt.Fprintf(f.Out, "Stake       %s self + %s delegated by %d = %s effective (max job value %s)\n", sdk.FormatCBY(cmdutil.MustBig(r.Stake)),
+				sdk.FormatCBY(cmdutil.MustBig(r.Delegated)), r.Delegators, sdk.FormatCBY(cmdutil.MustBig(r.EffectiveStake)), sdk.FormatCBY(cmdutil.MustBig(r.MaxJobValue)))
 			fmt.Fprintf(f.Out, "Commission  %d bps; eligible %v; consecutive slashes %d\n", r.CommissionBps, r.Eligible, r.ConsecutiveSlashes)
 			fmt.Fprintf(f.Out, "Reputation  %d\n", r.Reputation)
 			fmt.Fprintf(f.Out, "Job types   %s\n", strings.Join(r.JobTypes, ", "))
@@ -253,16 +217,8 @@ func newRunnerStatusCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
-}
-
-func mustBig(s string) *big.Int {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok {
-		return new(big.Int)
-	}
-	return v
 }
 
 func newRunnerListCmd(f *Factory) *cobra.Command {
@@ -280,19 +236,19 @@ func newRunnerListCmd(f *Factory) *cobra.Command {
 				rs = []apitypes.Runner{}
 			}
 			if asJSON {
-				return printJSON(f.Out, rs)
+				return cmdutil.PrintJSON(f.Out, rs)
 			}
 			if len(rs) == 0 {
 				fmt.Fprintln(f.Out, "No runners registered.")
 			}
 			for _, r := range rs {
 				fmt.Fprintf(f.Out, "%s  %-9s %-7s stake %s  rep %d  jobs %d/%d  %s\n", r.Address, runnerHealth(r), r.Status,
-					sdk.FormatCBY(mustBig(r.Stake)), r.Reputation, r.ActiveJobs, r.MaxConcurrentJobs, strings.Join(r.JobTypes, ","))
+					sdk.FormatCBY(cmdutil.MustBig(r.Stake)), r.Reputation, r.ActiveJobs, r.MaxConcurrentJobs, strings.Join(r.JobTypes, ","))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include runners that have left")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package runner
 
 import (
 	"crypto/ecdsa"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
@@ -16,109 +17,83 @@ import (
 
 // runnerAmountArgs resolves the RUNNER AMOUNT arguments and the signing key
 // of a delegation command.
-func (f *Factory) runnerAmountArgs(a []string, tf *txFlags) (types.Address, *big.Int, *ecdsa.PrivateKey, error) {
-	runner, err := f.resolveAddress(a[0])
+func runnerAmountArgs(f *Factory, a []string, tf *cmdutil.TxFlags) (types.Address, *big.Int, *ecdsa.PrivateKey, error) {
+	runner, err := f.ResolveAddress(a[0])
 	if err != nil {
 		return types.Address{}, nil, nil, err
 	}
-	v, err := parseAmountArg(a[1])
+	v, err := cmdutil.ParseAmountArg(a[1])
 	if err != nil {
 		return types.Address{}, nil, nil, err
 	}
-	key, err := f.signer(tf.from)
+	key, err := f.Signer(tf.From)
 	if err != nil {
 		return types.Address{}, nil, nil, err
 	}
 	return runner, v, key, nil
 }
 
-func parseAmountArg(s string) (*big.Int, error) {
-	v, err := sdk.ParseCBY(s)
-	if err != nil {
-		return nil, fmt.Errorf("amount %q: %w", s, err)
-	}
-	if v.Sign() <= 0 {
-		return nil, fmt.Errorf("amount %q: must be positive", s)
-	}
-	return v, nil
-}
-
-// sendCmd builds a transaction-sending command whose RunE produces the tx.
-func sendCmd(f *Factory, use, short, long string, args cobra.PositionalArgs, send func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error)) *cobra.Command {
-	var tf txFlags
-	cmd := &cobra.Command{Use: use, Short: short, Long: long, Args: args,
-		RunE: func(cmd *cobra.Command, a []string) error {
-			tx, err := send(cmd, a, &tf)
-			if err != nil {
-				return err
-			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
-		}}
-	tf.add(cmd)
-	return cmd
-}
-
 func newRunnerStakingCmds(f *Factory) []*cobra.Command {
-	stake := sendCmd(f, "stake AMOUNT [--from KEY]", "Add AMOUNT (CBY) to the sending runner's self-bond", "", cobra.ExactArgs(1),
-		func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
-			v, err := parseAmountArg(a[0])
+	stake := cmdutil.SendCmd(f, "stake AMOUNT [--from KEY]", "Add AMOUNT (CBY) to the sending runner's self-bond", "", cobra.ExactArgs(1),
+		func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
+			v, err := cmdutil.ParseAmountArg(a[0])
 			if err != nil {
 				return nil, err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return nil, err
 			}
 			return f.Client().StakeRunner(cmd.Context(), key, v, sdk.TxOptions{})
 		})
-	unstake := sendCmd(f, "unstake AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sending runner's self-bond",
+	unstake := cmdutil.SendCmd(f, "unstake AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sending runner's self-bond",
 		"The stake must still meet the registration rules afterwards (effective stake ≥ max(min stake,\n"+
 			"1.5 × max job value), self-bond ≥ 10% of the effective stake). Withdraw after the unbonding period.",
-		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
-			v, err := parseAmountArg(a[0])
+		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
+			v, err := cmdutil.ParseAmountArg(a[0])
 			if err != nil {
 				return nil, err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return nil, err
 			}
 			return f.Client().UnstakeRunner(cmd.Context(), key, v, sdk.TxOptions{})
 		})
-	commission := sendCmd(f, "commission BPS [--from KEY]", "Set the sending runner's commission on delegator revenue (0..10000 bps)", "",
-		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
+	commission := cmdutil.SendCmd(f, "commission BPS [--from KEY]", "Set the sending runner's commission on delegator revenue (0..10000 bps)", "",
+		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
 			bps, err := strconv.ParseUint(a[0], 10, 64)
 			if err != nil || bps > 10_000 {
 				return nil, fmt.Errorf("commission %q: want 0..10000 basis points", a[0])
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return nil, err
 			}
 			return f.Client().SetRunnerCommission(cmd.Context(), key, bps, sdk.TxOptions{})
 		})
-	delegate := sendCmd(f, "delegate RUNNER AMOUNT [--from KEY]", "Delegate AMOUNT (CBY) of the sender's balance to RUNNER",
+	delegate := cmdutil.SendCmd(f, "delegate RUNNER AMOUNT [--from KEY]", "Delegate AMOUNT (CBY) of the sender's balance to RUNNER",
 		"Delegated stake adds to the runner's selection weight and max job value; delegators share the\n"+
 			"runner's payouts pro rata after its commission and are slashed with it.",
-		cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
-			runner, v, key, err := f.runnerAmountArgs(a, tf)
+		cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
+			runner, v, key, err := runnerAmountArgs(f, a, tf)
 			if err != nil {
 				return nil, err
 			}
 			return f.Client().DelegateStake(cmd.Context(), key, runner, v, sdk.TxOptions{})
 		})
-	undelegate := sendCmd(f, "undelegate RUNNER AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sender's delegation on RUNNER",
+	undelegate := cmdutil.SendCmd(f, "undelegate RUNNER AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sender's delegation on RUNNER",
 		"The amount stays slashable for RUNNER's faults until the unbonding period ends; then `cowboy runner withdraw`.",
-		cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *txFlags) (*types.Tx, error) {
-			runner, v, key, err := f.runnerAmountArgs(a, tf)
+		cobra.ExactArgs(2), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
+			runner, v, key, err := runnerAmountArgs(f, a, tf)
 			if err != nil {
 				return nil, err
 			}
 			return f.Client().UndelegateStake(cmd.Context(), key, runner, v, sdk.TxOptions{})
 		})
-	withdraw := sendCmd(f, "withdraw [--from KEY]", "Withdraw every matured unbonding tranche of the sender", "", cobra.NoArgs,
-		func(cmd *cobra.Command, _ []string, tf *txFlags) (*types.Tx, error) {
-			key, err := f.signer(tf.from)
+	withdraw := cmdutil.SendCmd(f, "withdraw [--from KEY]", "Withdraw every matured unbonding tranche of the sender", "", cobra.NoArgs,
+		func(cmd *cobra.Command, _ []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +109,7 @@ func newRunnerDelegationsCmd(f *Factory) *cobra.Command {
 		Short: "List the stake delegated to RUNNER",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			runner, err := f.resolveAddress(a[0])
+			runner, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -143,18 +118,18 @@ func newRunnerDelegationsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, ds)
+				return cmdutil.PrintJSON(f.Out, ds)
 			}
 			if len(ds) == 0 {
 				fmt.Fprintln(f.Out, "No delegations.")
 			}
 			for _, d := range ds {
-				fmt.Fprintf(f.Out, "%s  %s  since block %d\n", d.Delegator, sdk.FormatCBY(mustBig(d.Amount)), d.Since)
+				fmt.Fprintf(f.Out, "%s  %s  since block %d\n", d.Delegator, sdk.FormatCBY(cmdutil.MustBig(d.Amount)), d.Since)
 			}
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -171,11 +146,11 @@ func newRunnerUnbondingCmd(f *Factory) *cobra.Command {
 			var owner types.Address
 			if len(a) == 1 {
 				var err error
-				if owner, err = f.resolveAddress(a[0]); err != nil {
+				if owner, err = f.ResolveAddress(a[0]); err != nil {
 					return err
 				}
 			} else {
-				key, err := f.signer(from)
+				key, err := f.Signer(from)
 				if err != nil {
 					return err
 				}
@@ -186,7 +161,7 @@ func newRunnerUnbondingCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, ts)
+				return cmdutil.PrintJSON(f.Out, ts)
 			}
 			if len(ts) == 0 {
 				fmt.Fprintln(f.Out, "Nothing unbonding.")
@@ -196,12 +171,12 @@ func newRunnerUnbondingCmd(f *Factory) *cobra.Command {
 				if t.Matured {
 					state = "withdrawable"
 				}
-				fmt.Fprintf(f.Out, "%s from runner %s, %s\n", sdk.FormatCBY(mustBig(t.Amount)), t.Runner, state)
+				fmt.Fprintf(f.Out, "%s from runner %s, %s\n", sdk.FormatCBY(cmdutil.MustBig(t.Amount)), t.Runner, state)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "key whose tranches to list (default: the only key)")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }

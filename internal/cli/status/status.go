@@ -1,15 +1,16 @@
-package cli
+package status
 
 import (
 	"fmt"
 	"math/big"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newStatusCmd(f *Factory) *cobra.Command {
+func NewCmdStatus(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -21,7 +22,7 @@ func newStatusCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, st)
+				return cmdutil.PrintJSON(f.Out, st)
 			}
 			burned, _ := sdk.ParseAmount(st.Burned)
 			if burned == nil {
@@ -39,6 +40,6 @@ func newStatusCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package tee
 
 import (
 	"crypto/ecdh"
@@ -15,11 +15,13 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
+	"github.com/cowboy-foundation/cowboy/internal/cli/runner"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newTEECmd(f *Factory) *cobra.Command {
+func NewCmdTEE(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "tee", Short: "TEE attestation (TEE Verifier 0x…05)"}
 	cmd.AddCommand(newTEEStatusCmd(f), newTEEParamsCmd(f), newTEEAttestCmd(f))
 	return cmd
@@ -32,7 +34,7 @@ func newTEEStatusCmd(f *Factory) *cobra.Command {
 		Short: "Show a runner's attestation: measurement, expiry and whether it is in force",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			addr, err := f.resolveAddress(a[0])
+			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
 			}
@@ -45,7 +47,7 @@ func newTEEStatusCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, at)
+				return cmdutil.PrintJSON(f.Out, at)
 			}
 			state := "in force"
 			if !at.Valid {
@@ -62,7 +64,7 @@ func newTEEStatusCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -78,7 +80,7 @@ func newTEEParamsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, p)
+				return cmdutil.PrintJSON(f.Out, p)
 			}
 			fmt.Fprintf(f.Out, "Policy          %s\n", p.PolicyID)
 			fmt.Fprintf(f.Out, "  unique id     %s\n", orAny(p.Policy.UniqueID))
@@ -90,7 +92,7 @@ func newTEEParamsCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -127,7 +129,7 @@ func readHexKey(path string, create bool) ([]byte, error) {
 
 func newTEEAttestCmd(f *Factory) *cobra.Command {
 	var (
-		tf                        txFlags
+		tf                        cmdutil.TxFlags
 		resultFile, sealFile, sim string
 	)
 	cmd := &cobra.Command{
@@ -142,7 +144,7 @@ func newTEEAttestCmd(f *Factory) *cobra.Command {
 			if sim == "" || resultFile == "" || sealFile == "" {
 				return fmt.Errorf("--simulation-key-file, --result-key-file and --seal-key-file are required")
 			}
-			rk, err := readResultKey("", resultFile)
+			rk, err := runner.ReadResultKey("", resultFile)
 			if err != nil {
 				return err
 			}
@@ -162,7 +164,7 @@ func newTEEAttestCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -170,18 +172,18 @@ func newTEEAttestCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&sim, "simulation-key-file", "", "Ed25519 seed of the simulated platform (created if missing)")
 	fl.StringVar(&resultFile, "result-key-file", "", "the runner's Ed25519 result key seed or private key (hex)")
 	fl.StringVar(&sealFile, "seal-key-file", "", "the runner's X25519 seal private key (created if missing)")
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
-func newSecretCmd(f *Factory) *cobra.Command {
+func NewCmdSecret(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secret", Short: "Secrets released only to attested runners (Secrets Manager 0x…04)"}
 	cmd.AddCommand(newSecretPutCmd(f), newSecretGrantCmd(f), newSecretRevokeCmd(f), newSecretRmCmd(f), newSecretListCmd(f), newSecretShowCmd(f))
 	return cmd
@@ -246,7 +248,7 @@ func (p *policyFlags) policy() (attest.Policy, error) {
 
 func newSecretPutCmd(f *Factory) *cobra.Command {
 	var (
-		tf          txFlags
+		tf          cmdutil.TxFlags
 		pf          policyFlags
 		file, value string
 	)
@@ -280,7 +282,7 @@ func newSecretPutCmd(f *Factory) *cobra.Command {
 			if len(plain) == 0 {
 				return fmt.Errorf("empty secret")
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -288,26 +290,26 @@ func newSecretPutCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "read the secret from this file")
 	cmd.Flags().StringVar(&value, "value", "", "the secret (visible in the process list; prefer --file or stdin)")
 	pf.add(cmd)
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 // secretTxCmd is a secret command that sends one transaction built by send
 // from the unlocked key and the arguments.
 func secretTxCmd(f *Factory, use, short string, nargs int, send func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error)) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(nargs),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -315,17 +317,17 @@ func secretTxCmd(f *Factory, use, short string, nargs int, send func(cmd *cobra.
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 func newSecretGrantCmd(f *Factory) *cobra.Command {
 	return secretTxCmd(f, "grant NAME RUNNER [--from KEY]", "Release a secret to an attested runner (its enclave key must satisfy the secret's policy)", 2,
 		func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error) {
-			runner, err := f.resolveAddress(a[1])
+			runner, err := f.ResolveAddress(a[1])
 			if err != nil {
 				return nil, err
 			}
@@ -336,7 +338,7 @@ func newSecretGrantCmd(f *Factory) *cobra.Command {
 func newSecretRevokeCmd(f *Factory) *cobra.Command {
 	return secretTxCmd(f, "revoke NAME RUNNER [--from KEY]", "Remove a runner's grant (what it already read stays read: rotate with `secret put`)", 2,
 		func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error) {
-			runner, err := f.resolveAddress(a[1])
+			runner, err := f.ResolveAddress(a[1])
 			if err != nil {
 				return nil, err
 			}
@@ -362,7 +364,7 @@ func newSecretListCmd(f *Factory) *cobra.Command {
 			if len(a) == 1 {
 				arg = a[0]
 			}
-			owner, err := f.addressOrOnlyKey(arg)
+			owner, err := f.AddressOrOnlyKey(arg)
 			if err != nil {
 				return err
 			}
@@ -371,7 +373,7 @@ func newSecretListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, ss)
+				return cmdutil.PrintJSON(f.Out, ss)
 			}
 			if len(ss) == 0 {
 				fmt.Fprintf(f.Out, "%s has no secrets.\n", owner)
@@ -389,7 +391,7 @@ func newSecretListCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -404,7 +406,7 @@ func newSecretShowCmd(f *Factory) *cobra.Command {
 			if len(a) == 2 {
 				ownerArg = a[0]
 			}
-			owner, err := f.addressOrOnlyKey(ownerArg)
+			owner, err := f.AddressOrOnlyKey(ownerArg)
 			if err != nil {
 				return err
 			}
@@ -413,7 +415,7 @@ func newSecretShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, s)
+				return cmdutil.PrintJSON(f.Out, s)
 			}
 			fmt.Fprintf(f.Out, "Secret      %s/%s version %d (%d bytes of ciphertext)\n", s.Owner, s.Name, s.Version, len(s.Ciphertext))
 			fmt.Fprintf(f.Out, "Policy      %s: unique id %s, signer id %s product %d svn >= %d\n", s.PolicyID, orAny(s.Policy.UniqueID),
@@ -429,6 +431,6 @@ func newSecretShowCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package timer
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
-func newTimerCmd(f *Factory) *cobra.Command {
+func NewCmdTimer(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "timer",
 		Short: "Inspect native timers (set by actors with runtime.set_timer / set_interval)",
@@ -34,7 +35,7 @@ func newTimerListCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, l)
+				return cmdutil.PrintJSON(f.Out, l)
 			}
 			fmt.Fprintf(f.Out, "Timers of %s (queue at height %d): %d\n", l.Owner, l.Height, len(l.Timers))
 			for _, t := range l.Timers {
@@ -51,7 +52,7 @@ func newTimerListCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -71,13 +72,13 @@ func newTimerShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, t)
+				return cmdutil.PrintJSON(f.Out, t)
 			}
 			printTimer(f.Out, t)
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -94,7 +95,7 @@ func printTimer(w io.Writer, t *apitypes.Timer) {
 	} else {
 		fmt.Fprintf(w, "  interval   one-shot\n")
 	}
-	fmt.Fprintf(w, "  deposit    %s\n", amount(t.Deposit))
+	fmt.Fprintf(w, "  deposit    %s\n", cmdutil.Amount(t.Deposit))
 	if t.GBA != nil {
 		fmt.Fprintf(w, "  gba        %s\n", t.GBA)
 	} else {
@@ -115,35 +116,17 @@ func newTimerStatsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, st)
+				return cmdutil.PrintJSON(f.Out, st)
 			}
 			fmt.Fprintf(f.Out, "Queue height     %d\n", st.Height)
 			fmt.Fprintf(f.Out, "Pending          %d (tier 1 %d, tier 2 %d, tier 3 %d, due %d)\n", st.Depth, st.Tier1, st.Tier2, st.Tier3, st.Due)
 			fmt.Fprintf(f.Out, "Timer basefee    %d base units per schedule\n", st.Basefee)
-			fmt.Fprintf(f.Out, "Base deposit     %s\n", amount(st.BaseDeposit))
+			fmt.Fprintf(f.Out, "Base deposit     %s\n", cmdutil.Amount(st.BaseDeposit))
 			fmt.Fprintf(f.Out, "Lane budget      %d cycles per block\n", st.LaneBudget)
 			fmt.Fprintf(f.Out, "Per-actor cap    %d timers\n", st.MaxPerOwner)
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
-}
-
-// printTimerReceipt prints a timer execution's receipt (no transaction).
-func printTimerReceipt(w io.Writer, r *apitypes.TxResult) {
-	rc := r.Receipt
-	fmt.Fprintf(w, "Timer receipt %s\n", rc.TxHash)
-	if r.BlockHeight != nil {
-		fmt.Fprintf(w, "  block      %d (%s) index %d\n", *r.BlockHeight, r.BlockHash, *r.Index)
-	}
-	fmt.Fprintf(w, "  result     %s\n", rc.Status)
-	if rc.Error != "" {
-		fmt.Fprintf(w, "  error      %s\n", rc.Error)
-	}
-	fmt.Fprintf(w, "  used       %d cycles, %d cells\n", rc.CyclesUsed, rc.CellsUsed)
-	fmt.Fprintf(w, "  fee paid   %s (burned %s, tip %s)\n", amount(rc.FeePaid), amount(rc.Burned), amount(rc.Tip))
-	for _, ev := range rc.Events {
-		fmt.Fprintf(w, "  event      %s from %s %s\n", ev.Topic, ev.Emitter, string(ev.Decoded))
-	}
 }

@@ -1,20 +1,19 @@
-package cli
+package tx
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
 
-func newTxCmd(f *Factory) *cobra.Command {
+func NewCmdTx(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "tx", Short: "Send, inspect and encode transactions"}
 	cmd.AddCommand(newTransferCmd(f), newTxShowCmd(f), newTxEncodeCmd(f))
 	return cmd
@@ -36,7 +35,7 @@ func newTransferCmd(f *Factory) *cobra.Command {
 			if to == "" || value == "" {
 				return fmt.Errorf("--to and --value are required")
 			}
-			dest, err := f.resolveAddress(to)
+			dest, err := f.ResolveAddress(to)
 			if err != nil {
 				return err
 			}
@@ -44,7 +43,7 @@ func newTransferCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, err := f.signer(from)
+			key, err := f.Signer(from)
 			if err != nil {
 				return err
 			}
@@ -52,7 +51,7 @@ func newTransferCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), wait, timeout, asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), wait, timeout, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "recipient address or key name")
@@ -61,76 +60,8 @@ func newTransferCmd(f *Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", true, "wait for the receipt")
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the receipt")
 	cmd.Flags().Uint64Var(&tip, "tip", 0, "tip per cycle in base units (default 1)")
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
-}
-
-// reportSubmitted prints a submitted transaction's hash and, when waiting,
-// its receipt.
-func (f *Factory) reportSubmitted(ctx context.Context, h types.Hash, wait bool, timeout time.Duration, asJSON bool) error {
-	if !wait {
-		if asJSON {
-			return printJSON(f.Out, apitypes.SubmitTxResult{Hash: h})
-		}
-		fmt.Fprintf(f.Out, "Submitted %s\n", h)
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	r, err := f.Client().WaitForReceipt(ctx, h)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return printJSON(f.Out, r)
-	}
-	printTxResult(f.Out, r)
-	if r.Receipt != nil && r.Receipt.Status != "success" {
-		return fmt.Errorf("transaction %s failed: %s", h, r.Receipt.Error)
-	}
-	return nil
-}
-
-func amount(s string) string {
-	v, err := sdk.ParseAmount(s)
-	if err != nil {
-		return s
-	}
-	return sdk.FormatCBY(v)
-}
-
-func printTxResult(w io.Writer, r *apitypes.TxResult) {
-	if r.Kind == apitypes.ReceiptKindTimer && r.Receipt != nil {
-		printTimerReceipt(w, r)
-		return
-	}
-	t := r.Tx
-	fmt.Fprintf(w, "Transaction %s\n", t.Hash)
-	fmt.Fprintf(w, "  status     %s\n", r.Status)
-	fmt.Fprintf(w, "  from       %s (nonce %d)\n", t.From, t.Nonce)
-	if t.To != nil {
-		fmt.Fprintf(w, "  to         %s\n", t.To)
-	} else {
-		fmt.Fprintf(w, "  to         (actor creation)\n")
-	}
-	fmt.Fprintf(w, "  value      %s\n", amount(t.Value))
-	fmt.Fprintf(w, "  limits     %d cycles, %d cells\n", t.CyclesLimit, t.CellsLimit)
-	fmt.Fprintf(w, "  max fees   %d/cycle, %d/cell (tips %d, %d)\n", t.MaxFeePerCycle, t.MaxFeePerCell, t.TipPerCycle, t.TipPerCell)
-	if r.BlockHeight != nil {
-		fmt.Fprintf(w, "  block      %d (%s) index %d\n", *r.BlockHeight, r.BlockHash, *r.Index)
-	}
-	if rc := r.Receipt; rc != nil {
-		fmt.Fprintf(w, "Receipt\n")
-		fmt.Fprintf(w, "  result     %s\n", rc.Status)
-		if rc.Error != "" {
-			fmt.Fprintf(w, "  error      %s\n", rc.Error)
-		}
-		fmt.Fprintf(w, "  used       %d cycles, %d cells\n", rc.CyclesUsed, rc.CellsUsed)
-		fmt.Fprintf(w, "  fee paid   %s (burned %s, tip %s)\n", amount(rc.FeePaid), amount(rc.Burned), amount(rc.Tip))
-		for _, ev := range rc.Events {
-			fmt.Fprintf(w, "  event      %s from %s %s\n", ev.Topic, ev.Emitter, string(ev.Decoded))
-		}
-	}
 }
 
 func newTxShowCmd(f *Factory) *cobra.Command {
@@ -149,13 +80,13 @@ func newTxShowCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(f.Out, r)
+				return cmdutil.PrintJSON(f.Out, r)
 			}
-			printTxResult(f.Out, r)
+			cmdutil.PrintTxResult(f.Out, r)
 			return nil
 		},
 	}
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 

@@ -1,4 +1,4 @@
-package cli
+package validator
 
 import (
 	"errors"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 )
 
-func newValidatorCmd(f *Factory) *cobra.Command {
+func NewCmdValidator(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validator",
 		Short: "Validator Registry (0x…0C): register, exit, withdraw, unjail; BLS consensus keys",
@@ -57,7 +58,7 @@ func newValidatorKeygenCmd(f *Factory) *cobra.Command {
 
 func newValidatorRegisterCmd(f *Factory) *cobra.Command {
 	var (
-		tf             txFlags
+		tf             cmdutil.TxFlags
 		keyFile, stake string
 	)
 	cmd := &cobra.Command{
@@ -69,14 +70,14 @@ func newValidatorRegisterCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--bls-key: %w", err)
 			}
-			st, err := parseAmountFlag("stake", stake)
+			st, err := cmdutil.ParseAmountFlag("stake", stake)
 			if err != nil {
 				return err
 			}
 			if st == nil {
 				st = new(big.Int)
 			}
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -85,23 +86,23 @@ func newValidatorRegisterCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
 	cmd.Flags().StringVar(&keyFile, "bls-key", "", "the node's BLS consensus key file (HOME/consensus.key)")
 	cmd.Flags().StringVar(&stake, "stake", "", "stake to add (CBY, or base units with \"wei\")")
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }
 
 func newValidatorSimpleCmd(f *Factory, use, short string, in types.Instruction) *cobra.Command {
-	var tf txFlags
+	var tf cmdutil.TxFlags
 	cmd := &cobra.Command{
 		Use:   use + " [--from KEY]",
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			key, err := f.signer(tf.from)
+			key, err := f.Signer(tf.From)
 			if err != nil {
 				return err
 			}
@@ -109,9 +110,9 @@ func newValidatorSimpleCmd(f *Factory, use, short string, in types.Instruction) 
 			if err != nil {
 				return err
 			}
-			return f.reportSubmitted(cmd.Context(), tx.Hash(), tf.wait, tf.timeout, tf.asJSON)
+			return f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON)
 		},
 	}
-	tf.add(cmd)
+	tf.Add(cmd)
 	return cmd
 }

@@ -1,4 +1,4 @@
-package cli
+package volume
 
 import (
 	"crypto/hkdf"
@@ -56,11 +56,11 @@ A --token without write permission mounts read-only.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			key, err := f.signer(o.from)
+			key, err := f.Signer(o.from)
 			if err != nil {
 				return err
 			}
-			v, closeClient, err := f.openVolumeWithKey(ctx, &o.volumeOpts, key, a[0])
+			v, closeClient, err := openVolumeWithKey(f, ctx, &o.volumeOpts, key, a[0])
 			if err != nil {
 				return err
 			}
@@ -141,7 +141,7 @@ directory of a running mount, it first commits every change pending there.`,
 				fmt.Fprintf(f.Out, "Synced %s: every change committed and anchored.\n", a[0])
 				return nil
 			}
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}

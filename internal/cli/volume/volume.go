@@ -1,4 +1,4 @@
-package cli
+package volume
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
 	"github.com/cowboy-foundation/cowboy/relay/onchain"
@@ -39,10 +40,10 @@ func (o *volumeOpts) add(cmd *cobra.Command) {
 // volumeAliases maps local names to volume ids (home/volumes.json).
 type volumeAliases map[string]string
 
-func (f *Factory) aliasPath() string { return filepath.Join(f.Home, "volumes.json") }
+func aliasPath(f *Factory) string { return filepath.Join(f.Home, "volumes.json") }
 
-func (f *Factory) loadAliases() (volumeAliases, error) {
-	b, err := os.ReadFile(f.aliasPath())
+func loadAliases(f *Factory) (volumeAliases, error) {
+	b, err := os.ReadFile(aliasPath(f))
 	if errors.Is(err, os.ErrNotExist) {
 		return volumeAliases{}, nil
 	}
@@ -51,70 +52,70 @@ func (f *Factory) loadAliases() (volumeAliases, error) {
 	}
 	var a volumeAliases
 	if err := json.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.aliasPath(), err)
+		return nil, fmt.Errorf("%s: %w", aliasPath(f), err)
 	}
 	return a, nil
 }
 
-func (f *Factory) saveAliases(a volumeAliases) error {
+func saveAliases(f *Factory, a volumeAliases) error {
 	b, _ := json.MarshalIndent(a, "", "  ")
 	if err := os.MkdirAll(f.Home, 0o700); err != nil {
 		return err
 	}
-	tmp := f.aliasPath() + ".tmp"
+	tmp := aliasPath(f) + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, f.aliasPath())
+	return os.Rename(tmp, aliasPath(f))
 }
 
-func (f *Factory) resolveVolume(s string) (cbfs.VolumeID, error) {
+func resolveVolume(f *Factory, s string) (cbfs.VolumeID, error) {
 	if id, err := captoken.ParseVolumeID(strings.TrimPrefix(s, "0x")); err == nil {
 		return id, nil
 	}
-	a, err := f.loadAliases()
+	a, err := loadAliases(f)
 	if err != nil {
 		return cbfs.VolumeID{}, err
 	}
 	if id, ok := a[s]; ok {
 		return captoken.ParseVolumeID(id)
 	}
-	return cbfs.VolumeID{}, fmt.Errorf("%q is neither a volume id nor a volume name in %s", s, f.aliasPath())
+	return cbfs.VolumeID{}, fmt.Errorf("%q is neither a volume id nor a volume name in %s", s, aliasPath(f))
 }
 
-func (f *Factory) cbfsClient(o *volumeOpts) (*cbfs.Client, *onchain.Anchor, error) {
-	key, err := f.signer(o.from)
+func cbfsClient(f *Factory, o *volumeOpts) (*cbfs.Client, *onchain.Anchor, error) {
+	key, err := f.Signer(o.from)
 	if err != nil {
 		return nil, nil, err
 	}
-	return f.cbfsClientWithKey(o, key)
+	return cbfsClientWithKey(f, o, key)
 }
 
 // cbfsClientWithKey builds a CBFS client that finds relays in the Relay
 // Registry and anchors manifests at the Storage Manager, acting as key.
-func (f *Factory) cbfsClientWithKey(o *volumeOpts, key *ecdsa.PrivateKey) (*cbfs.Client, *onchain.Anchor, error) {
+func cbfsClientWithKey(f *Factory, o *volumeOpts, key *ecdsa.PrivateKey) (*cbfs.Client, *onchain.Anchor, error) {
 	anchor := &onchain.Anchor{Client: f.Client(), Key: key, K: o.k, M: o.m}
 	c, err := cbfs.New(cbfs.Config{Key: key, Directory: onchain.Directory{Client: f.Client()}, Anchor: anchor})
 	return c, anchor, err
 }
 
 // openVolume opens VOL as its owner, or through --token.
-func (f *Factory) openVolume(ctx context.Context, o *volumeOpts, vol string) (*cbfs.Volume, func(), error) {
-	key, err := f.signer(o.from)
+func openVolume(f *Factory, ctx context.Context, o *volumeOpts, vol string) (*cbfs.Volume, func(), error) {
+	key, err := f.Signer(o.from)
 	if err != nil {
 		return nil, nil, err
 	}
-	return f.openVolumeWithKey(ctx, o, key, vol)
+	return openVolumeWithKey(f, ctx, o, key, vol)
 }
 
 // openVolumeWithKey is openVolume for an already unlocked key (the mount
 // needs the key itself too, to derive its cache key).
-func (f *Factory) openVolumeWithKey(ctx context.Context, o *volumeOpts, key *ecdsa.PrivateKey, vol string) (*cbfs.Volume, func(), error) {
-	c, _, err := f.cbfsClientWithKey(o, key)
+func openVolumeWithKey(f *Factory, ctx context.Context, o *volumeOpts, key *ecdsa.PrivateKey, vol string) (*cbfs.Volume, func(), error) {
+	c, _, err := cbfsClientWithKey(f, o, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := f.openWith(ctx, c, o, vol)
+	v, err := openWith(f, ctx, c, o, vol)
 	if err != nil {
 		c.Close()
 		return nil, nil, err
@@ -134,7 +135,7 @@ func (f *Factory) openVolumeWithKey(ctx context.Context, o *volumeOpts, key *ecd
 	}, nil
 }
 
-func (f *Factory) openWith(ctx context.Context, c *cbfs.Client, o *volumeOpts, vol string) (*cbfs.Volume, error) {
+func openWith(f *Factory, ctx context.Context, c *cbfs.Client, o *volumeOpts, vol string) (*cbfs.Volume, error) {
 	if o.token != "" {
 		tok, err := captoken.ParseHex(strings.TrimSpace(o.token))
 		if err != nil {
@@ -142,14 +143,14 @@ func (f *Factory) openWith(ctx context.Context, c *cbfs.Client, o *volumeOpts, v
 		}
 		return c.OpenShared(ctx, tok)
 	}
-	id, err := f.resolveVolume(vol)
+	id, err := resolveVolume(f, vol)
 	if err != nil {
 		return nil, err
 	}
 	return c.OpenVolume(ctx, id)
 }
 
-func newVolumeCmd(f *Factory) *cobra.Command {
+func NewCmdVolume(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "volume", Short: "Store files in encrypted, erasure-coded CBFS volumes on relay nodes"}
 	cmd.AddCommand(newVolumeCreateCmd(f), newVolumePutCmd(f), newVolumeGetCmd(f), newVolumeLsCmd(f), newVolumeRmCmd(f), newVolumeGrantCmd(f), newVolumeInfoCmd(f), newVolumeRepairCmd(f), newVolumeRevokeCmd(f), newVolumeFundCmd(f), newVolumeMountCmd(f), newVolumeUnmountCmd(f), newVolumeSyncCmd(f))
 	return cmd
@@ -162,14 +163,14 @@ func newVolumeCreateCmd(f *Factory) *cobra.Command {
 		Short: "Create a volume (NAME is a local alias for its id)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			aliases, err := f.loadAliases()
+			aliases, err := loadAliases(f)
 			if err != nil {
 				return err
 			}
 			if _, taken := aliases[a[0]]; taken {
 				return fmt.Errorf("a volume named %q already exists (%s)", a[0], aliases[a[0]])
 			}
-			c, _, err := f.cbfsClient(&o)
+			c, _, err := cbfsClient(f, &o)
 			if err != nil {
 				return err
 			}
@@ -180,7 +181,7 @@ func newVolumeCreateCmd(f *Factory) *cobra.Command {
 			}
 			id := v.ID()
 			aliases[a[0]] = hex.EncodeToString(id[:])
-			if err := f.saveAliases(aliases); err != nil {
+			if err := saveAliases(f, aliases); err != nil {
 				return err
 			}
 			fmt.Fprintf(f.Out, "Volume %s created: %x (K=%d, M=%d)\n", a[0], id[:], orDefault(o.k, 4), orDefault(o.m, 2))
@@ -245,9 +246,9 @@ func (p *progress) print(elapsed time.Duration) {
 	d := p.done.Load()
 	rate := float64(d) / elapsed.Seconds()
 	if p.total > 0 {
-		fmt.Fprintf(p.w, "\r%s %5.1f%% %s / %s  %s/s   ", p.label, 100*float64(d)/float64(p.total), bytesText(uint64(d)), bytesText(uint64(p.total)), bytesText(uint64(rate)))
+		fmt.Fprintf(p.w, "\r%s %5.1f%% %s / %s  %s/s   ", p.label, 100*float64(d)/float64(p.total), cmdutil.BytesText(uint64(d)), cmdutil.BytesText(uint64(p.total)), cmdutil.BytesText(uint64(rate)))
 	} else {
-		fmt.Fprintf(p.w, "\r%s %s  %s/s   ", p.label, bytesText(uint64(d)), bytesText(uint64(rate)))
+		fmt.Fprintf(p.w, "\r%s %s  %s/s   ", p.label, cmdutil.BytesText(uint64(d)), cmdutil.BytesText(uint64(rate)))
 	}
 }
 
@@ -299,7 +300,7 @@ func newVolumePutCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
@@ -310,7 +311,7 @@ func newVolumePutCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "Stored %s (%s in %d segments); manifest root %x\n", fi.Path, bytesText(uint64(fi.Size)), fi.Segments, rootOf(v))
+			fmt.Fprintf(f.Out, "Stored %s (%s in %d segments); manifest root %x\n", fi.Path, cmdutil.BytesText(uint64(fi.Size)), fi.Segments, rootOf(v))
 			return nil
 		},
 	}
@@ -327,7 +328,7 @@ func newVolumeGetCmd(f *Factory) *cobra.Command {
 		Short: "Download a file, verifying every shard (LOCAL - for standard output)",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
@@ -366,7 +367,7 @@ func newVolumeGetCmd(f *Factory) *cobra.Command {
 			if err := os.Rename(tmp.Name(), a[2]); err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "Fetched %s -> %s (%s)\n", a[1], a[2], bytesText(uint64(st.Size)))
+			fmt.Fprintf(f.Out, "Fetched %s -> %s (%s)\n", a[1], a[2], cmdutil.BytesText(uint64(st.Size)))
 			return nil
 		},
 	}
@@ -388,7 +389,7 @@ func newVolumeLsCmd(f *Factory) *cobra.Command {
 			if len(a) == 2 {
 				prefix = vpath(a[1])
 			}
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
@@ -402,7 +403,7 @@ func newVolumeLsCmd(f *Factory) *cobra.Command {
 				if files == nil {
 					files = []cbfs.FileInfo{}
 				}
-				return printJSON(f.Out, files)
+				return cmdutil.PrintJSON(f.Out, files)
 			}
 			for _, fi := range files {
 				name := fi.Path
@@ -412,13 +413,13 @@ func newVolumeLsCmd(f *Factory) *cobra.Command {
 				case fi.Target != "":
 					name += " -> " + fi.Target
 				}
-				fmt.Fprintf(f.Out, "%10s  %s  %s\n", bytesText(uint64(fi.Size)), fi.ModTime.UTC().Format(time.RFC3339), name)
+				fmt.Fprintf(f.Out, "%10s  %s  %s\n", cmdutil.BytesText(uint64(fi.Size)), fi.ModTime.UTC().Format(time.RFC3339), name)
 			}
 			return nil
 		},
 	}
 	o.add(cmd)
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -429,7 +430,7 @@ func newVolumeRmCmd(f *Factory) *cobra.Command {
 		Short: "Remove a file",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
@@ -473,7 +474,7 @@ func newVolumeGrantCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
@@ -519,7 +520,7 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 		Short: "Show a volume's manifest root, commitment, shards, placement and relay health",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
@@ -549,14 +550,14 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 				}
 			}
 			if asJSON {
-				return printJSON(f.Out, map[string]any{"volume": info, "commitment": onChain, "shards_per_relay": perRelay, "relays": relays})
+				return cmdutil.PrintJSON(f.Out, map[string]any{"volume": info, "commitment": onChain, "shards_per_relay": perRelay, "relays": relays})
 			}
 			fmt.Fprintf(f.Out, "Volume        %x\n", info.ID[:])
 			fmt.Fprintf(f.Out, "Owner         %s\n", types.Address(info.Owner))
-			fmt.Fprintf(f.Out, "Erasure       K=%d data + M=%d parity, %s segments\n", info.K, info.M, bytesText(uint64(info.SegmentSize)))
+			fmt.Fprintf(f.Out, "Erasure       K=%d data + M=%d parity, %s segments\n", info.K, info.M, cmdutil.BytesText(uint64(info.SegmentSize)))
 			fmt.Fprintf(f.Out, "Manifest      version %d, root %x\n", info.Version, info.Root[:])
 			fmt.Fprintf(f.Out, "On chain      version %d, root %s (Storage Manager %s)\n", onChain.Version, onChain.Root, types.StorageManagerAddress)
-			fmt.Fprintf(f.Out, "Files         %d, %s plaintext, %s in shards\n", info.Files, bytesText(uint64(info.Bytes)), bytesText(uint64(info.StoredBytes)))
+			fmt.Fprintf(f.Out, "Files         %d, %s plaintext, %s in shards\n", info.Files, cmdutil.BytesText(uint64(info.Bytes)), cmdutil.BytesText(uint64(info.StoredBytes)))
 			fmt.Fprintln(f.Out, "Placement")
 			health := map[types.Address]string{}
 			for _, r := range relays {
@@ -591,12 +592,12 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 			}
 			if r := onChain.Rent; r != nil {
 				fmt.Fprintln(f.Out, "Rent")
-				fmt.Fprintf(f.Out, "  escrow      %s\n", amount(r.Escrow))
-				fmt.Fprintf(f.Out, "  per epoch   %s (%s of shards; epoch %d, %d blocks each)\n", amount(r.RentPerEpoch), bytesText(r.ShardBytes), r.Epoch, r.EpochBlocks)
-				fmt.Fprintf(f.Out, "  paid        %s to relays, funded %s\n", amount(r.Paid), amount(r.Funded))
+				fmt.Fprintf(f.Out, "  escrow      %s\n", cmdutil.Amount(r.Escrow))
+				fmt.Fprintf(f.Out, "  per epoch   %s (%s of shards; epoch %d, %d blocks each)\n", cmdutil.Amount(r.RentPerEpoch), cmdutil.BytesText(r.ShardBytes), r.Epoch, r.EpochBlocks)
+				fmt.Fprintf(f.Out, "  paid        %s to relays, funded %s\n", cmdutil.Amount(r.Paid), cmdutil.Amount(r.Funded))
 				switch {
 				case r.Evicted != 0:
-					fmt.Fprintf(f.Out, "  EVICTED at block %d for unpaid rent; %s returned\n", r.Evicted, amount(r.Refunded))
+					fmt.Fprintf(f.Out, "  EVICTED at block %d for unpaid rent; %s returned\n", r.Evicted, cmdutil.Amount(r.Refunded))
 				case r.Arrears > 0:
 					fmt.Fprintf(f.Out, "  IN ARREARS for %d of %d grace epochs: run `cowboy volume fund`\n", r.Arrears, r.GraceEpochs)
 				}
@@ -605,7 +606,7 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 		},
 	}
 	o.add(cmd)
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -621,14 +622,14 @@ func newVolumeRepairCmd(f *Factory) *cobra.Command {
 		Short: "Rebuild shards held by unhealthy or unreachable relays (or failing challenges) onto healthy ones",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			v, done, err := f.openVolume(cmd.Context(), &o, a[0])
+			v, done, err := openVolume(f, cmd.Context(), &o, a[0])
 			if err != nil {
 				return err
 			}
 			defer done()
 			rep, err := v.Repair(cmd.Context(), cbfs.RepairOptions{Audit: audit, MaxBytesPerSecond: rate})
 			if asJSON {
-				if jerr := printJSON(f.Out, rep); jerr != nil {
+				if jerr := cmdutil.PrintJSON(f.Out, rep); jerr != nil {
 					return jerr
 				}
 			} else {
@@ -650,7 +651,7 @@ func newVolumeRepairCmd(f *Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&audit, "audit", false, "challenge every shard (random range + Merkle proof), not only those on unhealthy relays")
 	cmd.Flags().Int64Var(&rate, "max-rate", 0, "limit rebuilt bytes per second (0 = unlimited)")
 	o.add(cmd)
-	jsonFlag(cmd, &asJSON)
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
 
@@ -661,7 +662,7 @@ func newVolumeRevokeCmd(f *Factory) *cobra.Command {
 		Short: "Revoke a capability token (and everything delegated from it) on chain; relays honour it within seconds",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			id, err := f.resolveVolume(a[0])
+			id, err := resolveVolume(f, a[0])
 			if err != nil {
 				return err
 			}
@@ -669,7 +670,7 @@ func newVolumeRevokeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("token: %w", err)
 			}
-			c, anchor, err := f.cbfsClient(&o)
+			c, anchor, err := cbfsClient(f, &o)
 			if err != nil {
 				return err
 			}
@@ -693,7 +694,7 @@ func newVolumeFundCmd(f *Factory) *cobra.Command {
 		Short: "Credit AMOUNT CBY to a volume's rent escrow at the Storage Manager (relays are paid from it each epoch)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			id, err := f.resolveVolume(a[0])
+			id, err := resolveVolume(f, a[0])
 			if err != nil {
 				return err
 			}
@@ -704,7 +705,7 @@ func newVolumeFundCmd(f *Factory) *cobra.Command {
 			if value.Sign() <= 0 {
 				return fmt.Errorf("amount must be positive")
 			}
-			c, anchor, err := f.cbfsClient(&o)
+			c, anchor, err := cbfsClient(f, &o)
 			if err != nil {
 				return err
 			}
@@ -716,9 +717,9 @@ func newVolumeFundCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "Funded volume %x with %s", id[:], amount(value.String()))
+			fmt.Fprintf(f.Out, "Funded volume %x with %s", id[:], cmdutil.Amount(value.String()))
 			if r := v.Rent; r != nil {
-				fmt.Fprintf(f.Out, "; escrow %s, rent %s per epoch", amount(r.Escrow), amount(r.RentPerEpoch))
+				fmt.Fprintf(f.Out, "; escrow %s, rent %s per epoch", cmdutil.Amount(r.Escrow), cmdutil.Amount(r.RentPerEpoch))
 			}
 			fmt.Fprintln(f.Out)
 			return nil
