@@ -36,16 +36,10 @@ func NewCmdProxy(f *cmdutil.Factory) *cobra.Command {
 			return delegate(cmd, f, args)
 		},
 	}
-	cmd.SetHelpFunc(func(cmd *cobra.Command, args []string) {
-		// `cowboy help testnet [sub]`: args are the whole command line.
-		var rest []string
-		for i, a := range args {
-			if a == "testnet" {
-				rest = args[i+1:]
-				break
-			}
-		}
-		if err := delegate(cmd, f, append(rest, "--help")); err != nil {
+	cmd.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
+		// `cowboy help testnet [SUB]`: cobra passes no arguments to a help
+		// function, so SUB comes from the process's command line.
+		if err := delegate(cmd, f, append(afterTestnet(os.Args[1:]), "--help")); err != nil {
 			var ee *cmdutil.ExitError
 			if !errors.As(err, &ee) {
 				fmt.Fprintln(f.ErrOut, "Error:", err)
@@ -72,6 +66,22 @@ func delegate(cmd *cobra.Command, f *cmdutil.Factory, args []string) error {
 		return fmt.Errorf("run %s: %w", bin, err)
 	}
 	return nil
+}
+
+// afterTestnet is what follows "testnet" in args, without flags.
+func afterTestnet(args []string) []string {
+	var rest []string
+	for i, a := range args {
+		if a == "testnet" {
+			for _, b := range args[i+1:] {
+				if !strings.HasPrefix(b, "-") {
+					rest = append(rest, b)
+				}
+			}
+			break
+		}
+	}
+	return rest
 }
 
 // flagValue finds --name VALUE or --name=VALUE in unparsed args.
