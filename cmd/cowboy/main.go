@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 
@@ -17,13 +15,5 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	f := cli.NewFactory()
-	if err := cli.NewRoot(f).ExecuteContext(ctx); err != nil {
-		var ee *cmdutil.ExitError
-		if errors.As(err, &ee) {
-			stop()
-			os.Exit(ee.Code)
-		}
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
-	}
+	cmdutil.Main(ctx, cli.NewRoot(f), "Error:")
 }

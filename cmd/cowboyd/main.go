@@ -36,10 +36,7 @@ func main() {
 	if delegated(os.Args[1:]) {
 		root = newCowboyTestnetRoot()
 	}
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
-	}
+	cmdutil.Main(context.Background(), root, "Error:")
 }
 
 type runOptions struct {
@@ -59,13 +56,6 @@ type runOptions struct {
 	metrics    string
 }
 
-func defaultHome() string {
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".cowboyd")
-	}
-	return ".cowboyd"
-}
-
 func newRoot() *cobra.Command {
 	o := &runOptions{}
 	root := &cobra.Command{
@@ -81,7 +71,7 @@ func newRoot() *cobra.Command {
 			return run(cmd.Context(), o, cmd.Flags().Changed)
 		},
 	}
-	root.PersistentFlags().StringVar(&o.home, "home", defaultHome(), "node home directory")
+	root.PersistentFlags().StringVar(&o.home, "home", cmdutil.HomeDir(".cowboyd"), "node home directory")
 	root.Flags().BoolVar(&o.dev, "dev", false, "run a single-validator devnet (initialises --home if empty)")
 	root.Flags().StringVar(&o.rpc, "rpc", "127.0.0.1:8545", "HTTP API listen address")
 	root.Flags().DurationVar(&o.interval, "block-interval", time.Second, "time between blocks")
@@ -101,11 +91,11 @@ func newRoot() *cobra.Command {
 }
 
 func logger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
+	log, err := cmdutil.NewLogger(os.Stderr, level, false)
+	if err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	return log, nil
 }
 
 func run(parent context.Context, o *runOptions, changed func(string) bool) error {
@@ -316,14 +306,7 @@ func newInit() *cobra.Command {
 }
 
 func newVersion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "cowboyd", version.String())
-		},
-	}
+	return cmdutil.NewCmdVersion(cmdutil.IO{Out: os.Stdout, Err: os.Stderr}, func() string { return "cowboyd " + version.String() })
 }
 
 func newReindex() *cobra.Command {

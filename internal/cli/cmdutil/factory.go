@@ -44,11 +44,14 @@ func NewFactory() *Factory {
 }
 
 // DefaultHome is ~/.cowboy.
-func DefaultHome() string {
+func DefaultHome() string { return HomeDir(".cowboy") }
+
+// HomeDir is ~/name (name itself, relative, without a user home).
+func HomeDir(name string) string {
 	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".cowboy")
+		return filepath.Join(h, name)
 	}
-	return ".cowboy"
+	return name
 }
 
 // Client returns the node client.
