@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
+// apitypesEvent is the event type the actor commands print.
 type apitypesEvent = apitypes.Event
 
 func cborText(b []byte) string {

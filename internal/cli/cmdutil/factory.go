@@ -1,8 +1,9 @@
-// Package cli implements the cowboy command line: one file per command
-// group, each command a cobra constructor that parses flags into an options
-// struct and calls a run function. A Factory builds the node client and the
-// keystore lazily, so tests drive commands with fake IO against a real node
-// served by httptest.
+// Package cmdutil is what the command packages of cowboy (internal/cli/…)
+// and the cowboyd, cowboy-relay and cowboy-runner binaries share: a
+// Factory that builds the node client and the keystore lazily (so tests
+// drive commands with fake IO against a real node served by httptest),
+// --json printing, transaction flags and receipt printing, home and run
+// files, loggers, daemon roots and Main.
 package cmdutil
 
 import (
@@ -114,7 +115,7 @@ func (f *Factory) Password(prompt string, confirm bool) (string, error) {
 	return p, nil
 }
 
-// readLine reads one line from the factory's input (for piped secrets).
+// ReadLine reads one line from the factory's input (for piped secrets).
 func (f *Factory) ReadLine() (string, error) {
 	line, err := bufio.NewReader(f.In).ReadString('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
@@ -123,11 +124,12 @@ func (f *Factory) ReadLine() (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// jsonFlag adds --json to a read command.
+// JSONFlag adds --json to a read command.
 func JSONFlag(cmd *cobra.Command, v *bool) {
 	cmd.Flags().BoolVar(v, "json", false, "print JSON instead of human-readable output")
 }
 
+// PrintJSON writes v as indented JSON (what --json prints).
 func PrintJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

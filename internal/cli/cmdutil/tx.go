@@ -74,7 +74,7 @@ func ParseAmountArg(s string) (*big.Int, error) {
 	return v, nil
 }
 
-// sendCmd builds a transaction-sending command whose RunE produces the tx.
+// SendCmd builds a transaction-sending command whose RunE produces the tx.
 func SendCmd(f *Factory, use, short, long string, args cobra.PositionalArgs, send func(cmd *cobra.Command, a []string, tf *TxFlags) (*types.Tx, error)) *cobra.Command {
 	var tf TxFlags
 	cmd := &cobra.Command{Use: use, Short: short, Long: long, Args: args,
@@ -89,7 +89,7 @@ func SendCmd(f *Factory, use, short, long string, args cobra.PositionalArgs, sen
 	return cmd
 }
 
-// reportSubmitted prints a submitted transaction's hash and, when waiting,
+// ReportSubmitted prints a submitted transaction's hash and, when waiting,
 // its receipt.
 func (f *Factory) ReportSubmitted(ctx context.Context, h types.Hash, wait bool, timeout time.Duration, asJSON bool) error {
 	if !wait {
@@ -159,7 +159,7 @@ func PrintTxResult(w io.Writer, r *apitypes.TxResult) {
 	}
 }
 
-// printTimerReceipt prints a timer execution's receipt (no transaction).
+// PrintTimerReceipt prints a timer execution's receipt (no transaction).
 func PrintTimerReceipt(w io.Writer, r *apitypes.TxResult) {
 	rc := r.Receipt
 	fmt.Fprintf(w, "Timer receipt %s\n", rc.TxHash)

@@ -20,7 +20,7 @@ func EnvOr(name, def string) string {
 	return def
 }
 
-// resolveAddress accepts a 0x address or the name of a key in the keystore.
+// ResolveAddress accepts a 0x address or the name of a key in the keystore.
 func (f *Factory) ResolveAddress(s string) (types.Address, error) {
 	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
 		return types.ParseAddress(s)
@@ -36,7 +36,7 @@ func (f *Factory) ResolveAddress(s string) (types.Address, error) {
 	return e.Address, nil
 }
 
-// signer unlocks the key named by --from, or the only key if there is one.
+// Signer unlocks the key named by --from, or the only key if there is one.
 func (f *Factory) Signer(from string) (*ecdsa.PrivateKey, error) {
 	ks, err := f.Keys()
 	if err != nil {
@@ -59,7 +59,7 @@ func (f *Factory) Signer(from string) (*ecdsa.PrivateKey, error) {
 	return ks.Unlock(from, pass)
 }
 
-// addressOrOnlyKey resolves s, or the only key in the keystore when s is "".
+// AddressOrOnlyKey resolves s, or the only key in the keystore when s is "".
 func (f *Factory) AddressOrOnlyKey(s string) (types.Address, error) {
 	if s != "" {
 		return f.ResolveAddress(s)
@@ -78,7 +78,7 @@ func (f *Factory) AddressOrOnlyKey(s string) (types.Address, error) {
 	return list[0].Address, nil
 }
 
-// waitReceipt waits for a submitted transaction's receipt.
+// WaitReceipt waits for a submitted transaction's receipt.
 func (f *Factory) WaitReceipt(ctx context.Context, h types.Hash, timeout time.Duration) (*apitypes.TxResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
