@@ -2,15 +2,12 @@ package node
 
 import (
 	"crypto/ecdsa"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/crypto"
-
-	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 )
 
 // LoadKeyFile reads a node-local secp256k1 key stored as hex (validator and
@@ -42,32 +39,3 @@ func WriteKeyFile(path string, key *ecdsa.PrivateKey) error {
 
 // ConsensusKeyPath is a validator's BLS key in its home.
 func ConsensusKeyPath(home string) string { return filepath.Join(home, "consensus.key") }
-
-// LoadBLSKeyFile reads a validator's BLS12-381 secret key stored as hex.
-func LoadBLSKeyFile(path string) (*bls.SecretKey, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := hex.DecodeString(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"))
-	if err != nil {
-		return nil, fmt.Errorf("key file %s: %w", path, err)
-	}
-	k, err := bls.SecretKeyFromBytes(raw)
-	if err != nil {
-		return nil, fmt.Errorf("key file %s: %w", path, err)
-	}
-	return k, nil
-}
-
-// WriteBLSKeyFile stores a BLS secret key as hex with mode 0600, atomically.
-func WriteBLSKeyFile(path string, key *bls.SecretKey) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(hex.EncodeToString(key.Bytes())+"\n"), 0o600); err != nil {
-		return fmt.Errorf("write key file: %w", err)
-	}
-	return os.Rename(tmp, path)
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
@@ -77,7 +78,7 @@ func startNetworkTimeout(tb testing.TB, o node.TestnetOptions, interval time.Dur
 	ctx, cancel := context.WithCancel(context.Background())
 	nw.cancel = cancel
 	for i, nd := range t.Nodes {
-		key, err := node.LoadBLSKeyFile(node.ConsensusKeyPath(nd.Home))
+		key, err := bls.LoadKeyFile(node.ConsensusKeyPath(nd.Home))
 		if err != nil {
 			tb.Fatal(err)
 		}

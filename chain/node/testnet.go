@@ -196,7 +196,7 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 		if err := WriteKeyFile(filepath.Join(home, "validator.key"), acct); err != nil {
 			return nil, err
 		}
-		if err := WriteBLSKeyFile(ConsensusKeyPath(home), bk); err != nil {
+		if err := bls.WriteKeyFile(ConsensusKeyPath(home), bk); err != nil {
 			return nil, err
 		}
 		addr := types.PubkeyToAddress(acct.PublicKey)

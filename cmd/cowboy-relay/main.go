@@ -10,34 +10,22 @@
 package main
 
 import (
-	"fmt"
-	"io"
+	"context"
 	"os"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
 // IO carries the command streams so tests can replace them.
-type IO struct {
-	Out, Err io.Writer
-}
+type IO = cmdutil.IO
 
 func newRootCmd(io IO) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "cowboy-relay",
-		Short:         "CBFS storage relay",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetOut(io.Out)
-	root.SetErr(io.Err)
+	root := cmdutil.NewDaemonRoot("cowboy-relay", "CBFS storage relay", io)
 	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), newCmdVersion(io))
 	return root
 }
 
 func main() {
-	if err := newRootCmd(IO{Out: os.Stdout, Err: os.Stderr}).Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "cowboy-relay:", err)
-		os.Exit(1)
-	}
+	cmdutil.Main(context.Background(), newRootCmd(IO{Out: os.Stdout, Err: os.Stderr}), "cowboy-relay:")
 }

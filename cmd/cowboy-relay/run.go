@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/relay"
 	"github.com/cowboy-foundation/cowboy/relay/heal"
 	"github.com/cowboy-foundation/cowboy/relay/onchain"
@@ -55,9 +54,6 @@ type RunInfo struct {
 	PID     int    `json:"pid"`
 	Node    string `json:"node,omitempty"` // chain node the relay is registered with
 }
-
-// RunFile is the name of the run info file.
-const RunFile = "run.json"
 
 func newCmdRun(io IO, runF func(*RunOptions) error) *cobra.Command {
 	o := &RunOptions{IO: io}
@@ -104,17 +100,14 @@ func runRun(parent context.Context, o *RunOptions) error {
 	if o.Metrics != "" {
 		fc.Metrics = o.Metrics
 	}
-	level := slog.LevelInfo
 	lv := o.LogLevel
 	if lv == "" {
 		lv = fc.LogLevel
 	}
-	if lv != "" {
-		if err := level.UnmarshalText([]byte(lv)); err != nil {
-			return fmt.Errorf("bad log level %q: %w", lv, err)
-		}
+	log, err := cmdutil.NewLogger(o.IO.Err, lv, false)
+	if err != nil {
+		return fmt.Errorf("bad log level %q: %w", lv, err)
 	}
-	log := slog.New(slog.NewTextHandler(o.IO.Err, &slog.HandlerOptions{Level: level}))
 	cfg := relay.Config{
 		Key: key, DataDir: filepath.Join(o.Home, relay.DataDir), Listen: fc.Listen, Metrics: fc.Metrics,
 		Capacity: fc.CapacityBytes, MaxObjectSize: fc.MaxObjectBytes, RevocationFile: fc.RevocationFile, Logger: log,
@@ -144,12 +137,11 @@ func runRun(parent context.Context, o *RunOptions) error {
 	if a := node.MetricsAddr(); a != nil {
 		info.Metrics = a.String()
 	}
-	b, _ := json.Marshal(info)
-	runPath := filepath.Join(o.Home, RunFile)
-	if err := os.WriteFile(runPath+".tmp", b, 0o600); err == nil {
-		os.Rename(runPath+".tmp", runPath)
+	removeRunFile, err := cmdutil.WriteRunFile(o.Home, info)
+	if err != nil {
+		log.Warn("no run file", "err", err)
 	}
-	defer os.Remove(runPath)
+	defer removeRunFile()
 	var regDone chan struct{}
 	if o.Node != "" {
 		stake, perr := sdk.ParseCBY(o.Stake)

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/relay"
 	"github.com/cowboy-foundation/cowboy/relay/transport"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
@@ -82,7 +81,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 	pub := crypto.CompressPubkey(&key.PublicKey)
 	st := Status{ID: crypto.PubkeyToAddress(key.PublicKey).Hex(), PubKey: fmt.Sprintf("%x", pub), Addr: fc.Listen, Metrics: fc.Metrics, Capacity: fc.CapacityBytes}
 	var ri RunInfo
-	if b, err := os.ReadFile(filepath.Join(o.Home, RunFile)); err == nil && json.Unmarshal(b, &ri) == nil {
+	if cmdutil.ReadRunFile(o.Home, &ri) == nil {
 		st.Addr, st.Metrics = ri.Addr, ri.Metrics
 		pool := transport.NewPool()
 		defer pool.Close()
@@ -117,9 +116,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 		}
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return cmdutil.PrintJSON(o.IO.Out, st)
 	}
 	fmt.Fprintf(o.IO.Out, "relay id  %s\npubkey    %s\naddr      %s\nrunning   %v\nused      %d of %d bytes (0 = unlimited)\nobjects   %d\n",
 		st.ID, st.PubKey, st.Addr, st.Running, st.Used, st.Capacity, st.Objects)

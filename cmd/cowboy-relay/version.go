@@ -4,18 +4,14 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/relay"
 	"github.com/cowboy-foundation/cowboy/relay/wire"
 	"github.com/spf13/cobra"
 )
 
 func newCmdVersion(io IO) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(*cobra.Command, []string) {
-			fmt.Fprintf(io.Out, "cowboy-relay %s (protocol %s, %s)\n", relay.Version, wire.ALPN, runtime.Version())
-		},
-	}
+	return cmdutil.NewCmdVersion(io, func() string {
+		return fmt.Sprintf("cowboy-relay %s (protocol %s, %s)", relay.Version, wire.ALPN, runtime.Version())
+	})
 }

@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"crypto/ecdsa"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/runner"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
@@ -31,11 +29,9 @@ func accountCmd(io IO, use, short string, send func(ctx context.Context, c *sdk.
 			if home == "" {
 				return errors.New("--home is required")
 			}
-			if b, err := os.ReadFile(filepath.Join(home, RunFile)); err == nil {
-				var ri RunInfo
-				if json.Unmarshal(b, &ri) == nil && ri.PID > 0 {
-					return fmt.Errorf("the daemon is running (pid %d): stop it first", ri.PID)
-				}
+			var ri RunInfo
+			if cmdutil.ReadRunFile(home, &ri) == nil && ri.PID > 0 {
+				return fmt.Errorf("the daemon is running (pid %d): stop it first", ri.PID)
 			}
 			c, err := runner.LoadConfig(home)
 			if err != nil {

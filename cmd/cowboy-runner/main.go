@@ -15,40 +15,24 @@
 package main
 
 import (
-	"fmt"
-	"io"
+	"context"
 	"os"
 
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/internal/version"
 	"github.com/spf13/cobra"
 )
 
 // IO carries the command streams so tests can replace them.
-type IO struct {
-	Out, Err io.Writer
-}
+type IO = cmdutil.IO
 
 func newRootCmd(io IO) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "cowboy-runner",
-		Short:         "Cowboy runner daemon: executes off-chain compute jobs for the chain",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetOut(io.Out)
-	root.SetErr(io.Err)
-	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), newCmdDeregister(io), newCmdWithdraw(io), newCmdStandin(io), &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run:   func(cmd *cobra.Command, _ []string) { fmt.Fprintln(io.Out, "cowboy-runner", version.String()) },
-	})
+	root := cmdutil.NewDaemonRoot("cowboy-runner", "Cowboy runner daemon: executes off-chain compute jobs for the chain", io)
+	root.AddCommand(newCmdInit(io, nil), newCmdRun(io, nil), newCmdStatus(io, nil), newCmdDeregister(io), newCmdWithdraw(io), newCmdStandin(io),
+		cmdutil.NewCmdVersion(io, func() string { return "cowboy-runner " + version.String() }))
 	return root
 }
 
 func main() {
-	if err := newRootCmd(IO{Out: os.Stdout, Err: os.Stderr}).Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "cowboy-runner:", err)
-		os.Exit(1)
-	}
+	cmdutil.Main(context.Background(), newRootCmd(IO{Out: os.Stdout, Err: os.Stderr}), "cowboy-runner:")
 }

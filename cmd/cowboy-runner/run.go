@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/attest"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/runner"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
@@ -33,6 +31,9 @@ type RunOptions struct {
 	Grace     time.Duration
 }
 
+// RunFile is the name of the run info file.
+const RunFile = cmdutil.RunFile
+
 // RunInfo is written to HOME/run.json while the daemon runs.
 type RunInfo struct {
 	Runner     string `json:"runner"`
@@ -41,9 +42,6 @@ type RunInfo struct {
 	Metrics    string `json:"metrics,omitempty"`
 	PID        int    `json:"pid"`
 }
-
-// RunFile is the name of the run info file.
-const RunFile = "run.json"
 
 func newCmdRun(io IO, runF func(*RunOptions) error) *cobra.Command {
 	o := &RunOptions{IO: io}
@@ -95,15 +93,10 @@ func runRun(parent context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.LogLevel)); err != nil {
+	log, err := cmdutil.NewLogger(o.IO.Err, c.LogLevel, o.LogJSON)
+	if err != nil {
 		return fmt.Errorf("log level %q: %w", c.LogLevel, err)
 	}
-	var h slog.Handler = slog.NewTextHandler(o.IO.Err, &slog.HandlerOptions{Level: level})
-	if o.LogJSON {
-		h = slog.NewJSONHandler(o.IO.Err, &slog.HandlerOptions{Level: level})
-	}
-	log := slog.New(h)
 
 	password, err := c.Password(o.Home)
 	if err != nil {
@@ -182,7 +175,6 @@ func runRun(parent context.Context, o *RunOptions) error {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- d.Run(ctx) }()
-	runPath := filepath.Join(o.Home, RunFile)
 	select {
 	case <-d.Ready():
 		info := RunInfo{Runner: d.Address().String(), PID: os.Getpid()}
@@ -193,11 +185,11 @@ func runRun(parent context.Context, o *RunOptions) error {
 			info.Metrics = a.String()
 		}
 		info.PublicURL = d.PublicURL()
-		b, _ := json.Marshal(info)
-		if err := os.WriteFile(runPath+".tmp", b, 0o600); err == nil {
-			os.Rename(runPath+".tmp", runPath)
+		removeRunFile, err := cmdutil.WriteRunFile(o.Home, info)
+		if err != nil {
+			log.Warn("no run file", "err", err)
 		}
-		defer os.Remove(runPath)
+		defer removeRunFile()
 		log.Info("runner ready", "runner", info.Runner, "aggregator", info.Aggregator, "metrics", info.Metrics)
 	case err := <-runErr:
 		return err

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/runner"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
@@ -84,7 +84,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 	}
 	st := Status{Runner: entry.Address.String(), Node: c.Node, Metrics: c.Metrics.Listen}
 	var ri RunInfo
-	if b, err := os.ReadFile(filepath.Join(o.Home, RunFile)); err == nil && json.Unmarshal(b, &ri) == nil {
+	if cmdutil.ReadRunFile(o.Home, &ri) == nil {
 		st.RunInfo = &ri
 		if ri.Metrics != "" {
 			st.Metrics = ri.Metrics
@@ -128,9 +128,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 		}
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return cmdutil.PrintJSON(o.IO.Out, st)
 	}
 	w := o.IO.Out
 	fmt.Fprintf(w, "runner      %s\nnode        %s\n", st.Runner, st.Node)

@@ -4,19 +4,16 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 
 	"github.com/cowboy-foundation/cowboy/internal/cli"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	f := cli.NewFactory()
-	if err := cli.NewRoot(f).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
-	}
+	cmdutil.Main(ctx, cli.NewRoot(f), "Error:")
 }

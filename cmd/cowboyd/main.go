@@ -18,11 +18,13 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/api"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/metrics"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/internal/version"
 	"github.com/cowboy-foundation/cowboy/pvm"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -30,10 +32,11 @@ import (
 )
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
+	root := newRoot()
+	if delegated(os.Args[1:]) {
+		root = newCowboyTestnetRoot()
 	}
+	cmdutil.Main(context.Background(), root, "Error:")
 }
 
 type runOptions struct {
@@ -53,13 +56,6 @@ type runOptions struct {
 	metrics    string
 }
 
-func defaultHome() string {
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".cowboyd")
-	}
-	return ".cowboyd"
-}
-
 func newRoot() *cobra.Command {
 	o := &runOptions{}
 	root := &cobra.Command{
@@ -75,7 +71,7 @@ func newRoot() *cobra.Command {
 			return run(cmd.Context(), o, cmd.Flags().Changed)
 		},
 	}
-	root.PersistentFlags().StringVar(&o.home, "home", defaultHome(), "node home directory")
+	root.PersistentFlags().StringVar(&o.home, "home", cmdutil.HomeDir(".cowboyd"), "node home directory")
 	root.Flags().BoolVar(&o.dev, "dev", false, "run a single-validator devnet (initialises --home if empty)")
 	root.Flags().StringVar(&o.rpc, "rpc", "127.0.0.1:8545", "HTTP API listen address")
 	root.Flags().DurationVar(&o.interval, "block-interval", time.Second, "time between blocks")
@@ -90,16 +86,16 @@ func newRoot() *cobra.Command {
 	root.Flags().IntVar(&o.retain, "consensus-retain", 0, "finalized blocks kept in memory for peers' fetches (default 256; tests lower it to exercise block sync)")
 	_ = root.Flags().MarkHidden("consensus-retain")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
-	root.AddCommand(newInit(), newVersion(), newReindex())
+	root.AddCommand(newInit(), newVersion(), newReindex(), newTestnetCmd(cmdutil.NewFactory()))
 	return root
 }
 
 func logger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
+	log, err := cmdutil.NewLogger(os.Stderr, level, false)
+	if err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	return log, nil
 }
 
 func run(parent context.Context, o *runOptions, changed func(string) bool) error {
@@ -235,7 +231,7 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 	} else if !filepath.IsAbs(keyPath) && !changed("validator-key") {
 		keyPath = filepath.Join(o.home, keyPath)
 	}
-	key, err := node.LoadBLSKeyFile(keyPath)
+	key, err := bls.LoadKeyFile(keyPath)
 	if err != nil {
 		return nil, fmt.Errorf("validator key: %w", err)
 	}
@@ -310,14 +306,7 @@ func newInit() *cobra.Command {
 }
 
 func newVersion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintln(cmd.OutOrStdout(), "cowboyd", version.String())
-		},
-	}
+	return cmdutil.NewCmdVersion(cmdutil.IO{Out: os.Stdout, Err: os.Stderr}, func() string { return "cowboyd " + version.String() })
 }
 
 func newReindex() *cobra.Command {

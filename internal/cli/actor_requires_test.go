@@ -64,19 +64,3 @@ func TestActorDeployRequires(t *testing.T) {
 		}
 	}
 }
-
-func TestManifestHints(t *testing.T) {
-	timers, err := deployManifest([]string{"timers"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h := manifestHints([]byte(clockSrc), nil); len(h) != 1 || !strings.Contains(h[0], "--require timers") {
-		t.Fatalf("no manifest: %v", h)
-	}
-	if h := manifestHints([]byte(clockSrc), timers); len(h) != 0 {
-		t.Fatalf("declared: %v", h)
-	}
-	if h := manifestHints([]byte("x = runner.submit_job(spec, self.on, on_timeout=self.t)"), timers); len(h) != 1 || !strings.Contains(h[0], "jobs:TYPES") {
-		t.Fatalf("jobs: %v", h)
-	}
-}

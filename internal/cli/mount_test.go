@@ -15,14 +15,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// mountRoot is NewRoot with the mount commands added under "volume" if the
-// root does not register them (yet).
+// mountRoot is NewRoot on f with the harness's node and home.
 func (h *harness) mountRoot(f *Factory, args ...string) *cobra.Command {
 	root := NewRoot(f)
-	if c, _, err := root.Find([]string{"volume", "mount"}); err != nil || c.Name() != "mount" {
-		vol, _, _ := root.Find([]string{"volume"})
-		vol.AddCommand(newVolumeMountCmd(f), newVolumeUnmountCmd(f))
-	}
 	root.SetArgs(append([]string{"--node", h.url, "--home", h.home}, args...))
 	return root
 }

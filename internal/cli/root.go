@@ -1,51 +1,62 @@
+// Package cli wires the cowboy command tree: one package per noun under
+// internal/cli (account, actor, job, volume, …), each command a cobra
+// constructor taking the shared cmdutil.Factory.
 package cli
 
 import (
-	"github.com/cowboy-foundation/cowboy/internal/version"
-	"github.com/cowboy-foundation/cowboy/sdk"
+	"github.com/cowboy-foundation/cowboy/internal/cli/account"
+	"github.com/cowboy-foundation/cowboy/internal/cli/actor"
+	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
+	"github.com/cowboy-foundation/cowboy/internal/cli/entitlement"
+	"github.com/cowboy-foundation/cowboy/internal/cli/gov"
+	"github.com/cowboy-foundation/cowboy/internal/cli/job"
+	"github.com/cowboy-foundation/cowboy/internal/cli/keys"
+	"github.com/cowboy-foundation/cowboy/internal/cli/ledger"
+	"github.com/cowboy-foundation/cowboy/internal/cli/model"
+	"github.com/cowboy-foundation/cowboy/internal/cli/relay"
+	"github.com/cowboy-foundation/cowboy/internal/cli/runner"
+	"github.com/cowboy-foundation/cowboy/internal/cli/status"
+	"github.com/cowboy-foundation/cowboy/internal/cli/tee"
+	"github.com/cowboy-foundation/cowboy/internal/cli/testnet"
+	"github.com/cowboy-foundation/cowboy/internal/cli/timer"
+	"github.com/cowboy-foundation/cowboy/internal/cli/tx"
+	"github.com/cowboy-foundation/cowboy/internal/cli/validator"
+	"github.com/cowboy-foundation/cowboy/internal/cli/volume"
 	"github.com/spf13/cobra"
 )
 
+// Factory is the shared command factory.
+type Factory = cmdutil.Factory
+
+// NewFactory returns a factory wired to the process's standard streams.
+func NewFactory() *Factory { return cmdutil.NewFactory() }
+
 // NewRoot builds the cowboy command tree on f.
 func NewRoot(f *Factory) *cobra.Command {
-	root := &cobra.Command{
-		Use:           "cowboy",
-		Short:         "Cowboy command-line client",
-		Long:          "cowboy talks to a Cowboy node: keys, accounts, transfers, transactions and blocks.",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version.String(),
-	}
-	root.SetIn(f.In)
-	root.SetOut(f.Out)
-	root.SetErr(f.ErrOut)
-	pf := root.PersistentFlags()
-	pf.StringVar(&f.NodeURL, "node", envOr("COWBOY_NODE", sdk.DefaultNodeURL), "node HTTP API URL (env COWBOY_NODE)")
-	pf.StringVar(&f.Home, "home", envOr("COWBOY_HOME", DefaultHome()), "CLI home directory holding keys/ (env COWBOY_HOME)")
-	pf.StringVar(&f.PasswordFile, "password-file", "", "file holding the keystore password (else env COWBOY_PASSWORD, else a prompt)")
+	root := cmdutil.NewCowboyRoot(f)
 	root.AddCommand(
-		newStatusCmd(f),
-		newAccountCmd(f),
-		newKeysCmd(f),
-		newTxCmd(f),
-		newFaucetCmd(f),
-		newBlockCmd(f),
-		newEventsCmd(f),
-		newActorCmd(f),
-		newLibCmd(f),
-		newRelayCmd(f),
-		newVolumeCmd(f),
-		newJobCmd(f),
-		newRunnerCmd(f),
-		newEntitlementCmd(f),
-		newPoolCmd(f),
-		newTEECmd(f),
-		newSecretCmd(f),
-		newTimerCmd(f),
-		newTestnetCmd(f),
-		newValidatorCmd(f),
-		newModelCmd(f),
-		newGovCmd(f), newParamsCmd(f), newTreasuryCmd(f), newCouncilCmd(f),
+		status.NewCmdStatus(f),
+		account.NewCmdAccount(f),
+		keys.NewCmdKeys(f),
+		tx.NewCmdTx(f),
+		ledger.NewCmdFaucet(f),
+		ledger.NewCmdBlock(f),
+		ledger.NewCmdEvents(f),
+		actor.NewCmdActor(f),
+		actor.NewCmdLib(f),
+		relay.NewCmdRelay(f),
+		volume.NewCmdVolume(f),
+		job.NewCmdJob(f),
+		runner.NewCmdRunner(f),
+		entitlement.NewCmdEntitlement(f),
+		entitlement.NewCmdPool(f),
+		tee.NewCmdTEE(f),
+		tee.NewCmdSecret(f),
+		timer.NewCmdTimer(f),
+		testnet.NewCmdProxy(f),
+		validator.NewCmdValidator(f),
+		model.NewCmdModel(f),
+		gov.NewCmdGov(f), gov.NewCmdParams(f), gov.NewCmdTreasury(f), gov.NewCmdCouncil(f),
 	)
 	return root
 }

@@ -42,7 +42,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 		if !strings.Contains(out, "success") {
 			t.Fatalf("register %s: %s", n, out)
 		}
-		addr, err := (&Factory{Home: h.home}).resolveAddress(n)
+		addr, err := (&Factory{Home: h.home}).ResolveAddress(n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	var reveals []verify.Reveal
 	keys := map[types.Address]*ecdsa.PrivateKey{}
 	for _, n := range names {
-		addr, _ := (&Factory{Home: h.home}).resolveAddress(n)
+		addr, _ := (&Factory{Home: h.home}).ResolveAddress(n)
 		key, err := ks.Unlock(n, "pw")
 		if err != nil {
 			t.Fatal(err)
