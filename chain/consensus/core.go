@@ -174,6 +174,7 @@ type roundState struct {
 	firstHash     Hash
 	proposals     map[Hash]bool
 	rejected      bool // the application rejected first
+	deferred      bool // the application could not check first yet (ErrNotReady)
 	propEvidenced bool
 	newViews      map[uint32]*NewView
 	nvStake       uint64
@@ -376,6 +377,10 @@ func (c *Core) Step(from int, m *Message) error {
 // Tick advances abstract time by one unit.
 func (c *Core) Tick() {
 	c.elapsed++
+	if rs := c.rounds[c.round]; rs != nil && rs.deferred {
+		rs.deferred = false
+		c.tryVote()
+	}
 	if c.elapsed >= c.timeoutTicks() {
 		c.elapsed = 0
 		if c.self >= 0 && c.timeoutRound < c.round {
@@ -678,6 +683,10 @@ func (c *Core) tryVote() {
 		return
 	}
 	if err := c.cfg.App.Verify(b, path); err != nil {
+		if errors.Is(err, ErrNotReady) {
+			rs.deferred = true // asked again on the next Tick
+			return
+		}
 		rs.rejected = true
 		return
 	}

@@ -71,14 +71,12 @@ func (n *Node) setConsensus(s ConsensusStatus) {
 	n.consMu.Unlock()
 }
 
-// payload is what consensus orders for the node: the proposer's timestamp
-// and the transactions, in order. The block header (with the state root
-// after execution) is derived from it on finality by every node alike.
-type payload struct {
-	_         struct{} `cbor:",toarray"`
-	Timestamp uint64
-	Txs       []types.Bytes
-}
+// payload is what consensus orders for the node: the proposer's timestamp,
+// the transactions, in order, and the proposer's executed head
+// (consensus.ExecCommit, docs/CONSENSUS.md §8.8). The block header (with
+// the state root after execution) is derived from it on finality by every
+// node alike.
+type payload = consensus.Payload
 
 func decodePayload(b []byte) (*payload, error) {
 	var p payload
@@ -104,6 +102,7 @@ type payloadTime struct {
 	_         struct{} `cbor:",toarray"`
 	Timestamp uint64
 	Txs       cbor.RawMessage
+	Exec      cbor.RawMessage
 }
 
 // maxPayload bounds a block payload (the transport carries 16 MiB).
