@@ -120,3 +120,14 @@ func (s *ValidatorSet) Signed(b Bitmap) (count int, stake uint64) {
 	}
 	return bitCount(b), st
 }
+
+// EpochOf is the epoch whose validator set certifies blocks at height:
+// epoch k covers heights k·epochLen+1 … (k+1)·epochLen (docs/CONSENSUS.md
+// §8.6); its fillers above (k+1)·epochLen are certified by the same set
+// but commit to no later header than the boundary.
+func EpochOf(height, epochLen uint64) uint64 {
+	if height == 0 || epochLen == 0 {
+		return 0
+	}
+	return (height - 1) / epochLen
+}

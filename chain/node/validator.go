@@ -235,6 +235,7 @@ func (n *Node) newValidator() (*validator, error) {
 	if v.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
+	n.flog.Store(v.flog)
 	if v.wal, err = wal.Open(WALPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
@@ -408,6 +409,7 @@ func (v *validator) close() {
 		v.wal.Close()
 	}
 	if v.flog != nil {
+		v.n.flog.CompareAndSwap(v.flog, nil)
 		v.flog.Close()
 	}
 }

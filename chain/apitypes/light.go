@@ -1,0 +1,21 @@
+package apitypes
+
+import (
+	"github.com/cowboy-foundation/cowboy/chain/state/smt"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// LightProof is GET /v1/light/proofs/{key}: a state key's value and Merkle
+// proof against the state root of Header, and Anchor, a certified
+// consensus block whose payload commits to Header (docs/CONSENSUS.md
+// §8.8). Header is the canonical CBOR of a types.Header, Anchor that of a
+// consensus.Anchor (the block with its payload and its QC). Value is null
+// when the proof shows absence.
+type LightProof struct {
+	Key    types.Bytes  `json:"key"`
+	Height uint64       `json:"height"`
+	Value  *types.Bytes `json:"value"`
+	Proof  *smt.Proof   `json:"proof"`
+	Header types.Bytes  `json:"header"`
+	Anchor types.Bytes  `json:"anchor"`
+}
