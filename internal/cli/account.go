@@ -10,6 +10,7 @@ import (
 func newAccountCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "account", Short: "Inspect accounts"}
 	var asJSON bool
+	var vo verifyOpts
 	show := &cobra.Command{
 		Use:   "show ADDRESS|KEYNAME",
 		Short: "Show an account's balance and nonce",
@@ -18,6 +19,9 @@ func newAccountCmd(f *Factory) *cobra.Command {
 			addr, err := f.resolveAddress(args[0])
 			if err != nil {
 				return err
+			}
+			if vo.on {
+				return showVerifiedAccount(cmd, f, &vo, addr, asJSON)
 			}
 			acc, err := f.Client().Account(cmd.Context(), addr)
 			if err != nil {
@@ -41,6 +45,7 @@ func newAccountCmd(f *Factory) *cobra.Command {
 		},
 	}
 	jsonFlag(show, &asJSON)
+	addVerifyFlags(show, &vo)
 	cmd.AddCommand(show)
 	return cmd
 }

@@ -246,6 +246,7 @@ func newActorQueryCmd(f *Factory) *cobra.Command {
 
 func newActorStateCmd(f *Factory) *cobra.Command {
 	var asJSON bool
+	var vo verifyOpts
 	cmd := &cobra.Command{
 		Use:   "state ADDRESS [KEY]",
 		Short: "Show an actor's storage (all keys, or those starting with KEY)",
@@ -254,6 +255,9 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 			addr, err := f.resolveAddress(a[0])
 			if err != nil {
 				return err
+			}
+			if vo.on {
+				return showVerifiedActorState(cmd, f, &vo, addr, a, asJSON)
 			}
 			key := ""
 			if len(a) == 2 {
@@ -290,6 +294,7 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 		},
 	}
 	jsonFlag(cmd, &asJSON)
+	addVerifyFlags(cmd, &vo)
 	return cmd
 }
 
