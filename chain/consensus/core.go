@@ -314,6 +314,16 @@ func (c *Core) Status() Status {
 	}
 }
 
+// Certified returns the block of the highest QC with that QC, when the
+// core holds the block (the root's QC is the root's).
+func (c *Core) Certified() (*Block, QC, bool) {
+	e := c.blocks[c.highQC.BlockHash]
+	if e == nil {
+		return nil, QC{}, false
+	}
+	return e.b, c.highQC, true
+}
+
 // Ready returns the outputs accumulated since the last call and clears
 // them.
 func (c *Core) Ready() Ready {
@@ -436,6 +446,22 @@ func (c *Core) Propose(round uint64, payload []byte) error {
 	c.out.Persist = append(c.out.Persist, Record{Proposal: p})
 	c.broadcast(&Message{Proposal: p})
 	return c.onProposal(c.self, p)
+}
+
+// Leave is called before the node discards this core (an epoch switch):
+// it times out the current round, so that the NEW_VIEW carries this
+// validator's highest QC to peers still running the configuration. A
+// timeout is always allowed to an honest validator; it only stops voting
+// in the round.
+func (c *Core) Leave() {
+	if c.self < 0 {
+		return
+	}
+	if c.timeoutRound < c.round {
+		c.timeout()
+	} else if c.myTimeout != nil {
+		c.broadcast(&Message{NewView: c.myTimeout})
+	}
 }
 
 func (c *Core) timeout() {
