@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -25,6 +27,10 @@ var (
 	// ErrBadProof: the state proof does not verify against the certified
 	// header's state root, or is for another key.
 	ErrBadProof = errors.New("light client: state proof does not verify against the certified root")
+	// ErrBadHandoff: an epoch hand-off does not prove the next validator
+	// set (not the epoch's last header, or the epoch record does not
+	// verify or is not the next epoch's).
+	ErrBadHandoff = errors.New("light client: epoch hand-off does not prove the next validator set")
 )
 
 // LightConfig is what a light client trusts: the chain ID, the epoch
@@ -109,17 +115,101 @@ func (lc *LightClient) Verify(key []byte, p *apitypes.LightProof) (*Verified, er
 		Signers: n, Validators: set.Len(), Stake: st, TotalStake: set.TotalStake()}, nil
 }
 
+// Epochs returns the highest epoch whose validator set the client holds.
+func (lc *LightClient) Epochs() uint64 { return uint64(len(lc.sets)) - 1 }
+
+// AddHandoff verifies the hand-off from the client's highest known epoch k
+// to k+1 and, if it proves epoch k+1's validator set, adopts that set:
+// a block certified by epoch k's set (in k's signing domain) commits to a
+// header at height (k+1)·epochLength, the epoch's last block, and the
+// epoch record proven against that header's state root is epoch k+1's,
+// starting at the next height (docs/CONSENSUS.md §8.8).
+func (lc *LightClient) AddHandoff(h *apitypes.LightHandoff) error {
+	k := lc.Epochs()
+	if h.Epoch != k {
+		return fmt.Errorf("%w: hand-off from epoch %d, the client holds up to epoch %d", ErrBadHandoff, h.Epoch, k)
+	}
+	var hdr types.Header
+	if err := codec.Unmarshal(h.Header, &hdr); err != nil {
+		return fmt.Errorf("%w: header: %w", ErrBadHandoff, err)
+	}
+	var a consensus.Anchor
+	if err := codec.Unmarshal(h.Anchor, &a); err != nil {
+		return fmt.Errorf("%w: anchor: %w", ErrBadHandoff, err)
+	}
+	if hdr.ChainID != lc.chainID || hdr.Height != (k+1)*lc.epochLen {
+		return fmt.Errorf("%w: header %d of chain %d is not the last block of epoch %d", ErrBadHandoff, hdr.Height, hdr.ChainID, k)
+	}
+	if err := a.VerifyHeader(consensus.EpochDomain(lc.chainID, k), lc.sets[k], consensus.BLS{}, &hdr); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadHandoff, err)
+	}
+	key := validators.EpochKey()
+	if !bytes.Equal(h.Key, key) || len(h.Value) == 0 {
+		return fmt.Errorf("%w: not the epoch record", ErrBadHandoff)
+	}
+	if err := VerifyProof(hdr.StateRoot, key, h.Value, h.Proof); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadHandoff, err)
+	}
+	var ep validators.Epoch
+	if err := codec.Unmarshal(h.Value, &ep); err != nil {
+		return fmt.Errorf("%w: epoch record: %w", ErrBadHandoff, err)
+	}
+	if ep.Number != k+1 || ep.StartHeight != hdr.Height+1 {
+		return fmt.Errorf("%w: record of epoch %d from height %d, want epoch %d from %d", ErrBadHandoff, ep.Number, ep.StartHeight, k+1, hdr.Height+1)
+	}
+	set, err := consensus.NewValidatorSet(ep.ConsensusSet(), consensus.BLS{})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadHandoff, err)
+	}
+	lc.sets[k+1] = set
+	return nil
+}
+
+// Sync follows the validator-set hand-offs from the client's highest known
+// epoch up to epoch, fetching them from c.
+func (lc *LightClient) Sync(ctx context.Context, c *Client, epoch uint64) error {
+	for lc.Epochs() < epoch {
+		var hs apitypes.LightHandoffs
+		path := "/v1/light/handoffs?from=" + strconv.FormatUint(lc.Epochs(), 10)
+		if err := c.do(ctx, http.MethodGet, path, nil, &hs); err != nil {
+			return err
+		}
+		if len(hs.Handoffs) == 0 {
+			return fmt.Errorf("%w: the node has no hand-off from epoch %d", ErrUnknownEpoch, lc.Epochs())
+		}
+		for i := range hs.Handoffs {
+			if lc.Epochs() >= epoch {
+				break
+			}
+			if err := lc.AddHandoff(&hs.Handoffs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // LightProof fetches GET /v1/light/proofs/{key}.
 func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
 	var p apitypes.LightProof
 	return &p, c.do(ctx, http.MethodGet, "/v1/light/proofs/0x"+hex.EncodeToString(key), nil, &p)
 }
 
-// Fetch gets a light proof for key from c and verifies it.
+// Fetch gets a light proof for key from c and verifies it, first following
+// the epoch hand-offs (Sync) up to the proof's epoch.
 func (lc *LightClient) Fetch(ctx context.Context, c *Client, key []byte) (*Verified, error) {
 	p, err := c.LightProof(ctx, key)
 	if err != nil {
 		return nil, err
+	}
+	var a consensus.Anchor
+	if err := codec.Unmarshal(p.Anchor, &a); err != nil {
+		return nil, fmt.Errorf("%w: anchor: %w", consensus.ErrInvalidBlock, err)
+	}
+	if e := consensus.EpochOf(a.Block.Height, lc.epochLen); e > lc.Epochs() {
+		if err := lc.Sync(ctx, c, e); err != nil {
+			return nil, err
+		}
 	}
 	return lc.Verify(key, p)
 }

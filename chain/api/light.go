@@ -12,6 +12,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -20,16 +21,76 @@ import (
 // the certified block a proof is anchored to (node.Node.LightAnchor).
 type LightBackend interface {
 	LightAnchor() (*consensus.Anchor, error)
+	// LightHandoffs returns the epoch hand-off anchors from epoch from on.
+	LightHandoffs(from uint64, max int) ([]*consensus.Anchor, error)
 }
 
 // LightAnchor is the node's light-proof anchor.
 func (b NodeBackend) LightAnchor() (*consensus.Anchor, error) { return b.N.LightAnchor() }
+
+// LightHandoffs are the node's recorded epoch hand-offs.
+func (b NodeBackend) LightHandoffs(from uint64, max int) ([]*consensus.Anchor, error) {
+	return b.N.LightHandoffs(from, max)
+}
+
+// maxHandoffs is the page size of GET /v1/light/handoffs.
+const maxHandoffs = 64
 
 // codeNoAnchor is the API error code when the node cannot anchor a proof.
 const codeNoAnchor = "no_anchor"
 
 func (s *Server) registerLightRoutes(g *gin.RouterGroup) {
 	g.GET("/light/proofs/:key", s.lightProof)
+	g.GET("/light/handoffs", s.lightHandoffs)
+}
+
+// lightHandoffs serves GET /v1/light/handoffs?from=K.
+func (s *Server) lightHandoffs(c *gin.Context) {
+	from, ok := queryUint(c, "from")
+	if !ok {
+		return
+	}
+	lb, ok := s.b.(LightBackend)
+	if !ok {
+		fail(c, http.StatusNotFound, codeNoAnchor, node.ErrNoAnchor.Error())
+		return
+	}
+	as, err := lb.LightHandoffs(from, maxHandoffs)
+	if errors.Is(err, node.ErrNoAnchor) {
+		fail(c, http.StatusServiceUnavailable, codeNoAnchor, err.Error())
+		return
+	}
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	out := apitypes.LightHandoffs{Handoffs: []apitypes.LightHandoff{}}
+	key := validators.EpochKey()
+	err = s.b.View(func(v *store.View) error {
+		for i, a := range as {
+			p, err := consensus.DecodePayload(a.Block.Payload)
+			if err != nil {
+				return err
+			}
+			h := p.Exec.Height
+			hdr, err := v.Header(h)
+			if err != nil {
+				return err
+			}
+			_, val, proof, err := v.Prove(key, &h)
+			if err != nil {
+				return err
+			}
+			out.Handoffs = append(out.Handoffs, apitypes.LightHandoff{Epoch: from + uint64(i), Header: codec.MustMarshal(hdr),
+				Anchor: codec.MustMarshal(a), Key: key, Value: val, Proof: proof})
+		}
+		return nil
+	})
+	if err != nil {
+		failErr(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 // lightProof serves GET /v1/light/proofs/{key}: the value and proof at the
