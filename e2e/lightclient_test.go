@@ -12,6 +12,22 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/node"
 )
 
+// setEpochLength rewrites the shared genesis of tn, before anything
+// starts, with shorter epochs than the default.
+func (tn *tnet) setEpochLength(n uint64) {
+	tn.t.Helper()
+	for _, nd := range tn.man.Nodes {
+		g, err := genesis.Load(node.GenesisPath(nd.Home))
+		if err != nil {
+			tn.t.Fatal(err)
+		}
+		g.Consensus.EpochLength = n
+		if err := g.Save(node.GenesisPath(nd.Home)); err != nil {
+			tn.t.Fatal(err)
+		}
+	}
+}
+
 // cliResult runs the cowboy CLI against d and returns its combined output
 // and error, for commands that are expected to fail.
 func cliResult(d *daemon, home string, args ...string) (string, error) {
@@ -33,16 +49,7 @@ func TestTestnetLightClientVerify(t *testing.T) {
 	tn := newTestnet(t, 3)
 	// 16-block epochs, so that the proof is checked after the client has
 	// followed at least one validator-set hand-off.
-	for _, nd := range tn.man.Nodes {
-		g, err := genesis.Load(node.GenesisPath(nd.Home))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Consensus.EpochLength = 16
-		if err := g.Save(node.GenesisPath(nd.Home)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tn.setEpochLength(16)
 	for i := range 3 {
 		tn.start(i)
 	}

@@ -44,29 +44,42 @@ func (s *Server) registerLightRoutes(g *gin.RouterGroup) {
 	g.GET("/light/handoffs", s.lightHandoffs)
 }
 
+// withLight runs fn on the light backend and answers the failure: false
+// when the response is already written.
+func (s *Server) withLight(c *gin.Context, fn func(LightBackend) error) bool {
+	lb, ok := s.b.(LightBackend)
+	if !ok {
+		fail(c, http.StatusNotFound, codeNoAnchor, node.ErrNoAnchor.Error())
+		return false
+	}
+	err := fn(lb)
+	if errors.Is(err, node.ErrNoAnchor) {
+		fail(c, http.StatusServiceUnavailable, codeNoAnchor, err.Error())
+		return false
+	}
+	if err != nil {
+		failErr(c, err)
+		return false
+	}
+	return true
+}
+
 // lightHandoffs serves GET /v1/light/handoffs?from=K.
 func (s *Server) lightHandoffs(c *gin.Context) {
 	from, ok := queryUint(c, "from")
 	if !ok {
 		return
 	}
-	lb, ok := s.b.(LightBackend)
-	if !ok {
-		fail(c, http.StatusNotFound, codeNoAnchor, node.ErrNoAnchor.Error())
-		return
-	}
-	as, err := lb.LightHandoffs(from, maxHandoffs)
-	if errors.Is(err, node.ErrNoAnchor) {
-		fail(c, http.StatusServiceUnavailable, codeNoAnchor, err.Error())
-		return
-	}
-	if err != nil {
-		failErr(c, err)
+	var as []*consensus.Anchor
+	if !s.withLight(c, func(lb LightBackend) (err error) {
+		as, err = lb.LightHandoffs(from, maxHandoffs)
+		return err
+	}) {
 		return
 	}
 	out := apitypes.LightHandoffs{Handoffs: []apitypes.LightHandoff{}}
 	key := validators.EpochKey()
-	err = s.b.View(func(v *store.View) error {
+	err := s.b.View(func(v *store.View) error {
 		for i, a := range as {
 			p, err := consensus.DecodePayload(a.Block.Payload)
 			if err != nil {
@@ -102,18 +115,11 @@ func (s *Server) lightProof(c *gin.Context) {
 		fail(c, http.StatusBadRequest, "bad_key", "state key must be non-empty hex")
 		return
 	}
-	lb, ok := s.b.(LightBackend)
-	if !ok {
-		fail(c, http.StatusNotFound, codeNoAnchor, node.ErrNoAnchor.Error())
-		return
-	}
-	a, err := lb.LightAnchor()
-	if errors.Is(err, node.ErrNoAnchor) {
-		fail(c, http.StatusServiceUnavailable, codeNoAnchor, err.Error())
-		return
-	}
-	if err != nil {
-		failErr(c, err)
+	var a *consensus.Anchor
+	if !s.withLight(c, func(lb LightBackend) (err error) {
+		a, err = lb.LightAnchor()
+		return err
+	}) {
 		return
 	}
 	p, err := consensus.DecodePayload(a.Block.Payload)
