@@ -20,7 +20,6 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
-	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
@@ -381,18 +380,7 @@ func TestTestnetSoak(t *testing.T) {
 // signs QCs.
 func TestTestnetValidatorJoins(t *testing.T) {
 	tn := newTestnet(t, 4)
-	// Shorter epochs than the default: rewrite the shared genesis before
-	// anything starts.
-	for _, nd := range tn.man.Nodes {
-		g, err := genesis.Load(node.GenesisPath(nd.Home))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g.Consensus.EpochLength = 16
-		if err := g.Save(node.GenesisPath(nd.Home)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tn.setEpochLength(16)
 	for i := range 4 {
 		tn.start(i)
 	}

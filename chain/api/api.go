@@ -78,6 +78,7 @@ func NewWithBackend(b Backend, log *slog.Logger) *Server {
 	s.registerTimerRoutes(v1)
 	s.registerOffchainRoutes(v1)
 	s.registerTEERoutes(v1)
+	s.registerLightRoutes(v1)
 	s.registerModelRoutes(v1)
 	s.registerGovRoutes(v1)
 	v1.GET("/validators", s.validatorSet)

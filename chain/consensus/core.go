@@ -174,6 +174,7 @@ type roundState struct {
 	firstHash     Hash
 	proposals     map[Hash]bool
 	rejected      bool // the application rejected first
+	deferred      bool // the application could not check first yet (ErrNotReady)
 	propEvidenced bool
 	newViews      map[uint32]*NewView
 	nvStake       uint64
@@ -313,6 +314,16 @@ func (c *Core) Status() Status {
 	}
 }
 
+// Certified returns the block of the highest QC with that QC, when the
+// core holds the block (the root's QC is the root's).
+func (c *Core) Certified() (*Block, QC, bool) {
+	e := c.blocks[c.highQC.BlockHash]
+	if e == nil {
+		return nil, QC{}, false
+	}
+	return e.b, c.highQC, true
+}
+
 // Ready returns the outputs accumulated since the last call and clears
 // them.
 func (c *Core) Ready() Ready {
@@ -376,6 +387,10 @@ func (c *Core) Step(from int, m *Message) error {
 // Tick advances abstract time by one unit.
 func (c *Core) Tick() {
 	c.elapsed++
+	if rs := c.rounds[c.round]; rs != nil && rs.deferred {
+		rs.deferred = false
+		c.tryVote()
+	}
 	if c.elapsed >= c.timeoutTicks() {
 		c.elapsed = 0
 		if c.self >= 0 && c.timeoutRound < c.round {
@@ -431,6 +446,22 @@ func (c *Core) Propose(round uint64, payload []byte) error {
 	c.out.Persist = append(c.out.Persist, Record{Proposal: p})
 	c.broadcast(&Message{Proposal: p})
 	return c.onProposal(c.self, p)
+}
+
+// Leave is called before the node discards this core (an epoch switch):
+// it times out the current round, so that the NEW_VIEW carries this
+// validator's highest QC to peers still running the configuration. A
+// timeout is always allowed to an honest validator; it only stops voting
+// in the round.
+func (c *Core) Leave() {
+	if c.self < 0 {
+		return
+	}
+	if c.timeoutRound < c.round {
+		c.timeout()
+	} else if c.myTimeout != nil {
+		c.broadcast(&Message{NewView: c.myTimeout})
+	}
 }
 
 func (c *Core) timeout() {
@@ -678,6 +709,10 @@ func (c *Core) tryVote() {
 		return
 	}
 	if err := c.cfg.App.Verify(b, path); err != nil {
+		if errors.Is(err, ErrNotReady) {
+			rs.deferred = true // asked again on the next Tick
+			return
+		}
 		rs.rejected = true
 		return
 	}

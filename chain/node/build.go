@@ -91,6 +91,9 @@ func (v *validator) startBuild(ctx context.Context, req *consensus.BuildRequest)
 		}
 		ts := max(uint64(time.Now().UnixMilli()), pts+1)
 		p := payload{Timestamp: ts, Txs: make([]types.Bytes, 0, len(txs))}
+		if head, err := v.n.store.Head(); err == nil {
+			p.Exec = consensus.ExecCommit{Height: head.Height, Header: head.Hash()}
+		}
 		size := 0
 		for _, tx := range txs {
 			raw := tx.Encode()

@@ -30,6 +30,9 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 	if err != nil {
 		return err
 	}
+	if err := v.checkExec(p.Exec); err != nil {
+		return err
+	}
 	parent := v.root
 	if len(path) > 0 {
 		parent = path[len(path)-1]
@@ -72,6 +75,38 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 		if err != nil {
 			return fmt.Errorf("tx %d (%s): %w", at[k], fresh[k].Hash(), err)
 		}
+	}
+	return nil
+}
+
+// checkExec is the state commitment rule (docs/CONSENSUS.md §8.8): a
+// proposal commits to the proposer's executed head, and this validator
+// votes only for a header it has executed itself. A height it has not
+// executed yet defers the vote (consensus.ErrNotReady): the core asks
+// again on its next tick.
+func (v *validator) checkExec(c consensus.ExecCommit) error {
+	head, err := v.n.store.Head()
+	if err != nil {
+		return err
+	}
+	if c.Height > head.Height {
+		return fmt.Errorf("%w: commits to height %d, executed %d", consensus.ErrNotReady, c.Height, head.Height)
+	}
+	var h types.Hash
+	if c.Height == head.Height {
+		h = head.Hash()
+	} else if err := v.n.store.View(func(sv *store.View) error {
+		hdr, err := sv.Header(c.Height)
+		if err != nil {
+			return err
+		}
+		h = hdr.Hash()
+		return nil
+	}); err != nil {
+		return err
+	}
+	if h != c.Header {
+		return fmt.Errorf("%w: commits to header %s at height %d, this node executed %s", consensus.ErrUncommitted, c.Header, c.Height, h)
 	}
 	return nil
 }

@@ -107,6 +107,9 @@ type Node struct {
 	// gossip relays an admitted transaction to the other validators while
 	// the consensus loop runs.
 	gossip atomic.Pointer[func(*types.Tx)]
+	// flog is the validator loop's finalized-block log while it runs
+	// (LightAnchor reads it).
+	flog atomic.Pointer[finalLog]
 }
 
 // checkedTxsMax bounds the checked-transaction cache: a few blocks beyond

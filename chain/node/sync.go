@@ -117,6 +117,7 @@ func (v *validator) onSyncReply(in p2p.Inbound) error {
 	}
 	if last.Block.Height == v.epochEnd {
 		v.switching = true // reconfigure once executed
+		v.syncSwitch = true
 		return nil
 	}
 	return v.newCore(last.QC)

@@ -71,14 +71,12 @@ func (n *Node) setConsensus(s ConsensusStatus) {
 	n.consMu.Unlock()
 }
 
-// payload is what consensus orders for the node: the proposer's timestamp
-// and the transactions, in order. The block header (with the state root
-// after execution) is derived from it on finality by every node alike.
-type payload struct {
-	_         struct{} `cbor:",toarray"`
-	Timestamp uint64
-	Txs       []types.Bytes
-}
+// payload is what consensus orders for the node: the proposer's timestamp,
+// the transactions, in order, and the proposer's executed head
+// (consensus.ExecCommit, docs/CONSENSUS.md §8.8). The block header (with
+// the state root after execution) is derived from it on finality by every
+// node alike.
+type payload = consensus.Payload
 
 func decodePayload(b []byte) (*payload, error) {
 	var p payload
@@ -104,6 +102,7 @@ type payloadTime struct {
 	_         struct{} `cbor:",toarray"`
 	Timestamp uint64
 	Txs       cbor.RawMessage
+	Exec      cbor.RawMessage
 }
 
 // maxPayload bounds a block payload (the transport carries 16 MiB).
@@ -133,10 +132,16 @@ type validator struct {
 	epochEnd    uint64 // last height of the epoch; higher blocks are empty fillers
 	minRound    uint64
 	switching   bool // the epoch's last block is final; reconfigure once it is executed
-	peerFinal   map[int]uint64
-	genTs       uint64
-	tick        time.Duration
-	timeout     int
+	// syncSwitch: block sync made the last block final, so the switch
+	// does not wait for a hand-off certificate; handoffSince is when the
+	// wait for one began (readyToSwitch).
+	syncSwitch   bool
+	handoffSince time.Time
+	left         bool // the old core has announced its highest QC (Core.Leave)
+	peerFinal    map[int]uint64
+	genTs        uint64
+	tick         time.Duration
+	timeout      int
 
 	flog     *finalLog
 	wal      *wal.WAL
@@ -236,6 +241,7 @@ func (n *Node) newValidator() (*validator, error) {
 	if v.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
+	n.flog.Store(v.flog)
 	if v.wal, err = wal.Open(WALPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
@@ -378,6 +384,17 @@ func (v *validator) reconfigure(ctx context.Context) error {
 	if err != nil || head.Height < v.epochEnd {
 		return err
 	}
+	if ok, err := v.readyToSwitch(); !ok || err != nil {
+		return err
+	}
+	if !v.left {
+		// Tell peers still in the epoch the highest QC (the hand-off)
+		// before leaving; the loop drains it now, the switch is on the
+		// next tick.
+		v.left = true
+		v.core.Leave()
+		return nil
+	}
 	rec, err := v.flog.Get(v.epochEnd)
 	if err != nil {
 		return err
@@ -393,7 +410,7 @@ func (v *validator) reconfigure(ctx context.Context) error {
 	if err := v.newCore(rec.QC); err != nil {
 		return err
 	}
-	v.switching = false
+	v.switching, v.syncSwitch, v.left, v.handoffSince = false, false, false, time.Time{}
 	v.tr.SetPeers(peers)
 	v.restartSenders(ctx)
 	v.log.Info("new epoch", "epoch", v.ep.Number, "previous", old, "validators", v.set.Len(), "index", v.self,
@@ -409,6 +426,7 @@ func (v *validator) close() {
 		v.wal.Close()
 	}
 	if v.flog != nil {
+		v.n.flog.CompareAndSwap(v.flog, nil)
 		v.flog.Close()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
+	"github.com/cowboy-foundation/cowboy/internal/cli/verify"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
@@ -11,6 +12,7 @@ import (
 func NewCmdAccount(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "account", Short: "Inspect accounts"}
 	var asJSON bool
+	var vo verify.Opts
 	show := &cobra.Command{
 		Use:   "show ADDRESS|KEYNAME",
 		Short: "Show an account's balance and nonce",
@@ -19,6 +21,9 @@ func NewCmdAccount(f *Factory) *cobra.Command {
 			addr, err := f.ResolveAddress(args[0])
 			if err != nil {
 				return err
+			}
+			if vo.On {
+				return showVerifiedAccount(cmd, f, &vo, addr, asJSON)
 			}
 			acc, err := f.Client().Account(cmd.Context(), addr)
 			if err != nil {
@@ -42,6 +47,7 @@ func NewCmdAccount(f *Factory) *cobra.Command {
 		},
 	}
 	cmdutil.JSONFlag(show, &asJSON)
+	verify.AddFlags(show, &vo)
 	cmd.AddCommand(show)
 	return cmd
 }

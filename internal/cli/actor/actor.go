@@ -11,6 +11,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
+	"github.com/cowboy-foundation/cowboy/internal/cli/verify"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/spf13/cobra"
 )
@@ -247,6 +248,7 @@ func newActorQueryCmd(f *Factory) *cobra.Command {
 
 func newActorStateCmd(f *Factory) *cobra.Command {
 	var asJSON bool
+	var vo verify.Opts
 	cmd := &cobra.Command{
 		Use:   "state ADDRESS [KEY]",
 		Short: "Show an actor's storage (all keys, or those starting with KEY)",
@@ -255,6 +257,9 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 			addr, err := f.ResolveAddress(a[0])
 			if err != nil {
 				return err
+			}
+			if vo.On {
+				return showVerifiedActorState(cmd, f, &vo, addr, a, asJSON)
 			}
 			key := ""
 			if len(a) == 2 {
@@ -291,6 +296,7 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmdutil.JSONFlag(cmd, &asJSON)
+	verify.AddFlags(cmd, &vo)
 	return cmd
 }
 
