@@ -27,6 +27,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
+	"github.com/cowboy-foundation/cowboy/chain/system/tokens"
 	"github.com/cowboy-foundation/cowboy/chain/system/treasury"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
@@ -175,7 +176,7 @@ func New(cfg Config) (*Executor, error) {
 	modelRegistry := models.New(models.Params{})
 	gov.UseModels(modelRegistry)
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry), gov, treasury.New())...)
+	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New()), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}
