@@ -45,6 +45,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		newTestnetCmd(f),
 		newValidatorCmd(f),
 		newModelCmd(f),
+		newTokenCmd(f),
 		newGovCmd(f), newParamsCmd(f), newTreasuryCmd(f), newCouncilCmd(f),
 	)
 	return root

@@ -20,11 +20,12 @@ func (m *Module) Name() string { return "tokens" }
 // EndBlock implements system.Module: the module has no end-of-block step.
 func (m *Module) EndBlock(system.Tx) error { return nil }
 
-// charged wraps a handler: it charges cost first (the fee is paid even
-// when the operation then fails), as the cost table prices each call.
-func charged(cost func(types.Instruction) Cost, run func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error)) system.Handler {
+// charged wraps a handler: it charges the instruction's cost first (the
+// fee is paid even when the operation then fails), as the cost table
+// prices each call.
+func charged(run func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error)) system.Handler {
 	return func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
-		c := cost(in)
+		c := InstructionCost(in)
 		if err := x.Charge(c.Cycles, c.Cells); err != nil {
 			return nil, err
 		}
@@ -32,41 +33,34 @@ func charged(cost func(types.Instruction) Cost, run func(x system.Tx, from types
 	}
 }
 
-func fixed(op Op) func(types.Instruction) Cost {
-	return func(types.Instruction) Cost { return CostOf(op) }
-}
-
 // Kinds implements system.Module: token_create, token_transfer,
 // token_transfer_from, token_approve, token_mint and token_burn.
 func (m *Module) Kinds() []system.Kind {
 	return []system.Kind{
-		{Kind: types.KindTokenCreate, Check: Check, Handle: charged(func(in types.Instruction) Cost {
-			v := in.(*types.TokenCreate)
-			return CreateCost(v.Name, v.Symbol)
-		}, func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+		{Kind: types.KindTokenCreate, Check: Check, Handle: charged(func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			id, err := Create(x, from, in.(*types.TokenCreate))
 			if err != nil {
 				return nil, err
 			}
 			return codec.MustMarshal(id[:]), nil
 		})},
-		{Kind: types.KindTokenTransfer, Check: Check, Handle: charged(fixed(OpTransfer), func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+		{Kind: types.KindTokenTransfer, Check: Check, Handle: charged(func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			v := in.(*types.TokenTransfer)
 			return nil, Transfer(x, v.ID, from, v.To, v.Amount)
 		})},
-		{Kind: types.KindTokenTransferFrom, Check: Check, Handle: charged(fixed(OpTransferFrom), func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+		{Kind: types.KindTokenTransferFrom, Check: Check, Handle: charged(func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			v := in.(*types.TokenTransferFrom)
 			return nil, TransferFrom(x, v.ID, from, v.From, v.To, v.Amount)
 		})},
-		{Kind: types.KindTokenApprove, Check: Check, Handle: charged(fixed(OpApprove), func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+		{Kind: types.KindTokenApprove, Check: Check, Handle: charged(func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			v := in.(*types.TokenApprove)
 			return nil, Approve(x, v.ID, from, v.Spender, v.Amount)
 		})},
-		{Kind: types.KindTokenMint, Check: Check, Handle: charged(fixed(OpMint), func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+		{Kind: types.KindTokenMint, Check: Check, Handle: charged(func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			v := in.(*types.TokenMint)
 			return nil, Mint(x, v.ID, from, v.To, v.Amount)
 		})},
-		{Kind: types.KindTokenBurn, Check: Check, Handle: charged(fixed(OpBurn), func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
+		{Kind: types.KindTokenBurn, Check: Check, Handle: charged(func(x system.Tx, from types.Address, in types.Instruction) ([]byte, error) {
 			v := in.(*types.TokenBurn)
 			return nil, Burn(x, v.ID, from, v.Amount)
 		})},

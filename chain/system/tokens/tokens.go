@@ -56,6 +56,25 @@ func CreateCost(name, symbol string) Cost {
 	return c
 }
 
+// InstructionCost is the cost of a token instruction (zero for any other).
+func InstructionCost(in types.Instruction) Cost {
+	switch v := in.(type) {
+	case *types.TokenCreate:
+		return CreateCost(v.Name, v.Symbol)
+	case *types.TokenTransfer:
+		return costs[OpTransfer]
+	case *types.TokenTransferFrom:
+		return costs[OpTransferFrom]
+	case *types.TokenApprove:
+		return costs[OpApprove]
+	case *types.TokenMint:
+		return costs[OpMint]
+	case *types.TokenBurn:
+		return costs[OpBurn]
+	}
+	return Cost{}
+}
+
 // Limits of a token's metadata.
 const (
 	MaxNameBytes   = 64
