@@ -2,6 +2,8 @@ package execution_test
 
 import (
 	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -225,3 +227,67 @@ func TestSignatureHostCalls(t *testing.T) {
 
 // mailTypedData is EIP-712's example message (chain 1).
 const mailTypedData = `{"types":{"EIP712Domain":[{"name":"name","type":"string"},{"name":"version","type":"string"},{"name":"chainId","type":"uint256"},{"name":"verifyingContract","type":"address"}],"Person":[{"name":"name","type":"string"},{"name":"wallet","type":"address"}],"Mail":[{"name":"from","type":"Person"},{"name":"to","type":"Person"},{"name":"contents","type":"string"}]},"primaryType":"Mail","domain":{"name":"Ether Mail","version":"1","chainId":1,"verifyingContract":"0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC"},"message":{"from":{"name":"Cow","wallet":"0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"},"to":{"name":"Bob","wallet":"0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB"},"contents":"Hello, Bob!"}}`
+
+// TestTokenCostComparison measures examples/token: the hand-written
+// ledger actor (ledger.py) against the CIP-20 platform token (token.py and
+// the token_transfer instruction), on the same chain. The figures are
+// deterministic (metering is consensus); docs/TOKENS.md records them. The
+// platform transfer is the cost table's 1,000 cycles and 64 cells beyond
+// the intrinsic cost, well below the metered Python ledger's.
+func TestTokenCostComparison(t *testing.T) {
+	alice, _ := genKey()
+	bobKey, _ := crypto.ToECDSA(crypto.Keccak256([]byte("bob")))
+	c := newChain(t, alice)
+	bob := types.PubkeyToAddress(bobKey.PublicKey)
+	read := func(name string) types.Bytes {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "token", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	deploy := func(name string) (*types.Receipt, types.Address) {
+		r := c.ok(c.tx(alice, nil, &types.Deploy{Code: read(name), Salt: types.Bytes(name), InitHandler: "__init__", InitArgs: cborArgs([]any{1_000_000})}, 0))[0]
+		return r, *r.Created
+	}
+	type row struct {
+		what          string
+		cycles, cells uint64
+	}
+	var rows []row
+	add := func(what string, r *types.Receipt) {
+		if r.Status != types.ReceiptSuccess {
+			t.Fatalf("%s failed: %s", what, r.Error)
+		}
+		rows = append(rows, row{what, r.CyclesUsed, r.CellsUsed})
+	}
+	r, ledger := deploy("ledger.py")
+	add("deploy ledger.py (hand-written)", r)
+	r, tokenActor := deploy("token.py")
+	add("deploy token.py (platform token)", r)
+	id, ok := c.query(tokenActor, "token_id", nil).([]byte)
+	if !ok || len(id) != 32 {
+		t.Fatalf("token_id %v", id)
+	}
+	if got := tokenBalance(t, c, types.Hash(id), types.PubkeyToAddress(alice.PublicKey)); got.Int64() != 1_000_000 {
+		t.Fatalf("deployer holds %s of the platform token", got)
+	}
+	ledgerXfer := c.ok(c.tx(alice, &ledger, &types.Call{Handler: "transfer", Args: cborArgs([]any{bob[:], 10})}, 0))[0]
+	add("transfer: ledger.py call", ledgerXfer)
+	tm := types.TokenModuleAddress
+	platformXfer := c.ok(c.tx(alice, &tm, &types.TokenTransfer{ID: types.Hash(id), To: bob, Amount: big.NewInt(10)}, 0))[0]
+	add("transfer: token_transfer instruction", platformXfer)
+	if b := c.query(ledger, "balance_of", []any{bob[:]}); b != uint64(10) {
+		t.Fatalf("ledger balance %v", b)
+	}
+	if b := tokenBalance(t, c, types.Hash(id), bob); b.Int64() != 10 {
+		t.Fatalf("platform balance %s", b)
+	}
+	for _, r := range rows {
+		t.Logf("| %s | %d | %d |", r.what, r.cycles, r.cells)
+	}
+	if platformXfer.CyclesUsed >= ledgerXfer.CyclesUsed || platformXfer.CellsUsed >= ledgerXfer.CellsUsed {
+		t.Fatalf("platform transfer %d cycles %d cells, not below the ledger's %d and %d",
+			platformXfer.CyclesUsed, platformXfer.CellsUsed, ledgerXfer.CyclesUsed, ledgerXfer.CellsUsed)
+	}
+}
