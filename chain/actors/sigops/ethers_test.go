@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -16,25 +17,13 @@ import (
 )
 
 // nodeBin is the Node 22 that `make deps` installs in the repository's
-// node_modules (package.json), found by walking up to go.mod.
+// node_modules (package.json), beside ethers.
 func nodeBin(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-	node := filepath.Join(dir, "node_modules", ".bin", "node")
-	for _, p := range []string{node, filepath.Join(dir, "node_modules", "ethers", "package.json")} {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	node := filepath.Join(root, "node_modules", ".bin", "node")
+	for _, p := range []string{node, filepath.Join(root, "node_modules", "ethers", "package.json")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s is missing: run `make deps` (npm ci installs node and ethers from package.json): %v", p, err)
 		}

@@ -72,14 +72,20 @@ func Register(rt *actors.Runtime) error {
 	return rt.Register(OpVerifyEIP712, verifyEIP712Op)
 }
 
-func bytesArg(m map[string]any, k string) ([]byte, error) {
-	switch v := m[k].(type) {
-	case []byte:
-		return v, nil
-	case string:
-		return []byte(v), nil
+// bytesArgs reads the named byte-string arguments (text is taken as UTF-8).
+func bytesArgs(m map[string]any, names ...string) ([][]byte, error) {
+	out := make([][]byte, len(names))
+	for i, k := range names {
+		switch v := m[k].(type) {
+		case []byte:
+			out[i] = v
+		case string:
+			out[i] = []byte(v)
+		default:
+			return nil, fmt.Errorf("%w: %s must be bytes", ErrBadArgs, k)
+		}
 	}
-	return nil, fmt.Errorf("%w: %s must be bytes", ErrBadArgs, k)
+	return out, nil
 }
 
 func verifySignatureOp(_ *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, error) {
@@ -88,19 +94,11 @@ func verifySignatureOp(_ *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse,
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
 	scheme, _ := m["scheme"].(string)
-	key, err := bytesArg(m, "key")
+	b, err := bytesArgs(m, "key", "message", "signature")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
-	msg, err := bytesArg(m, "message")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", req.Op, err)
-	}
-	sig, err := bytesArg(m, "signature")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", req.Op, err)
-	}
-	ok, err := VerifySignature(scheme, key, msg, sig)
+	ok, err := VerifySignature(scheme, b[0], b[1], b[2])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
@@ -194,16 +192,12 @@ func verifyEIP712Op(_ *actors.Host, req *pvm.HostRequest) (*pvm.HostResponse, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
-	td, err := bytesArg(m, "typed_data")
+	b, err := bytesArgs(m, "typed_data", "signature", "address")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", req.Op, err)
 	}
-	sig, err := bytesArg(m, "signature")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", req.Op, err)
-	}
-	addr, err := bytesArg(m, "address")
-	if err != nil || len(addr) != types.AddressLength {
+	td, sig, addr := b[0], b[1], b[2]
+	if len(addr) != types.AddressLength {
 		return nil, fmt.Errorf("%s: %w: address must be 20 bytes", req.Op, ErrBadArgs)
 	}
 	var chainID *big.Int

@@ -162,13 +162,21 @@ func Approve(x system.Tx, id types.Hash, owner, spender types.Address, amount *b
 	return nil
 }
 
-// authorised reports whether who holds act on token t: its admin, or a
-// holder of a live entitlement covering (Token(t.ID), act).
-func authorised(x system.Tx, t *Token, who types.Address, act entitlement.ActionKind) (bool, error) {
+// authorise fails with code unless who holds act on token t: its admin,
+// or a holder of a live entitlement covering (Token(t.ID), act).
+func authorise(x system.Tx, t *Token, who types.Address, act entitlement.ActionKind, code system.Code) error {
 	if who == t.Admin {
-		return true, nil
+		return nil
 	}
-	return entitlements.Writable(x.State()).Check(who, Scope(t.ID), entitlement.Action{Kind: act}, x.Env().Height)
+	ok, err := entitlements.Writable(x.State()).Check(who, Scope(t.ID), entitlement.Action{Kind: act}, x.Env().Height)
+	if err != nil || ok {
+		return err
+	}
+	what, ent := "mint", "TokenMint"
+	if act == entitlement.ActionTokenBurn {
+		what, ent = "burn", "TokenBurn"
+	}
+	return system.Failf(code, "%s: %s may not %s token %s (admin %s, or a %s entitlement)", code, who, what, t.ID, t.Admin, ent)
 }
 
 // Mint mints amount of token id to to; minter must hold mint authority,
@@ -181,10 +189,8 @@ func Mint(x system.Tx, id types.Hash, minter, to types.Address, amount *big.Int)
 	if err != nil {
 		return err
 	}
-	if ok, err := authorised(x, t, minter, entitlement.ActionTokenMint); err != nil {
+	if err := authorise(x, t, minter, entitlement.ActionTokenMint, system.CodeNotMinter); err != nil {
 		return err
-	} else if !ok {
-		return system.Failf(system.CodeNotMinter, "NotMinter: %s may not mint token %s (admin %s, or a TokenMint entitlement)", minter, id, t.Admin)
 	}
 	limit := MaxAmount
 	if t.Capped() {
@@ -215,10 +221,8 @@ func Burn(x system.Tx, id types.Hash, holder types.Address, amount *big.Int) err
 	if err != nil {
 		return err
 	}
-	if ok, err := authorised(x, t, holder, entitlement.ActionTokenBurn); err != nil {
+	if err := authorise(x, t, holder, entitlement.ActionTokenBurn, system.CodeNotBurner); err != nil {
 		return err
-	} else if !ok {
-		return system.Failf(system.CodeNotBurner, "NotBurner: %s may not burn token %s (admin %s, or a TokenBurn entitlement)", holder, id, t.Admin)
 	}
 	bal, err := BalanceOf(x.State(), id, holder)
 	if err != nil {
