@@ -10,6 +10,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/actors/sigops"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system"
@@ -289,5 +290,90 @@ func TestTokenCostComparison(t *testing.T) {
 	if platformXfer.CyclesUsed >= ledgerXfer.CyclesUsed || platformXfer.CellsUsed >= ledgerXfer.CellsUsed {
 		t.Fatalf("platform transfer %d cycles %d cells, not below the ledger's %d and %d",
 			platformXfer.CyclesUsed, platformXfer.CellsUsed, ledgerXfer.CyclesUsed, ledgerXfer.CellsUsed)
+	}
+}
+
+const opsActor = `from cowboy_sdk import actor, tokens
+
+@actor
+class Ops:
+    def create(self, name, symbol):
+        tokens.create(name, symbol, 0, 0, 1000)
+
+    def transfer(self, tid, to, n):
+        tokens.transfer(tid, to, n)
+
+    def transfer_from(self, tid, owner, to, n):
+        tokens.transfer_from(tid, owner, to, n)
+
+    def approve(self, tid, spender, n):
+        tokens.approve(tid, spender, n)
+
+    def mint(self, tid, to, n):
+        tokens.mint(tid, to, n)
+
+    def burn(self, tid, n):
+        tokens.burn(tid, n)
+
+    def balance_of(self, tid, who):
+        tokens.balance_of(tid, who)
+
+    def noop(self, *args):
+        pass
+`
+
+// The cost table end to end: a token instruction's receipt is its
+// intrinsic cost plus exactly the §17.3 cycles and cells; an actor's call
+// that only runs one token op uses exactly the op's cells beyond the
+// cells of a call that does nothing (its cycles also pay the Python
+// around it).
+func TestTokenCostTableEndToEnd(t *testing.T) {
+	alice, _ := genKey()
+	c := newChain(t, alice)
+	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
+	tm := types.TokenModuleAddress
+	exact := func(in types.Instruction, want tokens.Cost) *types.Receipt {
+		t.Helper()
+		tx := c.tx(alice, &tm, in, 0)
+		r := c.ok(tx)[0]
+		ic, ib := fees.Intrinsic(tx, in)
+		if r.CyclesUsed != ic+want.Cycles || r.CellsUsed != ib+want.Cells {
+			t.Errorf("%s: %d cycles %d cells, want %d+%d and %d+%d", in.InstructionKind(), r.CyclesUsed, r.CellsUsed, ic, want.Cycles, ib, want.Cells)
+		}
+		return r
+	}
+	exact(&types.TokenCreate{Name: "Gold", Symbol: "GLD", Initial: big.NewInt(100)}, tokens.Cost{Cycles: 10_000, Cells: 256 + 4 + 3})
+	gold := tokens.ID(aliceAddr, 0)
+	rs := c.ok(c.txValue(alice, nil, &types.Deploy{Code: types.Bytes(opsActor), Salt: types.Bytes("ops")}, genesis.CBY(1)))
+	ops := *rs[0].Created
+	exact(&types.TokenTransfer{ID: gold, To: ops, Amount: big.NewInt(10)}, tokens.Cost{Cycles: 1_000, Cells: 64})
+	exact(&types.TokenApprove{ID: gold, Spender: ops, Amount: big.NewInt(10)}, tokens.Cost{Cycles: 500, Cells: 32})
+
+	// extraCells is what a call uses beyond its intrinsic cells.
+	extraCells := func(handler string, args ...any) uint64 {
+		t.Helper()
+		in := &types.Call{Handler: handler, Args: cborArgs(args)}
+		tx := c.tx(alice, &ops, in, 0)
+		r := c.ok(tx)[0]
+		_, ib := fees.Intrinsic(tx, in)
+		return r.CellsUsed - ib
+	}
+	base := extraCells("noop", gold[:]) // the call's own (its return value)
+	opCells := func(handler string, want uint64, args ...any) {
+		t.Helper()
+		if got := extraCells(handler, args...) - base; got != want {
+			t.Errorf("actor %s: %d cells beyond a no-op call, want %d", handler, got, want)
+		}
+	}
+	opCells("create", uint64(256+len("Share")+len("SHR")), "Share", "SHR")
+	opCells("transfer", 64, gold[:], aliceAddr[:], 1)
+	opCells("transfer_from", 96, gold[:], aliceAddr[:], ops[:], 2)
+	opCells("approve", 32, gold[:], aliceAddr[:], 3)
+	share := tokens.ID(ops, 1)
+	opCells("mint", 64, share[:], aliceAddr[:], 4)
+	opCells("burn", 64, share[:], 5)
+	opCells("balance_of", 0, gold[:], aliceAddr[:])
+	if b := tokenBalance(t, c, gold, ops); b.Int64() != 10-1+2 {
+		t.Fatalf("ops holds %s gold", b)
 	}
 }
