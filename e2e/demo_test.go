@@ -67,6 +67,7 @@ func TestDemoScript(t *testing.T) {
 		"Node stopped cleanly.",
 		"Balance   250.5 CBY",
 		"query get -> 6",
+		"bob holds 12.5 CUSD",
 		`UnresolvedImport { name: "engine" }`,
 		"score(3) -> 30",
 		"matches the original",

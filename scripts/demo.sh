@@ -66,6 +66,12 @@ A=$("$BIN/cowboy" actor deploy --from alice --code examples/pingpong/player.py -
 B=$("$BIN/cowboy" actor deploy --from alice --code examples/pingpong/player.py --salt player-b | awk '/Actor deployed/ {print $3}')
 "$BIN/cowboy" actor call --from alice "$A" serve --payload "[\"$B\", 4]"
 
+step "CIP-20 platform token: alice creates CUSD and sends bob 12.5 (the module's cost table, not metered Python)"
+T=$("$BIN/cowboy" token create --from alice --name "Cowboy Dollar" --symbol CUSD --decimals 6 --cap 1000000 --supply 1000 | tee /dev/stderr | awk '/^Token / {print $2}')
+"$BIN/cowboy" token transfer --from alice "$T" bob 12.5 | awk '/used/'
+printf 'bob holds '; "$BIN/cowboy" token balance "$T" bob
+"$BIN/cowboy" token info "$T"
+
 step "Account-scoped libraries (seed 000 §4): alice publishes engine v1 and deploys three game actors"
 "$BIN/cowboy" lib publish --from alice --name engine --code examples/library/engine.py
 WORLDS=()

@@ -50,14 +50,16 @@ fi
 # npm test peers, pinned by package.json and package-lock.json, installed
 # into ./node_modules: the reference MCP server used by runner tests, the MCP
 # conformance suite (@modelcontextprotocol/conformance) the MCP client is
-# tested against, and the Node 22 it requires (the npm package `node`, whose
-# install script fetches the node-<os>-<arch> binary package from the npm
-# registry; Debian's nodejs may be older). Tests put node_modules/.bin first
+# tested against, ethers (the independent signer of the signature tests),
+# and the Node 22 they require (the npm package `node`, whose install script
+# fetches the node-<os>-<arch> binary package from the npm registry;
+# Debian's nodejs may be older). Tests put node_modules/.bin first
 # on PATH when they run the suite.
 if [ -f package.json ] && command -v npm >/dev/null 2>&1; then
   if [ ! -d node_modules ] || [ package.json -nt node_modules ] || [ package-lock.json -nt node_modules ] ||
      [ ! -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] ||
-     [ ! -x node_modules/.bin/conformance ] || [ ! -x node_modules/.bin/node ]; then
+     [ ! -x node_modules/.bin/conformance ] || [ ! -x node_modules/.bin/node ] ||
+     [ ! -f node_modules/ethers/package.json ]; then
     echo "deps: npm ci"
     npm ci --no-audit --no-fund --loglevel=error
     touch node_modules

@@ -10,8 +10,6 @@ import (
 // base units of 10^-18 CBY.
 const Decimals = 18
 
-var unit = new(big.Int).Exp(big.NewInt(10), big.NewInt(Decimals), nil)
-
 // ParseAmount parses a decimal string of base units.
 func ParseAmount(s string) (*big.Int, error) {
 	v, ok := new(big.Int).SetString(s, 10)
@@ -29,6 +27,17 @@ func ParseCBY(s string) (*big.Int, error) {
 		return ParseAmount(strings.TrimSpace(t))
 	}
 	s = strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(s, "CBY")), " ")
+	v, err := ParseUnits(s, Decimals)
+	if err != nil {
+		return nil, fmt.Errorf("invalid CBY amount: %w", err)
+	}
+	return v, nil
+}
+
+// ParseUnits parses a non-negative decimal amount with up to decimals
+// fractional digits ("1.5") into base units (1.5 × 10^decimals).
+func ParseUnits(s string, decimals int) (*big.Int, error) {
+	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, fmt.Errorf("empty amount")
 	}
@@ -36,18 +45,18 @@ func ParseCBY(s string) (*big.Int, error) {
 	if whole == "" {
 		whole = "0"
 	}
-	if hasFrac && (frac == "" || len(frac) > Decimals) {
-		return nil, fmt.Errorf("invalid CBY amount %q: at most %d decimals", s, Decimals)
+	if hasFrac && (frac == "" || len(frac) > decimals) {
+		return nil, fmt.Errorf("%q: at most %d decimals", s, decimals)
 	}
 	w, ok := new(big.Int).SetString(whole, 10)
 	if !ok || w.Sign() < 0 || strings.HasPrefix(whole, "+") {
-		return nil, fmt.Errorf("invalid CBY amount %q", s)
+		return nil, fmt.Errorf("%q is not a non-negative decimal", s)
 	}
-	v := new(big.Int).Mul(w, unit)
+	v := new(big.Int).Mul(w, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil))
 	if hasFrac {
-		f, ok := new(big.Int).SetString(frac+strings.Repeat("0", Decimals-len(frac)), 10)
+		f, ok := new(big.Int).SetString(frac+strings.Repeat("0", decimals-len(frac)), 10)
 		if !ok || f.Sign() < 0 || strings.ContainsAny(frac, "+-") {
-			return nil, fmt.Errorf("invalid CBY amount %q", s)
+			return nil, fmt.Errorf("%q is not a non-negative decimal", s)
 		}
 		v.Add(v, f)
 	}
@@ -56,19 +65,23 @@ func ParseCBY(s string) (*big.Int, error) {
 
 // FormatCBY renders base units as CBY with trailing zeros trimmed
 // ("1.5 CBY", "0.00001 CBY", "0 CBY").
-func FormatCBY(v *big.Int) string {
+func FormatCBY(v *big.Int) string { return FormatUnits(v, Decimals) + " CBY" }
+
+// FormatUnits renders base units as a decimal with decimals fractional
+// digits, trailing zeros trimmed ("1.5", "0", "-2.25").
+func FormatUnits(v *big.Int, decimals int) string {
 	neg := v.Sign() < 0
 	a := new(big.Int).Abs(v)
-	q, r := new(big.Int).QuoRem(a, unit, new(big.Int))
+	q, r := new(big.Int).QuoRem(a, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)), nil), new(big.Int))
 	s := q.String()
 	if r.Sign() != 0 {
-		frac := fmt.Sprintf("%018s", r.String())
+		frac := fmt.Sprintf("%0*s", decimals, r.String())
 		s += "." + strings.TrimRight(frac, "0")
 	}
 	if neg {
 		s = "-" + s
 	}
-	return s + " CBY"
+	return s
 }
 
 // MustCBY is ParseCBY for constants; it panics on a malformed literal.

@@ -40,6 +40,12 @@ var (
 	ErrDepositTooLow       = errors.New("proposal deposit below the minimum")
 	ErrBeforeETA           = errors.New("proposal executed before its ETA")
 	ErrActorPaused         = errors.New("system actor circuit-broken by the Security Council")
+	ErrNoSuchToken         = errors.New("no such token")
+	ErrTokenBalance        = errors.New("token amount beyond the holder's balance")
+	ErrTokenAllowance      = errors.New("token amount beyond the spender's allowance")
+	ErrSupplyCapExceeded   = errors.New("token mint above the supply cap")
+	ErrNotMinter           = errors.New("not the token's minter")
+	ErrNotBurner           = errors.New("not the token's burner")
 )
 
 // sentinel is the sentinel error of a receipt code, nil for codes without one.
@@ -101,6 +107,18 @@ func sentinel(c system.Code) error {
 		return ErrBeforeETA
 	case system.CodeActorPaused:
 		return ErrActorPaused
+	case system.CodeNoSuchToken:
+		return ErrNoSuchToken
+	case system.CodeTokenBalance:
+		return ErrTokenBalance
+	case system.CodeTokenAllowance:
+		return ErrTokenAllowance
+	case system.CodeSupplyCapExceeded:
+		return ErrSupplyCapExceeded
+	case system.CodeNotMinter:
+		return ErrNotMinter
+	case system.CodeNotBurner:
+		return ErrNotBurner
 	}
 	return nil
 }

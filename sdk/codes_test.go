@@ -37,7 +37,7 @@ func TestReceiptErrMapsCodes(t *testing.T) {
 			seen[s] = c
 		}
 	}
-	if len(seen) != 28 {
+	if len(seen) != 34 {
 		t.Fatalf("%d sentinels mapped", len(seen))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/actors"
+	"github.com/cowboy-foundation/cowboy/chain/actors/sigops"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/state"
@@ -27,6 +28,8 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
 	"github.com/cowboy-foundation/cowboy/chain/system/tee"
+	"github.com/cowboy-foundation/cowboy/chain/system/tokens"
+	"github.com/cowboy-foundation/cowboy/chain/system/tokens/tokenops"
 	"github.com/cowboy-foundation/cowboy/chain/system/treasury"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/timers"
@@ -175,7 +178,7 @@ func New(cfg Config) (*Executor, error) {
 	modelRegistry := models.New(models.Params{})
 	gov.UseModels(modelRegistry)
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry), gov, treasury.New())...)
+	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New()), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +188,12 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	if ex.jobs, err = joblane.New(rt, dispatcher, cfg.Offchain, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if err := tokenops.Register(rt); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if err := sigops.Register(rt); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	return ex, nil

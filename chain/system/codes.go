@@ -164,6 +164,17 @@ const (
 	CodeWrongModel     Code = 1112 // TEE evidence binds another model than the job names
 )
 
+// Codes of the CIP-20 token module (chain/system/tokens).
+const (
+	CodeInvalidToken      Code = 1201 // a malformed create (name, symbol, decimals, cap) or amount
+	CodeNoSuchToken       Code = 1202 // no token with this id exists
+	CodeTokenBalance      Code = 1203 // the amount exceeds the holder's token balance
+	CodeTokenAllowance    Code = 1204 // the amount exceeds the spender's allowance
+	CodeSupplyCapExceeded Code = 1205 // the mint would take the supply above the cap
+	CodeNotMinter         Code = 1206 // the sender is neither the admin nor a TokenMint entitlement holder
+	CodeNotBurner         Code = 1207 // the sender is neither the admin nor a TokenBurn entitlement holder
+)
+
 // Codes of Governance, the parameter store and the Treasury (chain/system/governance, params, treasury).
 const (
 	CodeNoSuchProposal       Code = 1001
@@ -299,6 +310,13 @@ var codeNames = map[Code]string{
 	CodeStillUnbonding:           "StillUnbonding",
 	CodeModelNotServed:           "ModelNotServed",
 	CodeWrongModel:               "WrongModel",
+	CodeInvalidToken:             "InvalidToken",
+	CodeNoSuchToken:              "NoSuchToken",
+	CodeTokenBalance:             "TokenBalance",
+	CodeTokenAllowance:           "TokenAllowance",
+	CodeSupplyCapExceeded:        "SupplyCapExceeded",
+	CodeNotMinter:                "NotMinter",
+	CodeNotBurner:                "NotBurner",
 	CodeNoSuchProposal:           "NoSuchProposal",
 	CodeInvalidProposal:          "InvalidProposal",
 	CodeUnknownParam:             "UnknownParam",

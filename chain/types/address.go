@@ -49,6 +49,9 @@ var (
 	// ModelRegistryAddress is the Model Registry (spec 002 §5.1), which the
 	// spec's actor table does not number; it takes the next free address (0x…0C is the Validator Registry).
 	ModelRegistryAddress = SystemAddress(0x0D)
+	// TokenModuleAddress is the CIP-20 platform token module (spec 002
+	// §17.3): token_* instructions go to it and it emits the token events.
+	TokenModuleAddress = SystemAddress(0x0E)
 	// TimerEscrowAddress holds the deposits of pending timers (chain/timers)
 	// and is the caller of timer messages.
 	TimerEscrowAddress = SystemAddress(0x10)

@@ -66,6 +66,12 @@ const kindsPinned = `1 call user
 121 gov_vote user
 122 gov_execute user
 123 gov_council user
+130 token_create user
+131 token_transfer user
+132 token_transfer_from user
+133 token_approve user
+134 token_mint user
+135 token_burn user
 `
 
 func TestKindTable(t *testing.T) {

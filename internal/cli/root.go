@@ -19,6 +19,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/internal/cli/tee"
 	"github.com/cowboy-foundation/cowboy/internal/cli/testnet"
 	"github.com/cowboy-foundation/cowboy/internal/cli/timer"
+	"github.com/cowboy-foundation/cowboy/internal/cli/token"
 	"github.com/cowboy-foundation/cowboy/internal/cli/tx"
 	"github.com/cowboy-foundation/cowboy/internal/cli/validator"
 	"github.com/cowboy-foundation/cowboy/internal/cli/volume"
@@ -56,6 +57,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		testnet.NewCmdProxy(f),
 		validator.NewCmdValidator(f),
 		model.NewCmdModel(f),
+		token.NewCmdToken(f),
 		gov.NewCmdGov(f), gov.NewCmdParams(f), gov.NewCmdTreasury(f), gov.NewCmdCouncil(f),
 	)
 	return root

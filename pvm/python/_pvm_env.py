@@ -24,6 +24,7 @@ import _pvm_rt as rt
 import _pvm_validate
 import cowboy_sdk
 import cowboy_sdk.collections as _oc
+import cowboy_sdk.tokens as _tk
 import pvm_host
 
 OSET = _oc.mutable_ordered_set
@@ -492,9 +493,13 @@ def base_modules():
                                                       "frozen_ordered_set"])
     sdk = _proxy("cowboy_sdk", cowboy_sdk, ["actor", "public", "view", "runtime", "runner", "storage", "HostError",
                                             "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set"])
+    sdk_tokens = _proxy("cowboy_sdk.tokens", _tk, ["create", "transfer", "transfer_from", "approve", "balance_of",
+                                                  "mint", "burn", "info"])
     sdk.collections = sdk_coll
+    sdk.tokens = sdk_tokens
     mods["cowboy_sdk"] = sdk
     mods["cowboy_sdk.collections"] = sdk_coll
+    mods["cowboy_sdk.tokens"] = sdk_tokens
     return mods
 
 

@@ -23,7 +23,8 @@ import (
 //     afterwards only the owner (or governance) grants under it.
 //   - Runner(a) scopes: only a itself (or governance) grants; Actor(a)
 //     scopes: a itself or the actor's owner (its deployer).
-//   - Global and Token scopes: governance only.
+//   - Token(id) scopes: the token's admin (chain/system/tokens records
+//     it at creation) or governance; Global scopes: governance only.
 //
 // Roles are created and assigned by anyone; a role only grants what its
 // creator could (the role's scopes are checked with the same rule when it is
@@ -125,8 +126,17 @@ func (x *txCtx) mayGrant(from types.Address, s entitlement.Scope) error {
 		if !bytes.Equal(owner, from[:]) {
 			return system.Failf(system.CodeUnauthorized, "Unauthorized: scope is owned by %x", owner)
 		}
+	case entitlement.ScopeToken:
+		// A CIP-20 token's scope belongs to its admin, recorded by the
+		// token module when it creates the token (chain/system/tokens);
+		// it cannot be claimed.
+		if owner, ok, err := x.State().Get(ScopeOwnerKey(s)); err != nil {
+			return err
+		} else if !ok || !bytes.Equal(owner, from[:]) {
+			return system.Failf(system.CodeUnauthorized, "Unauthorized: only the token's admin (or governance) grants under its scope")
+		}
 	default:
-		return system.Failf(system.CodeUnauthorized, "Unauthorized: global and token scopes are granted by governance")
+		return system.Failf(system.CodeUnauthorized, "Unauthorized: global scopes are granted by governance")
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func NewCmdEntitlement(f *Factory) *cobra.Command {
 		Long: "Scopes: global, actor:ADDR, token:ID, runner:ADDR, pool:NAME, namespace:NAME.\n" +
 			"Actions: all, join_pool:NAME, execute:HANDLER, runner_submit_job, custom:TEXT, … (see docs/OFFCHAIN.md §9).\n" +
 			"Pools and namespaces belong to whoever grants under them first; actor and runner scopes to that\n" +
-			"address; global and token scopes to governance."}
+			"address; a token scope to the token's admin (or governance); global scopes to governance."}
 	cmd.AddCommand(newEntitlementGrantCmd(f), newEntitlementRevokeCmd(f), newEntitlementDelegateCmd(f), newEntitlementListCmd(f), newEntitlementCheckCmd(f),
 		newRoleCreateCmd(f), newRoleAssignCmd(f, true), newRoleAssignCmd(f, false))
 	return cmd

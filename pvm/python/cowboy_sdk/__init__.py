@@ -17,6 +17,7 @@ import _pvm_cbor
 import pvm_host
 from cowboy_sdk import collections  # noqa: F401  (cowboy_sdk.collections.ordered_set)
 from cowboy_sdk.collections import OrderedSet, FrozenOrderedSet, ordered_set  # noqa: F401
+from cowboy_sdk import tokens  # noqa: F401  (cowboy_sdk.tokens: CIP-20 platform tokens)
 
 HostError = pvm_host.HostError
 
@@ -126,6 +127,37 @@ class _Runtime:
     # (or the failure) arrives as self.<handler>(result) where result is a
     # dict with job_id, status ("verified"/"failed"), result, result_hash
     # and fail_reason.
+
+    # Signature checks (spec 002 §16.1, §17.3). Both return a bool: False
+    # for a well-formed signature that does not verify; malformed input
+    # raises HostError.
+
+    def verify_signature(self, scheme, pubkey_or_address, message, signature):
+        """Check `signature` of `message` (10,000 cycles). scheme "secp256k1":
+        keccak256(message) signed r||s||v (65 bytes), checked against a 20-byte
+        address or a 33/65-byte public key; scheme "ed25519": a 64-byte
+        signature under a 32-byte key."""
+        if type(scheme) is not str:
+            raise ValueError("scheme must be 'secp256k1' or 'ed25519'")
+        if type(pubkey_or_address) is str:
+            pubkey_or_address = pvm_host._addr(pubkey_or_address)
+        if type(message) is str:
+            message = message.encode("utf-8")
+        return pvm_host.host_call("verify_signature", scheme=scheme, key=pubkey_or_address,
+                                  message=message, signature=signature)
+
+    def verify_eip712(self, typed_data, signature, address, chain_id=None):
+        """Check that `address` signed the EIP-712 `typed_data` (JSON text or
+        bytes, as eth_signTypedData_v4 takes it). With `chain_id`, typed data
+        whose domain names another chain raises HostError ("wrong chain")."""
+        if type(typed_data) is str:
+            typed_data = typed_data.encode("utf-8")
+        args = {"typed_data": typed_data, "signature": signature, "address": pvm_host._addr(address)}
+        if chain_id is not None:
+            if type(chain_id) is not int or chain_id < 0:
+                raise ValueError("chain_id must be a non-negative int")
+            args["chain_id"] = chain_id
+        return pvm_host.host_call("verify_eip712", **args)
 
     def submit_job(self, spec):
         """Submit an off-chain job (a dict of JobSpec fields); returns its id."""
