@@ -95,6 +95,20 @@ type entry struct {
 	in     types.Instruction
 	from   types.Address
 	gapped time.Time // when it last became gapped; zero while executable
+	cost   *big.Int  // fees.MaxCost(tx), computed once at admission; read only
+	fee    *big.Int  // fees.EffectiveFee at feeBf (feeAt); read only
+	feeBf  fees.Basefees
+}
+
+// feeAt is fees.EffectiveFee(e.tx, e.in, bf), kept for the last basefees
+// asked: the victim scan and selection rank the same entries at the same
+// basefees many times between blocks. Callers hold the pool's lock and do
+// not modify the result.
+func (e *entry) feeAt(bf fees.Basefees) *big.Int {
+	if e.fee == nil || e.feeBf != bf {
+		e.fee, e.feeBf = fees.EffectiveFee(e.tx, e.in, bf), bf
+	}
+	return e.fee
 }
 
 // account is one sender's transactions. Nonces [base, end) are present and
@@ -175,18 +189,19 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	}
 	// The balance must cover this transaction and every pending one before
 	// it, each at its maximum cost.
-	need := fees.MaxCost(tx)
+	cost := fees.MaxCost(tx)
+	need := new(big.Int).Set(cost)
 	if a != nil {
 		for n, e := range a.txs {
 			if n < nonce {
-				need.Add(need, fees.MaxCost(e.tx))
+				need.Add(need, e.cost)
 			}
 		}
 	}
 	if acc.Balance.Cmp(need) < 0 {
 		return nil, fmt.Errorf("%w: balance %s, pending transactions up to nonce %d need %s", ErrInsufficient, acc.Balance, nonce, need)
 	}
-	ne := &entry{tx: tx, in: in, from: from}
+	ne := &entry{tx: tx, in: in, from: from, cost: cost}
 	if a != nil {
 		if old, ok := a.txs[nonce]; ok {
 			if !p.outbids(ne, old, bf) {
@@ -302,7 +317,7 @@ func (p *Pool) victimsLocked(bf fees.Basefees) *victims {
 			}
 			continue
 		}
-		f := fees.EffectiveFee(t.tx, t.in, bf)
+		f := t.feeAt(bf)
 		if v.cheap == nil || f.Cmp(v.cheapFee) < 0 || (f.Cmp(v.cheapFee) == 0 && lessHash(v.cheap.tx.Hash(), t.tx.Hash())) {
 			v.cheap, v.cheapFee = t, f
 		}
@@ -530,7 +545,7 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h := &laneHeap{}
-	item := func(e *entry) *laneItem { return &laneItem{e: e, fee: fees.EffectiveFee(e.tx, e.in, bf)} }
+	item := func(e *entry) *laneItem { return &laneItem{e: e, fee: e.feeAt(bf)} }
 	next := map[types.Address]uint64{}
 	for _, from := range p.sortedAccounts() {
 		n, err := nonceOf(from)
