@@ -175,6 +175,7 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	if _, ok := p.byHash[tx.Hash()]; ok {
 		return nil, ErrAlreadyKnown
 	}
+	gen0 := p.gen
 	nonce := tx.Nonce()
 	if nonce < acc.Nonce {
 		return nil, fmt.Errorf("%w: nonce %d, account at %d", ErrNonceTooLow, nonce, acc.Nonce)
@@ -254,6 +255,9 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	a.txs[nonce] = ne
 	p.byHash[tx.Hash()] = ne
 	p.recount(from, a)
+	if p.gen == gen0+1 {
+		p.foldVictims(from, a)
+	}
 	return dropped, nil
 }
 
@@ -301,29 +305,54 @@ func (p *Pool) victimsLocked(bf fees.Basefees) *victims {
 	}
 	v := &victims{gen: p.gen, bf: bf}
 	for _, a := range p.accounts {
-		if a.ngapped > 0 {
-			t := a.txs[a.top]
-			if v.gapped == nil || t.gapped.Before(v.gapped.gapped) || (t.gapped.Equal(v.gapped.gapped) && lessHash(t.tx.Hash(), v.gapped.tx.Hash())) {
-				v.gapped = t
-			}
-		}
-		if a.end == a.base {
-			continue
-		}
-		t := a.txs[a.end-1]
-		if fees.Includable(t.tx, bf) != nil {
-			if v.stuck == nil || lessHash(t.tx.Hash(), v.stuck.tx.Hash()) {
-				v.stuck = t
-			}
-			continue
-		}
-		f := t.feeAt(bf)
-		if v.cheap == nil || f.Cmp(v.cheapFee) < 0 || (f.Cmp(v.cheapFee) == 0 && lessHash(v.cheap.tx.Hash(), t.tx.Hash())) {
-			v.cheap, v.cheapFee = t, f
-		}
+		v.fold(a)
 	}
 	p.victims = v
 	return v
+}
+
+// fold takes a's tails into the candidates.
+func (v *victims) fold(a *account) {
+	if a.ngapped > 0 {
+		t := a.txs[a.top]
+		if v.gapped == nil || t.gapped.Before(v.gapped.gapped) || (t.gapped.Equal(v.gapped.gapped) && lessHash(t.tx.Hash(), v.gapped.tx.Hash())) {
+			v.gapped = t
+		}
+	}
+	if a.end == a.base {
+		return
+	}
+	t := a.txs[a.end-1]
+	if fees.Includable(t.tx, v.bf) != nil {
+		if v.stuck == nil || lessHash(t.tx.Hash(), v.stuck.tx.Hash()) {
+			v.stuck = t
+		}
+		return
+	}
+	f := t.feeAt(v.bf)
+	if v.cheap == nil || f.Cmp(v.cheapFee) < 0 || (f.Cmp(v.cheapFee) == 0 && lessHash(v.cheap.tx.Hash(), t.tx.Hash())) {
+		v.cheap, v.cheapFee = t, f
+	}
+}
+
+// foldVictims keeps the candidates current after an admission that
+// changed only from's transactions (one generation, nothing evicted or
+// rebased): the other senders' tails are as they were, so unless a
+// candidate was one of from's, the candidates are the old ones folded with
+// from's new tails. Under overload every admission (a client's or a
+// relayed one) would otherwise make the next refusal scan every sender.
+func (p *Pool) foldVictims(from types.Address, a *account) {
+	v := p.victims
+	if v == nil || v.gen+1 != p.gen {
+		return
+	}
+	for _, e := range []*entry{v.gapped, v.stuck, v.cheap} {
+		if e != nil && e.from == from {
+			return // from's old tail may be a tail no more: scan again
+		}
+	}
+	v.fold(a)
+	v.gen = p.gen
 }
 
 func (p *Pool) evict(e *entry) *types.Hash {
