@@ -55,6 +55,26 @@ func checkInvariants(t *testing.T, p *Pool) {
 	}
 }
 
+// checkVictims compares the pool's eviction candidates, when it holds them
+// as current (kept up by foldVictims between scans), with a fresh scan.
+func checkVictims(t *testing.T, p *Pool) {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := p.victims
+	if v == nil || v.gen != p.gen {
+		return
+	}
+	fresh := &victims{bf: v.bf}
+	for _, a := range p.accounts {
+		fresh.fold(a)
+	}
+	if v.gapped != fresh.gapped || v.stuck != fresh.stuck || v.cheap != fresh.cheap ||
+		(v.cheap != nil && v.cheapFee.Cmp(fresh.cheapFee) != 0) {
+		t.Fatalf("kept candidates %+v, a fresh scan gives %+v", *v, *fresh)
+	}
+}
+
 // TestPoolBooksUnderRandomOperations drives the pool with random
 // admissions (contiguous, gapped, replacements), removals, state nonces
 // moving forward and expiry, and checks its bookkeeping after each step.
@@ -85,7 +105,15 @@ func TestPoolBooksUnderRandomOperations(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A refusal or eviction scans for candidates; admissions between
+		// scans keep them current (checkVictims).
+		if rng.IntN(3) == 0 {
+			p.mu.Lock()
+			p.victimsLocked(bf)
+			p.mu.Unlock()
+		}
 		checkInvariants(t, p)
+		checkVictims(t, p)
 		if t.Failed() {
 			t.Fatalf("step %d", step)
 		}

@@ -50,7 +50,7 @@ func (p *Pool) SelectLanes(nonceOf func(types.Address) (uint64, error), bf fees.
 		if fees.Includable(e.tx, lbf) != nil {
 			return nil, false
 		}
-		return &laneItem{e: e, fee: fees.EffectiveFee(e.tx, e.in, lbf), r: r}, true
+		return &laneItem{e: e, fee: e.feeAt(lbf), r: r}, true
 	}
 	meter := caps.Meter()
 	var out []*types.Tx

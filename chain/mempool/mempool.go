@@ -95,6 +95,20 @@ type entry struct {
 	in     types.Instruction
 	from   types.Address
 	gapped time.Time // when it last became gapped; zero while executable
+	cost   *big.Int  // fees.MaxCost(tx), computed once at admission; read only
+	fee    *big.Int  // fees.EffectiveFee at feeBf (feeAt); read only
+	feeBf  fees.Basefees
+}
+
+// feeAt is fees.EffectiveFee(e.tx, e.in, bf), kept for the last basefees
+// asked: the victim scan and selection rank the same entries at the same
+// basefees many times between blocks. Callers hold the pool's lock and do
+// not modify the result.
+func (e *entry) feeAt(bf fees.Basefees) *big.Int {
+	if e.fee == nil || e.feeBf != bf {
+		e.fee, e.feeBf = fees.EffectiveFee(e.tx, e.in, bf), bf
+	}
+	return e.fee
 }
 
 // account is one sender's transactions. Nonces [base, end) are present and
@@ -161,6 +175,7 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	if _, ok := p.byHash[tx.Hash()]; ok {
 		return nil, ErrAlreadyKnown
 	}
+	gen0 := p.gen
 	nonce := tx.Nonce()
 	if nonce < acc.Nonce {
 		return nil, fmt.Errorf("%w: nonce %d, account at %d", ErrNonceTooLow, nonce, acc.Nonce)
@@ -175,18 +190,19 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	}
 	// The balance must cover this transaction and every pending one before
 	// it, each at its maximum cost.
-	need := fees.MaxCost(tx)
+	cost := fees.MaxCost(tx)
+	need := new(big.Int).Set(cost)
 	if a != nil {
 		for n, e := range a.txs {
 			if n < nonce {
-				need.Add(need, fees.MaxCost(e.tx))
+				need.Add(need, e.cost)
 			}
 		}
 	}
 	if acc.Balance.Cmp(need) < 0 {
 		return nil, fmt.Errorf("%w: balance %s, pending transactions up to nonce %d need %s", ErrInsufficient, acc.Balance, nonce, need)
 	}
-	ne := &entry{tx: tx, in: in, from: from}
+	ne := &entry{tx: tx, in: in, from: from, cost: cost}
 	if a != nil {
 		if old, ok := a.txs[nonce]; ok {
 			if !p.outbids(ne, old, bf) {
@@ -239,6 +255,9 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 	a.txs[nonce] = ne
 	p.byHash[tx.Hash()] = ne
 	p.recount(from, a)
+	if p.gen == gen0+1 {
+		p.foldVictims(from, a)
+	}
 	return dropped, nil
 }
 
@@ -286,29 +305,54 @@ func (p *Pool) victimsLocked(bf fees.Basefees) *victims {
 	}
 	v := &victims{gen: p.gen, bf: bf}
 	for _, a := range p.accounts {
-		if a.ngapped > 0 {
-			t := a.txs[a.top]
-			if v.gapped == nil || t.gapped.Before(v.gapped.gapped) || (t.gapped.Equal(v.gapped.gapped) && lessHash(t.tx.Hash(), v.gapped.tx.Hash())) {
-				v.gapped = t
-			}
-		}
-		if a.end == a.base {
-			continue
-		}
-		t := a.txs[a.end-1]
-		if fees.Includable(t.tx, bf) != nil {
-			if v.stuck == nil || lessHash(t.tx.Hash(), v.stuck.tx.Hash()) {
-				v.stuck = t
-			}
-			continue
-		}
-		f := fees.EffectiveFee(t.tx, t.in, bf)
-		if v.cheap == nil || f.Cmp(v.cheapFee) < 0 || (f.Cmp(v.cheapFee) == 0 && lessHash(v.cheap.tx.Hash(), t.tx.Hash())) {
-			v.cheap, v.cheapFee = t, f
-		}
+		v.fold(a)
 	}
 	p.victims = v
 	return v
+}
+
+// fold takes a's tails into the candidates.
+func (v *victims) fold(a *account) {
+	if a.ngapped > 0 {
+		t := a.txs[a.top]
+		if v.gapped == nil || t.gapped.Before(v.gapped.gapped) || (t.gapped.Equal(v.gapped.gapped) && lessHash(t.tx.Hash(), v.gapped.tx.Hash())) {
+			v.gapped = t
+		}
+	}
+	if a.end == a.base {
+		return
+	}
+	t := a.txs[a.end-1]
+	if fees.Includable(t.tx, v.bf) != nil {
+		if v.stuck == nil || lessHash(t.tx.Hash(), v.stuck.tx.Hash()) {
+			v.stuck = t
+		}
+		return
+	}
+	f := t.feeAt(v.bf)
+	if v.cheap == nil || f.Cmp(v.cheapFee) < 0 || (f.Cmp(v.cheapFee) == 0 && lessHash(v.cheap.tx.Hash(), t.tx.Hash())) {
+		v.cheap, v.cheapFee = t, f
+	}
+}
+
+// foldVictims keeps the candidates current after an admission that
+// changed only from's transactions (one generation, nothing evicted or
+// rebased): the other senders' tails are as they were, so unless a
+// candidate was one of from's, the candidates are the old ones folded with
+// from's new tails. Under overload every admission (a client's or a
+// relayed one) would otherwise make the next refusal scan every sender.
+func (p *Pool) foldVictims(from types.Address, a *account) {
+	v := p.victims
+	if v == nil || v.gen+1 != p.gen {
+		return
+	}
+	for _, e := range []*entry{v.gapped, v.stuck, v.cheap} {
+		if e != nil && e.from == from {
+			return // from's old tail may be a tail no more: scan again
+		}
+	}
+	v.fold(a)
+	v.gen = p.gen
 }
 
 func (p *Pool) evict(e *entry) *types.Hash {
@@ -530,7 +574,7 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h := &laneHeap{}
-	item := func(e *entry) *laneItem { return &laneItem{e: e, fee: fees.EffectiveFee(e.tx, e.in, bf)} }
+	item := func(e *entry) *laneItem { return &laneItem{e: e, fee: e.feeAt(bf)} }
 	next := map[types.Address]uint64{}
 	for _, from := range p.sortedAccounts() {
 		n, err := nonceOf(from)

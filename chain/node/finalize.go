@@ -257,13 +257,13 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 		return err
 	}
 	commitStart := time.Now()
-	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		blk := res.Block(n.gen.ChainID, head, env, root)
+	blk, err := n.store.CommitEncoded(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, [][]byte, error) {
+		blk, encoded := res.BlockEncoded(n.gen.ChainID, head, env, root)
 		// The consensus fields: the round, the VRF reveal and the QC that
 		// justified the block.
 		blk.Header.Round, blk.Header.VRFOutput, blk.Header.VRFProof = b.Round, b.VRFOutput, b.VRFProof
 		blk.Header.ParentQC = codec.MustMarshal(&b.Justify)
-		return blk, res.Receipts, nil
+		return blk, res.Receipts, encoded, nil
 	})
 	if err != nil {
 		return err

@@ -318,8 +318,9 @@ func (n *Node) ProduceBlock(ctx context.Context) (*types.Block, error) {
 	// The header carries the timestamp the block executed with (env's),
 	// not a second reading of the clock.
 	commitStart := time.Now()
-	blk, err := n.store.Commit(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, error) {
-		return res.Block(n.gen.ChainID, head, env, root), res.Receipts, nil
+	blk, err := n.store.CommitEncoded(res.Writes, func(root types.Hash) (*types.Block, []*types.Receipt, [][]byte, error) {
+		blk, encoded := res.BlockEncoded(n.gen.ChainID, head, env, root)
+		return blk, res.Receipts, encoded, nil
 	})
 	if err != nil {
 		return nil, err

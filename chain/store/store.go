@@ -145,11 +145,26 @@ func (s *Store) Head() (*types.Header, error) {
 // block and receipts to commit with them.
 type BlockBuilder func(stateRoot types.Hash) (*types.Block, []*types.Receipt, error)
 
+// EncodedBlockBuilder is a BlockBuilder that also returns each receipt's
+// canonical encoding (codec.Marshal, in order), so a caller that already
+// encoded the receipts to hash them does not pay for it twice. A nil slice
+// means "encode them here".
+type EncodedBlockBuilder func(stateRoot types.Hash) (*types.Block, []*types.Receipt, [][]byte, error)
+
 // Commit applies writes to the state and its commitment, asks build for the
 // block carrying the resulting root, and persists everything atomically. The
 // block must extend the current head (or be the genesis block at height 0 on
 // an empty database) and carry the computed root.
 func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, error) {
+	return s.CommitEncoded(writes, func(root types.Hash) (*types.Block, []*types.Receipt, [][]byte, error) {
+		blk, receipts, err := build(root)
+		return blk, receipts, nil, err
+	})
+}
+
+// CommitEncoded is Commit for a builder that hands over the receipts'
+// encodings with the receipts; the store writes those bytes as they are.
+func (s *Store) CommitEncoded(writes []state.Write, build EncodedBlockBuilder) (*types.Block, error) {
 	var out *types.Block
 	err := s.db.Update(func(tx *bbolt.Tx) error {
 		head, err := readHead(tx)
@@ -202,9 +217,12 @@ func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, 
 		if err != nil {
 			return err
 		}
-		blk, receipts, err := build(types.Hash(root))
+		blk, receipts, encoded, err := build(types.Hash(root))
 		if err != nil {
 			return err
+		}
+		if encoded != nil && len(encoded) != len(receipts) {
+			return fmt.Errorf("store: %d receipt encodings for %d receipts", len(encoded), len(receipts))
 		}
 		if blk.Header.StateRoot != types.Hash(root) {
 			return fmt.Errorf("%w: block says %s, state gives %s", ErrRootMismatch, blk.Header.StateRoot, types.Hash(root))
@@ -221,7 +239,7 @@ func (s *Store) Commit(writes []state.Write, build BlockBuilder) (*types.Block, 
 		if len(receipts) < len(blk.Txs) {
 			return fmt.Errorf("store: %d receipts for %d transactions", len(receipts), len(blk.Txs))
 		}
-		if err := writeBlock(tx, blk, receipts); err != nil {
+		if err := writeBlock(tx, blk, receipts, encoded); err != nil {
 			return err
 		}
 		if uint64(len(receipts)) > 1<<32-1 {
@@ -260,7 +278,7 @@ func txKey(height uint64, index uint32) []byte {
 	return k
 }
 
-func writeBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error {
+func writeBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt, encoded [][]byte) error {
 	hk := heightKey(blk.Header.Height)
 	hdr, err := codec.Marshal(&blk.Header)
 	if err != nil {
@@ -277,8 +295,10 @@ func writeBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error
 	}
 	for i := range receipts {
 		k := txKey(blk.Header.Height, uint32(i))
-		enc, err := codec.Marshal(receipts[i])
-		if err != nil {
+		var enc []byte
+		if encoded != nil {
+			enc = encoded[i]
+		} else if enc, err = codec.Marshal(receipts[i]); err != nil {
 			return err
 		}
 		if err := rs.Put(k, enc); err != nil {

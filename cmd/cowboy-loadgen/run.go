@@ -38,6 +38,16 @@ type wireTx struct {
 	body []byte
 }
 
+// refusedBackoff is how long a closed-loop worker waits after the chain
+// refused a transaction for load (Cowboy's pool_full, CometBFT's full
+// mempool), as a well-behaved client does, before it sends again. Without
+// it the closed loop turns into a busy loop of refusals on a full pool:
+// the generator and the nodes, which share the machine's cores, spend
+// them on refused requests instead of committing transactions, and S
+// measures the spin. Both chains get the same treatment; open-loop points
+// keep their schedule.
+const refusedBackoff = 20 * time.Millisecond
+
 type loadConfig struct {
 	Workers  int
 	Rate     float64 // tx/s over all workers; 0 = closed loop
@@ -175,6 +185,8 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 					o.refused[code]++
 					if code == "nonce_too_low" || code == "already_known" {
 						slots[s] = slots[s][1:] // it (or its nonce) is in already
+					} else if gap == 0 {
+						time.Sleep(refusedBackoff)
 					}
 					continue // else the same transaction again when the slot comes round
 				}
