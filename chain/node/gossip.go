@@ -93,6 +93,12 @@ func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
 }
 
 func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
+	if p2p.IsGuest(in.From) {
+		if !v.fromGuest(in) {
+			v.log.Debug("message of a full node ignored", "from", in.From, "kind", in.Kind)
+		}
+		return
+	}
 	switch in.Kind {
 	case p2p.KindConsensus:
 		m, err := consensus.DecodeMessage(in.Data)

@@ -51,6 +51,7 @@ type ConsensusStatus struct {
 	Epoch           uint64 // the epoch whose validator set the core runs
 	EpochEnd        uint64 // its last height
 	SyncTarget      uint64 // highest height peers report final (or certified here)
+	Role            string // "validator", or "full" on a full node (Index -1)
 	BytesSent       uint64 // p2p message bytes sent since start
 	BytesReceived   uint64 // and received
 }
@@ -164,6 +165,8 @@ type validator struct {
 	// Gossiped batches waiting for admission (admitGossip).
 	txIn chan []byte
 
+	guestSem chan struct{} // sync answers to full nodes in flight (guests.go)
+
 	// Transactions waiting to be gossiped.
 	gmu   sync.Mutex
 	gbuf  []types.Bytes
@@ -225,6 +228,7 @@ func (n *Node) newValidator() (*validator, error) {
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
 		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
 		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
+		guestSem: make(chan struct{}, guestServing),
 	}
 	ok := false
 	defer func() {
@@ -281,7 +285,7 @@ func (n *Node) newValidator() (*validator, error) {
 	if listen == "" {
 		listen = "127.0.0.1:26656"
 	}
-	if v.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: v.log}); err != nil {
+	if v.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: v.log, Guests: maxGuests}); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -461,7 +465,9 @@ func (v *validator) run(ctx context.Context) error {
 			v.log.Debug("consensus status", "epoch", v.ep.Number, "round", st.Round, "high_qc_round", st.HighQCRound,
 				"committed", st.CommittedHeight, "finalized", st.FinalizedHeight, "switching", v.switching, "dropped", v.tr.Dropped())
 		case in := <-v.tr.Inbound():
-			v.lastSeen[in.From] = time.Now()
+			if !p2p.IsGuest(in.From) {
+				v.lastSeen[in.From] = time.Now()
+			}
 			v.onInbound(ctx, in)
 		case b := <-v.built:
 			if err := v.core.Propose(b.round, b.payload); err != nil && !errors.Is(err, consensus.ErrStale) {
@@ -545,6 +551,6 @@ func (v *validator) publish() {
 	v.n.setConsensus(ConsensusStatus{
 		Validator: v.addr, Index: v.self, Validators: v.set.Len(), Round: st.Round,
 		CommittedHeight: max(st.CommittedHeight, st.FinalizedHeight), FinalizedHeight: st.FinalizedHeight, Peers: peers,
-		Epoch: v.ep.Number, EpochEnd: v.epochEnd, SyncTarget: target, BytesSent: sent, BytesReceived: recv,
+		Epoch: v.ep.Number, EpochEnd: v.epochEnd, SyncTarget: target, BytesSent: sent, BytesReceived: recv, Role: RoleValidator,
 	})
 }
