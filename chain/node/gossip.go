@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -31,14 +33,26 @@ func (v *validator) send(to int, kind byte, data []byte) {
 // every validator; the loop sends the queue as one batch per tick (or as
 // soon as it holds maxGossipBatch), which costs one stream per peer
 // instead of one per transaction. Called from API goroutines.
-func (v *validator) gossip(tx *types.Tx) {
-	v.gmu.Lock()
-	v.gbuf = append(v.gbuf, tx.Encode())
-	first, full := len(v.gbuf) == 1, len(v.gbuf) >= maxGossipBatch
-	v.gmu.Unlock()
+func (v *validator) gossip(tx *types.Tx) { v.gb.add(tx) }
+
+// txBatcher collects transactions to gossip; its owner's loop takes the
+// batch when wake fires or on its tick. Validators and full nodes use it.
+type txBatcher struct {
+	mu   sync.Mutex
+	buf  []types.Bytes
+	wake chan struct{}
+}
+
+func newTxBatcher() *txBatcher { return &txBatcher{wake: make(chan struct{}, 1)} }
+
+func (b *txBatcher) add(tx *types.Tx) {
+	b.mu.Lock()
+	b.buf = append(b.buf, tx.Encode())
+	first, full := len(b.buf) == 1, len(b.buf) >= maxGossipBatch
+	b.mu.Unlock()
 	wake := func() {
 		select {
-		case v.gwake <- struct{}{}:
+		case b.wake <- struct{}{}:
 		default:
 		}
 	}
@@ -50,6 +64,18 @@ func (v *validator) gossip(tx *types.Tx) {
 		// not at the next tick: the next leader may be another validator.
 		time.AfterFunc(gossipDelay, wake)
 	}
+}
+
+// take returns the encoded batch (nil if empty) and starts a new one.
+func (b *txBatcher) take() []byte {
+	b.mu.Lock()
+	batch := b.buf
+	b.buf = nil
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	return codec.MustMarshal(batch)
 }
 
 // gossipBacklog is how many gossiped batches may wait for admission. A
@@ -66,27 +92,27 @@ const maxGossipBatch = 512
 
 // flushGossip sends the queued transactions as one KindTx batch.
 func (v *validator) flushGossip() {
-	v.gmu.Lock()
-	batch := v.gbuf
-	v.gbuf = nil
-	v.gmu.Unlock()
-	if len(batch) > 0 {
-		v.send(consensus.Broadcast, p2p.KindTx, codec.MustMarshal(batch))
+	if batch := v.gb.take(); batch != nil {
+		v.send(consensus.Broadcast, p2p.KindTx, batch)
 	}
 }
 
 // sender delivers one peer's queue. A dead peer costs only its own queue.
 func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
+	runSender(ctx, v.tr, v.log, to, ch)
+}
+
+func runSender(ctx context.Context, tr *p2p.Transport, log *slog.Logger, to int, ch chan outMsg) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case m := <-ch:
 			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := v.tr.Send(sctx, to, m.kind, m.data)
+			err := tr.Send(sctx, to, m.kind, m.data)
 			cancel()
 			if err != nil && ctx.Err() == nil {
-				v.log.Debug("send", "to", to, "err", err)
+				log.Debug("send", "to", to, "err", err)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"crypto/ecdsa"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,4 +71,24 @@ func WriteBLSKeyFile(path string, key *bls.SecretKey) error {
 		return fmt.Errorf("write key file: %w", err)
 	}
 	return os.Rename(tmp, path)
+}
+
+// NodeKeyPath is a full node's p2p identity key (BLS, like a validator's,
+// but in no validator set) in its home.
+func NodeKeyPath(home string) string { return filepath.Join(home, "node.key") }
+
+// LoadOrCreateNodeKey reads a full node's key, writing a fresh one the
+// first time.
+func LoadOrCreateNodeKey(path string) (*bls.SecretKey, error) {
+	k, err := LoadBLSKeyFile(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return k, err
+	}
+	if k, err = bls.GenerateKey(nil); err != nil {
+		return nil, err
+	}
+	if err := WriteBLSKeyFile(path, k); err != nil {
+		return nil, err
+	}
+	return k, nil
 }

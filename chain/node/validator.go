@@ -23,7 +23,10 @@ import (
 // Network makes a node a validator of a consensus network (the genesis
 // lists several validators with BLS keys). Key is required.
 type Network struct {
-	Key *bls.SecretKey // consensus (BLS) key; also proves the VRF
+	Key *bls.SecretKey // consensus (BLS) key; also proves the VRF. A full node's: its p2p identity
+	// Full makes the node a full node (fullnode.go): it follows the
+	// validators in Bootstrap without voting; Key is its own node key.
+	Full bool
 	// AccountKey is the validator's account (validator.key): it signs the
 	// transactions that submit equivocation evidence. Optional.
 	AccountKey *ecdsa.PrivateKey
@@ -168,9 +171,7 @@ type validator struct {
 	guestSem chan struct{} // sync answers to full nodes in flight (guests.go)
 
 	// Transactions waiting to be gossiped.
-	gmu   sync.Mutex
-	gbuf  []types.Bytes
-	gwake chan struct{}
+	gb *txBatcher
 }
 
 type outMsg struct {
@@ -227,7 +228,7 @@ func (n *Node) newValidator() (*validator, error) {
 		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
 		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
-		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
+		qwake: make(chan struct{}, 1), gb: newTxBatcher(), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
 		guestSem: make(chan struct{}, guestServing),
 	}
 	ok := false
@@ -457,7 +458,7 @@ func (v *validator) run(ctx context.Context) error {
 			}
 			v.maybeSync()
 			v.flushGossip()
-		case <-v.gwake:
+		case <-v.gb.wake:
 			v.flushGossip()
 		case <-hello.C:
 			v.hello(ctx)

@@ -1,0 +1,435 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/execution"
+	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// A full node follows a consensus network without a vote: it asks the
+// validators (as a p2p guest) for finalized blocks with their finality
+// proofs, checks each batch against the validator set in force at those
+// heights (verifySynced; the set is read from its own executed state, so
+// an epoch's hand-off is checked with the set the previous epoch's blocks
+// elected), executes the blocks, and serves the API. Transactions its API
+// admits are gossiped to every validator. It never proposes or votes.
+
+// Roles reported in ConsensusStatus.Role and the API's status.
+const (
+	RoleValidator = "validator"
+	RoleFull      = "full"
+)
+
+const (
+	// followPoll is how often a full node asks for new blocks when it has
+	// no request outstanding.
+	followPoll = 100 * time.Millisecond
+	// syncStall is how long a full node waits for a sync answer before it
+	// scores the peer down and asks another. Validators answer from disk
+	// at once; an answer carries at most about 4 MiB.
+	syncStall = 5 * time.Second
+)
+
+type peerFault struct {
+	peer int
+	err  error
+}
+
+type follower struct {
+	n        *Node
+	log      *slog.Logger
+	chainID  uint64
+	epochLen uint64
+	flog     *finalLog
+	tr       *p2p.Transport
+
+	ep       *execution.Epoch
+	set      *consensus.ValidatorSet
+	domain   uint64
+	epochEnd uint64
+	root     *consensus.Block // last finalized block, verified
+	rootHash types.Hash
+
+	scores   *peerScores
+	target   uint64 // highest finalized height a validator reported
+	lastSeen map[int]time.Time
+	asked    int // peer of the outstanding request
+	askedAt  time.Time
+	waiting  bool
+
+	faults chan peerFault // frame faults from the transport
+	gb     *txBatcher
+	out    map[int]chan outMsg
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// runFull is Run for a full node.
+func (n *Node) runFull(ctx context.Context) error {
+	f, err := n.newFollower()
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	return f.run(ctx)
+}
+
+func (n *Node) newFollower() (*follower, error) {
+	nc := n.cfg.Network
+	if nc == nil || nc.Key == nil {
+		return nil, errors.New("node: a full node needs its node key (node.key)")
+	}
+	f := &follower{
+		n: n, log: n.log.With("component", "fullnode"), chainID: n.gen.ChainID, epochLen: n.exec.Config().Validators.EpochLength,
+		scores: newPeerScores(), lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(), out: map[int]chan outMsg{},
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.close()
+		}
+	}()
+	var err error
+	if f.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
+		return nil, err
+	}
+	if err := f.loadRoot(); err != nil {
+		return nil, err
+	}
+	if err := f.executePending(context.Background()); err != nil {
+		return nil, err
+	}
+	peers, err := f.configure()
+	if err != nil {
+		return nil, err
+	}
+	listen := nc.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	if f.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: f.log, OnFault: f.onFault}); err != nil {
+		return nil, err
+	}
+	ok = true
+	return f, nil
+}
+
+// loadRoot sets the root to the last block in the finalized log, or the
+// genesis.
+func (f *follower) loadRoot() error {
+	last, err := f.flog.Last()
+	if err != nil {
+		return err
+	}
+	if last != nil {
+		f.root = &last.Block
+		f.rootHash = last.Block.Hash()
+		return nil
+	}
+	head, err := f.n.store.Head()
+	if err != nil {
+		return err
+	}
+	if head.Height != 0 {
+		return fmt.Errorf("node: the chain has %d blocks but no consensus log; this home was run as a devnet", head.Height)
+	}
+	var g0 types.Hash
+	if err := f.n.store.View(func(v *store.View) error {
+		b, err := v.Block(0)
+		if err == nil {
+			g0 = b.Hash()
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	f.root = &consensus.Block{Payload: g0[:]}
+	f.rootHash = f.root.Hash()
+	return nil
+}
+
+// executePending executes the logged finalized blocks above the head.
+func (f *follower) executePending(ctx context.Context) error {
+	head, err := f.n.store.Head()
+	if err != nil {
+		return err
+	}
+	for h := head.Height + 1; h <= f.root.Height; h++ {
+		r, err := f.flog.Get(h)
+		if err != nil {
+			return fmt.Errorf("node: finalized block %d: %w", h, err)
+		}
+		if err := f.n.executeFinal(ctx, r); err != nil {
+			return fmt.Errorf("node: execute finalized block %d: %w", h, err)
+		}
+	}
+	return nil
+}
+
+// configure reads the validator set in force after the executed head and
+// returns the transport's peers.
+func (f *follower) configure() ([]p2p.Peer, error) {
+	var ep *execution.Epoch
+	if err := f.n.store.View(func(sv *store.View) error {
+		var err error
+		ep, err = execution.ReadEpoch(sv)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if ep == nil {
+		return nil, errors.New("node: no validator set in state (the genesis lists no BLS validators)")
+	}
+	vals := make([]consensus.Validator, len(ep.Members))
+	peers := make([]p2p.Peer, len(ep.Members))
+	for i, m := range ep.Members {
+		vals[i] = consensus.Validator{Address: m.Address, PubKey: m.BLSKey, Stake: m.Weight}
+		peers[i] = p2p.Peer{Index: i, Addr: f.n.cfg.Network.Bootstrap[m.Address], Key: m.BLSKey}
+	}
+	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
+	if err != nil {
+		return nil, err
+	}
+	f.ep, f.set = ep, set
+	f.domain = consensus.EpochDomain(f.chainID, ep.Number)
+	f.epochEnd = ((ep.StartHeight-1)/f.epochLen + 1) * f.epochLen
+	f.scores = newPeerScores() // indices name other validators now
+	return peers, nil
+}
+
+func (f *follower) close() {
+	if f.tr != nil {
+		f.tr.Close()
+	}
+	if f.flog != nil {
+		f.flog.Close()
+	}
+}
+
+// onFault is the transport's report of a refused frame (reader goroutine).
+func (f *follower) onFault(peer int, err error) {
+	select {
+	case f.faults <- peerFault{peer, err}:
+	default:
+	}
+}
+
+func (f *follower) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer f.wg.Wait()
+	defer cancel()
+	f.goTracked(func() {
+		if err := f.tr.Run(ctx); err != nil {
+			f.log.Error("p2p stopped", "err", err)
+		}
+	})
+	f.restartSenders(ctx)
+	g := f.gb.add
+	f.n.gossip.Store(&g)
+	defer f.n.gossip.Store(nil)
+	f.log.Info("full node running", "validators", f.set.Len(), "epoch", f.ep.Number, "finalized", f.root.Height, "p2p", f.tr.Addr().String())
+	tick := time.NewTicker(followPoll)
+	defer tick.Stop()
+	f.publish()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			f.flush()
+			if err := f.step(ctx); err != nil {
+				return err
+			}
+		case <-f.gb.wake:
+			f.flush()
+		case in := <-f.tr.Inbound():
+			f.lastSeen[in.From] = time.Now()
+			f.onInbound(ctx, in)
+		case flt := <-f.faults:
+			f.penalize(flt.peer, penaltyFrame, flt.err)
+		}
+		f.publish()
+	}
+}
+
+func (f *follower) goTracked(fn func()) {
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); fn() }()
+}
+
+// restartSenders (re)starts one sender per validator of the current set.
+func (f *follower) restartSenders(ctx context.Context) {
+	if f.stop != nil {
+		f.stop()
+	}
+	sctx, stop := context.WithCancel(ctx)
+	f.stop = stop
+	f.out = map[int]chan outMsg{}
+	for i := range f.set.Len() {
+		ch := make(chan outMsg, 256)
+		f.out[i] = ch
+		f.goTracked(func() { runSender(sctx, f.tr, f.log, i, ch) })
+	}
+}
+
+func (f *follower) send(to int, kind byte, data []byte) {
+	if ch, ok := f.out[to]; ok {
+		select {
+		case ch <- outMsg{kind, data}:
+		default:
+		}
+	}
+}
+
+// flush gossips the API's transactions to every validator.
+func (f *follower) flush() {
+	if batch := f.gb.take(); batch != nil {
+		for i := range f.out {
+			f.send(i, p2p.KindTx, batch)
+		}
+	}
+}
+
+// step executes what is verified, moves to the next epoch's set once its
+// boundary block is executed, notices a stalled peer, and asks for more.
+func (f *follower) step(ctx context.Context) error {
+	if err := f.executePending(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		// The blocks are final: retry until they execute.
+		f.log.Error("executing finalized blocks failed; retrying", "err", err)
+		return nil
+	}
+	if f.root.Height == f.epochEnd {
+		if err := f.reconfigure(ctx); err != nil {
+			return err
+		}
+	}
+	if f.waiting && time.Since(f.askedAt) > syncStall {
+		f.penalize(f.asked, penaltyStall, fmt.Errorf("no answer to a sync request in %v", syncStall))
+		f.waiting = false
+	}
+	if !f.waiting {
+		f.request()
+	}
+	return nil
+}
+
+// reconfigure switches to the set the executed epoch boundary elected.
+func (f *follower) reconfigure(ctx context.Context) error {
+	old := f.ep.Number
+	peers, err := f.configure()
+	if err != nil {
+		return err
+	}
+	f.tr.SetPeers(peers)
+	f.restartSenders(ctx)
+	f.waiting = false
+	f.log.Info("new epoch", "epoch", f.ep.Number, "previous", old, "validators", f.set.Len(), "from_height", f.ep.StartHeight, "until_height", f.epochEnd)
+	return nil
+}
+
+// request asks the best-scored validator for the blocks after the root.
+func (f *follower) request() {
+	peer := f.scores.pick(f.set.Len())
+	if peer < 0 {
+		return
+	}
+	f.asked, f.askedAt, f.waiting = peer, time.Now(), true
+	f.send(peer, p2p.KindSync, codec.MustMarshal(&syncRequest{From: f.root.Height + 1}))
+}
+
+func (f *follower) onInbound(ctx context.Context, in p2p.Inbound) {
+	if in.Kind != p2p.KindSyncReply {
+		return // validators send a full node nothing else
+	}
+	fromAsked := f.waiting && in.From == f.asked
+	if fromAsked {
+		f.waiting = false
+	}
+	n, err := f.onSyncReply(ctx, in)
+	switch {
+	case errors.Is(err, ErrSyncProof):
+		f.penalize(in.From, penaltyProof, err)
+	case errors.Is(err, ErrSyncBroken), errors.Is(err, ErrSyncGarbage):
+		f.penalize(in.From, penaltyBroken, err)
+	case err != nil:
+		f.log.Error("block sync: storing or executing synced blocks", "err", err)
+	case n > 0:
+		f.scores.up(in.From)
+		if fromAsked && f.target > f.root.Height && f.root.Height < f.epochEnd {
+			f.request() // catching up: ask again at once
+		}
+	}
+}
+
+// penalize logs a peer's fault and scores it down; the node keeps going
+// with the best-scored peer.
+func (f *follower) penalize(peer, by int, err error) {
+	if p2p.IsGuest(peer) || peer < 0 {
+		return
+	}
+	score := f.scores.down(peer, by)
+	f.log.Warn("peer scored down", "peer", peer, "score", score, "err", err)
+}
+
+// onSyncReply verifies a batch against the epoch's set, logs it as final
+// and executes it. It returns how many blocks it took.
+func (f *follower) onSyncReply(ctx context.Context, in p2p.Inbound) (int, error) {
+	var rep syncReply
+	if err := codec.Unmarshal(in.Data, &rep); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrSyncGarbage, err)
+	}
+	recs, err := verifySynced(syncEpoch{rootHeight: f.root.Height, rootHash: f.rootHash, epochEnd: f.epochEnd, domain: f.domain, set: f.set}, rep.Records)
+	if err != nil {
+		return 0, err
+	}
+	// A reported height is believed only as a target to sync towards.
+	f.target = max(f.target, rep.Finalized)
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	if err := f.flog.Put(recs...); err != nil {
+		return 0, err
+	}
+	last := &recs[len(recs)-1]
+	f.root, f.rootHash = &last.Block, last.Block.Hash()
+	f.target = max(f.target, f.root.Height)
+	if len(recs) > 1 {
+		f.log.Info("synced finalized blocks", "from", recs[0].Block.Height, "to", last.Block.Height, "peer", in.From)
+	}
+	if err := f.executePending(ctx); err != nil {
+		return len(recs), err
+	}
+	if f.root.Height == f.epochEnd {
+		return len(recs), f.reconfigure(ctx)
+	}
+	return len(recs), nil
+}
+
+func (f *follower) publish() {
+	peers := 0
+	for _, t := range f.lastSeen {
+		if time.Since(t) < 5*time.Second {
+			peers++
+		}
+	}
+	sent, recv := f.tr.Traffic()
+	f.n.setConsensus(ConsensusStatus{
+		Index: -1, Validators: f.set.Len(), Round: f.root.Round, CommittedHeight: f.root.Height, FinalizedHeight: f.root.Height,
+		Peers: peers, Epoch: f.ep.Number, EpochEnd: f.epochEnd, SyncTarget: max(f.target, f.root.Height),
+		BytesSent: sent, BytesReceived: recv, Role: RoleFull,
+	})
+}
