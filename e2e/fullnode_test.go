@@ -1,0 +1,144 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/sdk"
+)
+
+// cowboyCLI runs the cowboy binary and returns its output.
+func cowboyCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(binDir, "cowboy"), args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cowboy %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestTestnetFullNodes is issue 15's first "done" line through the CLI:
+// `cowboy testnet init --validators 4 --full-nodes 2` and `testnet up`
+// start four validators and two full nodes as processes; a transfer sent
+// to full0's API is finalized (its receipt read back from full0), bob's
+// balance is read from full1, `testnet status` shows each node's role and
+// height, and every node serves /metrics.
+func TestTestnetFullNodes(t *testing.T) {
+	const vals, fulls = 4, 2
+	dir := t.TempDir()
+	rpc, p2p := freeBases(t, vals+fulls)
+	cowboyCLI(t, "testnet", "init", "--dir", dir, "--validators", strconv.Itoa(vals), "--full-nodes", strconv.Itoa(fulls),
+		"--rpc-port", strconv.Itoa(rpc), "--p2p-port", strconv.Itoa(p2p),
+		"--block-interval", "150ms", "--view-timeout", "800ms", "--tick", "50ms")
+	man, err := node.LoadTestnet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		out, err := exec.Command(filepath.Join(binDir, "cowboy"), "testnet", "down", "--dir", dir, "--grace", "10s").CombinedOutput()
+		if err != nil {
+			t.Errorf("testnet down: %v\n%s", err, out)
+		}
+		// testnet down stops what its pid files name; make sure nothing outlives the test.
+		for _, n := range man.Nodes {
+			if b, err := os.ReadFile(filepath.Join(n.Home, "cowboyd.pid")); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			if t.Failed() {
+				if b, err := os.ReadFile(filepath.Join(n.Home, "cowboyd.log")); err == nil {
+					t.Logf("%s log:\n%s", n.Name, tailLines(string(b), 30))
+				}
+			}
+		}
+	})
+	if len(man.Nodes) != vals+fulls || man.Nodes[vals].Role != node.RoleFull {
+		t.Fatalf("manifest: %+v", man.Nodes)
+	}
+	cowboyCLI(t, "testnet", "up", "--dir", dir, "--no-pvm", "--wait", "60s")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := func(i int) *sdk.Client { return sdk.New("http://" + man.Nodes[i].RPC) }
+	full0, full1 := vals, vals+1
+
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := types.PubkeyToAddress(key.PublicKey)
+	bob := types.Address{0xb0, 0xb1}
+	fh, err := client(0).Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client(full0).WaitForReceipt(ctx, fh); err != nil {
+		t.Fatalf("faucet grant on full0: %v", err)
+	}
+	tx, err := client(full0).Transfer(ctx, key, bob, big.NewInt(7), sdk.TxOptions{})
+	if err != nil {
+		t.Fatalf("transfer through full0: %v", err)
+	}
+	r, err := client(full0).WaitForReceipt(ctx, tx.Hash())
+	if err != nil {
+		t.Fatalf("transfer not final on full0: %v", err)
+	}
+	if _, err := client(full1).WaitForReceipt(ctx, tx.Hash()); err != nil {
+		t.Fatalf("transfer not final on full1: %v", err)
+	}
+	if bal, err := client(full1).Balance(ctx, bob); err != nil || bal.Cmp(big.NewInt(7)) != 0 {
+		t.Fatalf("bob on full1: %v %v", bal, err)
+	}
+	st, err := client(full1).Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Consensus == nil || st.Consensus.Role != node.RoleFull || st.Consensus.Index != -1 || st.Consensus.Validators != vals || r.BlockHeight == nil || st.FinalizedHeight < *r.BlockHeight {
+		t.Fatalf("full1 status %+v consensus %+v", st, st.Consensus)
+	}
+
+	var rows []struct {
+		Name    string `json:"name"`
+		Role    string `json:"role"`
+		Running bool   `json:"running"`
+		Height  uint64 `json:"height"`
+	}
+	if err := json.Unmarshal([]byte(cowboyCLI(t, "testnet", "status", "--dir", dir, "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range rows {
+		want := node.RoleValidator
+		if i >= vals {
+			want = node.RoleFull
+		}
+		if row.Role != want || !row.Running || row.Height == 0 {
+			t.Fatalf("testnet status row %d: %+v", i, row)
+		}
+	}
+
+	for _, n := range man.Nodes {
+		m := scrape(t, nil, "http://"+n.RPC+"/metrics")
+		for _, s := range nodeSeries {
+			if _, ok := m[s]; !ok {
+				t.Errorf("%s: /metrics lacks %s", n.Name, s)
+			}
+		}
+		if m["cowboy_consensus_height"] < 1 || m["cowboy_p2p_message_receive_bytes_total"] <= 0 || m["cowboy_sync_target_height"] < m["cowboy_consensus_height"] {
+			t.Errorf("%s: metrics %v", n.Name, m)
+		}
+	}
+}
