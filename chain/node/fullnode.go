@@ -343,8 +343,10 @@ func (f *follower) reconfigure(ctx context.Context) error {
 
 // request asks the best-scored validator for the blocks after the root.
 func (f *follower) request() {
-	peer := f.scores.pick(f.set.Len())
+	addrs := f.tr.Addrs()
+	peer := f.scores.pick(f.set.Len(), func(i int) bool { return addrs[i] != "" })
 	if peer < 0 {
+		f.log.Warn("no address for any validator of the epoch; add them to the bootstrap list", "epoch", f.ep.Number)
 		return
 	}
 	f.asked, f.askedAt, f.waiting = peer, time.Now(), true

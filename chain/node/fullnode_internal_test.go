@@ -330,3 +330,25 @@ func TestFullNodeRefusesBadSync(t *testing.T) {
 		t.Fatalf("after a stall: score %d (want %d), waiting %v, asked %v ago", f.scores.of(0), score-penaltyStall, f.waiting, time.Since(f.askedAt))
 	}
 }
+
+// TestPeerScoresPick: the best score wins, equals rotate, and peers the
+// filter refuses are never picked.
+func TestPeerScoresPick(t *testing.T) {
+	s := newPeerScores()
+	if a, b := s.pick(3, nil), s.pick(3, nil); a == b {
+		t.Fatalf("equal scores did not rotate: %d, %d", a, b)
+	}
+	s.down(0, penaltyStall)
+	s.down(1, penaltyProof)
+	for range 5 {
+		if p := s.pick(3, nil); p != 2 {
+			t.Fatalf("picked %d, want the unpunished 2", p)
+		}
+	}
+	if p := s.pick(3, func(i int) bool { return i != 2 }); p != 0 {
+		t.Fatalf("picked %d, want 0 (2 unusable, 1 scored lowest)", p)
+	}
+	if p := s.pick(3, func(int) bool { return false }); p != -1 {
+		t.Fatalf("picked %d with no usable peer", p)
+	}
+}

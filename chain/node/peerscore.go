@@ -25,20 +25,23 @@ type peerScores struct {
 
 func newPeerScores() *peerScores { return &peerScores{score: map[int]int{}} }
 
-// pick returns the best-scored of peers 0..n-1; among equals the first at
-// or after the rotation point, which moves on each pick.
-func (s *peerScores) pick(n int) int {
-	if n <= 0 {
-		return -1
-	}
+// pick returns the best-scored of peers 0..n-1 that usable allows (nil:
+// all); among equals the first at or after the rotation point, which moves
+// on each pick. It returns -1 when none is usable.
+func (s *peerScores) pick(n int, usable func(int) bool) int {
 	best := -1
 	for k := range n {
 		i := (s.next + k) % n
+		if usable != nil && !usable(i) {
+			continue
+		}
 		if best < 0 || s.score[i] > s.score[best] {
 			best = i
 		}
 	}
-	s.next = (best + 1) % n
+	if best >= 0 {
+		s.next = (best + 1) % n
+	}
 	return best
 }
 
