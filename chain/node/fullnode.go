@@ -38,6 +38,11 @@ const (
 	// scores the peer down and asks another. Validators answer from disk
 	// at once; an answer carries at most about 4 MiB.
 	syncStall = 5 * time.Second
+	// resendEvery is how often a full node relays its pending transactions
+	// again: a batch lost (every validator unreachable when it left) must
+	// not leave a client's transaction stuck here. Validators skip the
+	// ones they hold.
+	resendEvery = 3 * time.Second
 )
 
 type peerFault struct {
@@ -66,6 +71,8 @@ type follower struct {
 	asked    int // peer of the outstanding request
 	askedAt  time.Time
 	waiting  bool
+
+	lastResend time.Time
 
 	faults chan peerFault // frame faults from the transport
 	gb     *txBatcher
@@ -324,7 +331,33 @@ func (f *follower) step(ctx context.Context) error {
 	if !f.waiting {
 		f.request()
 	}
+	if time.Since(f.lastResend) > resendEvery {
+		f.lastResend = time.Now()
+		f.resend()
+	}
 	return nil
+}
+
+// resend relays the transactions the next block could include, again.
+func (f *follower) resend() {
+	if f.n.pool.Len() == 0 {
+		return
+	}
+	var txs []*types.Tx
+	if err := f.n.store.View(func(v *store.View) error {
+		bf, err := execution.Basefees(v)
+		if err != nil {
+			return err
+		}
+		txs, err = f.n.selectTxs(v, bf, nil)
+		return err
+	}); err != nil {
+		f.log.Warn("select pending transactions to relay", "err", err)
+		return
+	}
+	for _, tx := range txs[:min(len(txs), maxGossipBatch)] {
+		f.gb.add(tx)
+	}
 }
 
 // reconfigure switches to the set the executed epoch boundary elected.

@@ -352,3 +352,30 @@ func TestPeerScoresPick(t *testing.T) {
 		t.Fatalf("picked %d with no usable peer", p)
 	}
 }
+
+// TestFullNodeRelaysAgain: a transaction submitted to a full node while
+// no validator is reachable (its first relay fails) still reaches the
+// validator once it is up, and is finalized.
+func TestFullNodeRelaysAgain(t *testing.T) {
+	nw := newOneValidatorNet(t, 0)
+	full := nw.fullNode(t)
+	run(t, full)
+	faucet, err := LoadKeyFile(FaucetKeyPath(nw.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := types.Address{0xb0}
+	tx, _ := types.NewTx(types.TxData{ChainID: nw.g.ChainID, Nonce: 0, To: &bob, Value: genesis.CBY(1),
+		CyclesLimit: 100_000, CellsLimit: 10_000, MaxFeePerCycle: 1e11, MaxFeePerCell: 1e11})
+	signed, _ := types.SignTx(tx, faucet)
+	h, err := full.SubmitTx(signed.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Let the first relay give up (its send times out after 2 s) before
+	// the validator listens: only a second relay can deliver it now.
+	time.Sleep(3 * time.Second)
+	val := nw.validator(t)
+	run(t, val)
+	waitFor(t, "the transfer on the full node", func() bool { return receiptOf(t, full, h) != nil })
+}
