@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/cowboy-foundation/cowboy/chain/node"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/sdk"
 )
@@ -30,23 +31,9 @@ func cowboyCLI(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// TestTestnetFullNodes is issue 15's first "done" line through the CLI:
-// `cowboy testnet init --validators 4 --full-nodes 2` and `testnet up`
-// start four validators and two full nodes as processes; a transfer sent
-// to full0's API is finalized (its receipt read back from full0), bob's
-// balance is read from full1, `testnet status` shows each node's role and
-// height, and every node serves /metrics.
-func TestTestnetFullNodes(t *testing.T) {
-	const vals, fulls = 4, 2
-	dir := t.TempDir()
-	rpc, p2p := freeBases(t, vals+fulls)
-	cowboyCLI(t, "testnet", "init", "--dir", dir, "--validators", strconv.Itoa(vals), "--full-nodes", strconv.Itoa(fulls),
-		"--rpc-port", strconv.Itoa(rpc), "--p2p-port", strconv.Itoa(p2p),
-		"--block-interval", "150ms", "--view-timeout", "800ms", "--tick", "50ms")
-	man, err := node.LoadTestnet(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+// downAtCleanup stops the testnet in dir when the test ends (and kills
+// whatever its pid files still name), logging each node's tail on failure.
+func downAtCleanup(t *testing.T, dir string, man *node.Testnet) {
 	t.Cleanup(func() {
 		out, err := exec.Command(filepath.Join(binDir, "cowboy"), "testnet", "down", "--dir", dir, "--grace", "10s").CombinedOutput()
 		if err != nil {
@@ -66,6 +53,26 @@ func TestTestnetFullNodes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTestnetFullNodes is issue 15's first "done" line through the CLI:
+// `cowboy testnet init --validators 4 --full-nodes 2` and `testnet up`
+// start four validators and two full nodes as processes; a transfer sent
+// to full0's API is finalized (its receipt read back from full0), bob's
+// balance is read from full1, `testnet status` shows each node's role and
+// height, and every node serves /metrics.
+func TestTestnetFullNodes(t *testing.T) {
+	const vals, fulls = 4, 2
+	dir := t.TempDir()
+	rpc, p2p := freeBases(t, vals+fulls)
+	cowboyCLI(t, "testnet", "init", "--dir", dir, "--validators", strconv.Itoa(vals), "--full-nodes", strconv.Itoa(fulls),
+		"--rpc-port", strconv.Itoa(rpc), "--p2p-port", strconv.Itoa(p2p),
+		"--block-interval", "150ms", "--view-timeout", "800ms", "--tick", "50ms")
+	man, err := node.LoadTestnet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	downAtCleanup(t, dir, man)
 	if len(man.Nodes) != vals+fulls || man.Nodes[vals].Role != node.RoleFull {
 		t.Fatalf("manifest: %+v", man.Nodes)
 	}
@@ -140,5 +147,51 @@ func TestTestnetFullNodes(t *testing.T) {
 		if m["cowboy_consensus_height"] < 1 || m["cowboy_p2p_message_receive_bytes_total"] <= 0 || m["cowboy_sync_target_height"] < m["cowboy_consensus_height"] {
 			t.Errorf("%s: metrics %v", n.Name, m)
 		}
+	}
+}
+
+// TestRunnerOnFullNode: a cowboy-runner pointed at a full node (of a
+// one-validator testnet) registers, sees its job assigned over the full
+// node's event stream and gets it verified and settled, all through the
+// full node's API: the runner works unchanged against a full node. The
+// full node holds the faucet key, so the faucet too is a transaction it
+// relays.
+func TestRunnerOnFullNode(t *testing.T) {
+	dir := t.TempDir()
+	rpc, p2p := freeBases(t, 2)
+	cowboyCLI(t, "testnet", "init", "--dir", dir, "--validators", "1", "--full-nodes", "1",
+		"--rpc-port", strconv.Itoa(rpc), "--p2p-port", strconv.Itoa(p2p),
+		"--block-interval", "150ms", "--view-timeout", "800ms", "--tick", "50ms")
+	man, err := node.LoadTestnet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fk, err := os.ReadFile(node.FaucetKeyPath(man.Nodes[0].Home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(node.FaucetKeyPath(man.Nodes[1].Home), fk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	downAtCleanup(t, dir, man)
+	cowboyCLI(t, "testnet", "up", "--dir", dir, "--wait", "60s")
+	full := &daemon{t: t, home: man.Nodes[1].Home, port: rpc + 1}
+	if st, err := full.client().Status(context.Background()); err != nil || st.Consensus == nil || st.Consensus.Role != node.RoleFull {
+		t.Fatalf("full0 status: %+v %v", st, err)
+	}
+
+	prices := priceServer(t, nil)
+	executors := filepath.Join(t.TempDir(), "executors.toml")
+	if err := os.WriteFile(executors, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := initRunnerTypes(t, full, "r1", executors, "http")
+	r.start()
+	spec := priceJob(prices.URL+"/btc", 3000)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	id, _, _, _ := submitJob(t, full, spec)
+	j := waitChainJob(t, full, id, 90*time.Second, settled)
+	if j.Status != job.StateFinalized || string(j.Result) != `{"price":97000.5}` {
+		t.Fatalf("job: %+v result %q\nrunner log:\n%s", j, j.Result, tailLines(r.log(), 30))
 	}
 }

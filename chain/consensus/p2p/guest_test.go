@@ -130,3 +130,32 @@ func TestFrameFaultsReported(t *testing.T) {
 		}
 	}
 }
+
+// TestGuestBecomesValidator: a node connected as a guest whose key a new
+// epoch's set names is reconnected and heard under its validator index
+// (a registered validator that followed the chain before its epoch).
+func TestGuestBecomesValidator(t *testing.T) {
+	val, guest := startPair(t, Config{Guests: 4})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := guest.Send(ctx, 0, KindHello, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if in := recv(t, val); !IsGuest(in.From) {
+		t.Fatalf("first message from %d, want a guest index", in.From)
+	}
+	gk := testKey(t, 11).PublicKey().Bytes()
+	val.SetPeers([]Peer{{Index: 0, Key: testKey(t, 10).PublicKey().Bytes()}, {Index: 1, Key: gk}})
+	for {
+		_ = guest.Send(ctx, 0, KindHello, []byte("2")) // the first may go out on the closed connection
+		select {
+		case in := <-val.Inbound():
+			if in.From == 1 {
+				return
+			}
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatal("never heard under its validator index")
+		}
+	}
+}

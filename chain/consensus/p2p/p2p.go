@@ -338,8 +338,9 @@ func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
 
 // SetPeers replaces the configured validators (a new epoch's set; this
 // validator may be among them and is skipped). Known addresses are kept
-// for keys that stay. Every connection is closed, because a peer's index
-// may have changed; the next Send dials again.
+// for keys that stay. Every validator connection is closed, because a
+// peer's index may have changed; the next Send dials again. Guests keep
+// theirs, except a guest whose key the new set names.
 func (t *Transport) SetPeers(peers []Peer) {
 	self := string(t.cfg.Key.PublicKey().Bytes())
 	t.mu.Lock()
@@ -357,8 +358,15 @@ func (t *Transport) SetPeers(peers []Peer) {
 	t.byKey, t.byIndex = byKey, byIndex
 	conns := t.conns
 	t.conns = map[int]*quic.Conn{}
-	for i, c := range conns {
-		if IsGuest(i) { // a guest's index does not depend on the set
+	// A guest keeps its connection (its index does not depend on the set)
+	// unless its key is a validator's now: then the connection is closed
+	// like the others, so that it comes back under its validator index.
+	for key, i := range t.guests {
+		if _, ok := byKey[key]; ok {
+			delete(t.guests, key)
+			continue
+		}
+		if c, ok := conns[i]; ok {
 			t.conns[i] = c
 			delete(conns, i)
 		}
