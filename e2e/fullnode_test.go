@@ -15,6 +15,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -165,6 +166,18 @@ func TestRunnerOnFullNode(t *testing.T) {
 	man, err := node.LoadTestnet(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The devnet's runner parameters (10 CBY minimum stake, short
+	// timeouts) in the shared genesis, before anything starts.
+	for _, nd := range man.Nodes {
+		g, err := genesis.Load(node.GenesisPath(nd.Home))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Offchain = &genesis.Offchain{MinRunnerStake: genesis.CBY(10), AggregatorTimeoutBlocks: 10, RevealTimeoutBlocks: 10, ChallengeWindowBlocks: 5}
+		if err := g.Save(node.GenesisPath(nd.Home)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	fk, err := os.ReadFile(node.FaucetKeyPath(man.Nodes[0].Home))
 	if err != nil {
