@@ -76,8 +76,7 @@ type follower struct {
 
 	faults chan peerFault // frame faults from the transport
 	gb     *txBatcher
-	out    map[int]chan outMsg
-	stop   context.CancelFunc
+	out    peerQueues
 	wg     sync.WaitGroup
 }
 
@@ -98,7 +97,7 @@ func (n *Node) newFollower() (*follower, error) {
 	}
 	f := &follower{
 		n: n, log: n.log.With("component", "fullnode"), chainID: n.gen.ChainID, epochLen: n.exec.Config().Validators.EpochLength,
-		scores: newPeerScores(), lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(), out: map[int]chan outMsg{},
+		scores: newPeerScores(), lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(),
 	}
 	ok := false
 	defer func() {
@@ -150,14 +149,8 @@ func (f *follower) loadRoot() error {
 	if head.Height != 0 {
 		return fmt.Errorf("node: the chain has %d blocks but no consensus log; this home was run as a devnet", head.Height)
 	}
-	var g0 types.Hash
-	if err := f.n.store.View(func(v *store.View) error {
-		b, err := v.Block(0)
-		if err == nil {
-			g0 = b.Hash()
-		}
-		return err
-	}); err != nil {
+	g0, err := f.n.genesisHash()
+	if err != nil {
 		return err
 	}
 	f.root = &consensus.Block{Payload: g0[:]}
@@ -186,30 +179,13 @@ func (f *follower) executePending(ctx context.Context) error {
 // configure reads the validator set in force after the executed head and
 // returns the transport's peers.
 func (f *follower) configure() ([]p2p.Peer, error) {
-	var ep *execution.Epoch
-	if err := f.n.store.View(func(sv *store.View) error {
-		var err error
-		ep, err = execution.ReadEpoch(sv)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if ep == nil {
-		return nil, errors.New("node: no validator set in state (the genesis lists no BLS validators)")
-	}
-	vals := make([]consensus.Validator, len(ep.Members))
-	peers := make([]p2p.Peer, len(ep.Members))
-	for i, m := range ep.Members {
-		vals[i] = consensus.Validator{Address: m.Address, PubKey: m.BLSKey, Stake: m.Weight}
-		peers[i] = p2p.Peer{Index: i, Addr: f.n.cfg.Network.Bootstrap[m.Address], Key: m.BLSKey}
-	}
-	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
+	ep, set, peers, err := f.n.epochInForce()
 	if err != nil {
 		return nil, err
 	}
 	f.ep, f.set = ep, set
 	f.domain = consensus.EpochDomain(f.chainID, ep.Number)
-	f.epochEnd = ((ep.StartHeight-1)/f.epochLen + 1) * f.epochLen
+	f.epochEnd = epochEndOf(ep.StartHeight, f.epochLen)
 	f.scores = newPeerScores() // indices name other validators now
 	return peers, nil
 }
@@ -277,34 +253,17 @@ func (f *follower) goTracked(fn func()) {
 
 // restartSenders (re)starts one sender per validator of the current set.
 func (f *follower) restartSenders(ctx context.Context) {
-	if f.stop != nil {
-		f.stop()
+	peers := make([]int, f.set.Len())
+	for i := range peers {
+		peers[i] = i
 	}
-	sctx, stop := context.WithCancel(ctx)
-	f.stop = stop
-	f.out = map[int]chan outMsg{}
-	for i := range f.set.Len() {
-		ch := make(chan outMsg, 256)
-		f.out[i] = ch
-		f.goTracked(func() { runSender(sctx, f.tr, f.log, i, ch) })
-	}
-}
-
-func (f *follower) send(to int, kind byte, data []byte) {
-	if ch, ok := f.out[to]; ok {
-		select {
-		case ch <- outMsg{kind, data}:
-		default:
-		}
-	}
+	f.out.restart(ctx, peers, 256, f.tr, f.log, f.goTracked)
 }
 
 // flush gossips the API's transactions to every validator.
 func (f *follower) flush() {
 	if batch := f.gb.take(); batch != nil {
-		for i := range f.out {
-			f.send(i, p2p.KindTx, batch)
-		}
+		f.out.send(consensus.Broadcast, p2p.KindTx, batch)
 	}
 }
 
@@ -383,7 +342,7 @@ func (f *follower) request() {
 		return
 	}
 	f.asked, f.askedAt, f.waiting = peer, time.Now(), true
-	f.send(peer, p2p.KindSync, codec.MustMarshal(&syncRequest{From: f.root.Height + 1}))
+	f.out.send(peer, p2p.KindSync, codec.MustMarshal(&syncRequest{From: f.root.Height + 1}))
 }
 
 func (f *follower) onInbound(ctx context.Context, in p2p.Inbound) {

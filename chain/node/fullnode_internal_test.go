@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"io"
 	"log/slog"
@@ -112,6 +113,20 @@ func run(t *testing.T, n *Node) {
 	})
 }
 
+// submitTransfer submits a 1 CBY transfer (nonce 0) from key to the
+// node's API and returns its hash.
+func submitTransfer(t *testing.T, n *Node, key *ecdsa.PrivateKey, to types.Address) types.Hash {
+	t.Helper()
+	tx, _ := types.NewTx(types.TxData{ChainID: n.gen.ChainID, Nonce: 0, To: &to, Value: genesis.CBY(1),
+		CyclesLimit: 100_000, CellsLimit: 10_000, MaxFeePerCycle: 1e11, MaxFeePerCell: 1e11})
+	signed, _ := types.SignTx(tx, key)
+	h, err := n.SubmitTx(signed.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // waitFor polls cond until it holds or 60 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -166,13 +181,7 @@ func TestFullNodeFollowsAndForwards(t *testing.T) {
 	waitFor(t, "the faucet grant on the full node", func() bool { return receiptOf(t, full, fh) != nil })
 
 	bob := types.Address{0xb0}
-	tx, _ := types.NewTx(types.TxData{ChainID: nw.g.ChainID, Nonce: 0, To: &bob, Value: genesis.CBY(1),
-		CyclesLimit: 100_000, CellsLimit: 10_000, MaxFeePerCycle: 1e11, MaxFeePerCell: 1e11})
-	signed, _ := types.SignTx(tx, alice)
-	h, err := full.SubmitTx(signed.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := submitTransfer(t, full, alice, bob)
 	waitFor(t, "the transfer on the validator", func() bool { return receiptOf(t, val, h) != nil })
 	waitFor(t, "the transfer on the full node", func() bool { return receiptOf(t, full, h) != nil })
 	if r := receiptOf(t, full, h); r.Status != types.ReceiptSuccess {
@@ -365,13 +374,7 @@ func TestFullNodeRelaysAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob := types.Address{0xb0}
-	tx, _ := types.NewTx(types.TxData{ChainID: nw.g.ChainID, Nonce: 0, To: &bob, Value: genesis.CBY(1),
-		CyclesLimit: 100_000, CellsLimit: 10_000, MaxFeePerCycle: 1e11, MaxFeePerCell: 1e11})
-	signed, _ := types.SignTx(tx, faucet)
-	h, err := full.SubmitTx(signed.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := submitTransfer(t, full, faucet, bob)
 	// Let the first relay give up (its send times out after 2 s) before
 	// the validator listens: only a second relay can deliver it now.
 	time.Sleep(3 * time.Second)

@@ -17,8 +17,36 @@ import (
 
 // send queues a message for one validator or, with consensus.Broadcast,
 // for all; a full queue drops it (the protocol tolerates loss).
-func (v *validator) send(to int, kind byte, data []byte) {
-	for i, ch := range v.out {
+func (v *validator) send(to int, kind byte, data []byte) { v.out.send(to, kind, data) }
+
+// peerQueues is one send queue and sender goroutine per peer, so that a
+// dead peer costs only its own queue. Validators and full nodes use it
+// from their loop goroutine.
+type peerQueues struct {
+	out  map[int]chan outMsg
+	stop context.CancelFunc
+}
+
+// restart stops the previous senders and starts one per peer in peers,
+// each with a queue of depth messages, through spawn (which tracks it).
+func (q *peerQueues) restart(ctx context.Context, peers []int, depth int, tr *p2p.Transport, log *slog.Logger, spawn func(func())) {
+	if q.stop != nil {
+		q.stop()
+	}
+	sctx, stop := context.WithCancel(ctx)
+	q.stop = stop
+	q.out = map[int]chan outMsg{}
+	for _, i := range peers {
+		ch := make(chan outMsg, depth)
+		q.out[i] = ch
+		spawn(func() { runSender(sctx, tr, log, i, ch) })
+	}
+}
+
+// send queues a message for peer to or, with consensus.Broadcast, for
+// every peer; a full queue drops it.
+func (q *peerQueues) send(to int, kind byte, data []byte) {
+	for i, ch := range q.out {
 		if to != consensus.Broadcast && to != i {
 			continue
 		}
@@ -97,11 +125,7 @@ func (v *validator) flushGossip() {
 	}
 }
 
-// sender delivers one peer's queue. A dead peer costs only its own queue.
-func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
-	runSender(ctx, v.tr, v.log, to, ch)
-}
-
+// runSender delivers one peer's queue.
 func runSender(ctx context.Context, tr *p2p.Transport, log *slog.Logger, to int, ch chan outMsg) {
 	for {
 		select {

@@ -16,7 +16,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
-	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -149,8 +148,7 @@ type validator struct {
 	root     *consensus.Block // last finalized
 	rootHash types.Hash
 
-	out      map[int]chan outMsg
-	stopOut  context.CancelFunc
+	out      peerQueues
 	wg       sync.WaitGroup
 	built    chan builtPayload
 	cancelB  context.CancelFunc
@@ -199,14 +197,8 @@ func (n *Node) newValidator() (*validator, error) {
 	if nc == nil || nc.Key == nil {
 		return nil, errors.New("node: a consensus network needs the validator's BLS key (--validator-key)")
 	}
-	var g0 types.Hash
-	if err := n.store.View(func(v *store.View) error {
-		b, err := v.Block(0)
-		if err == nil {
-			g0 = b.Hash()
-		}
-		return err
-	}); err != nil {
+	g0, err := n.genesisHash()
+	if err != nil {
 		return nil, err
 	}
 	tick, timeout := nc.Tick, nc.TimeoutTicks
@@ -227,7 +219,7 @@ func (n *Node) newValidator() (*validator, error) {
 		n: n, log: n.log.With("component", "consensus"), chainID: n.gen.ChainID,
 		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
-		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
+		built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
 		qwake: make(chan struct{}, 1), gb: newTxBatcher(), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
 		guestSem: make(chan struct{}, guestServing),
 	}
@@ -237,7 +229,6 @@ func (n *Node) newValidator() (*validator, error) {
 			v.close()
 		}
 	}()
-	var err error
 	if v.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
@@ -297,31 +288,16 @@ func (n *Node) newValidator() (*validator, error) {
 // validator set and seed, this node's place in it, the epoch's last height,
 // and the first round the new core may use. It returns the transport peers.
 func (v *validator) configure() ([]p2p.Peer, error) {
-	var ep *execution.Epoch
-	if err := v.n.store.View(func(sv *store.View) error {
-		var err error
-		ep, err = execution.ReadEpoch(sv)
-		return err
-	}); err != nil {
+	ep, set, peers, err := v.n.epochInForce()
+	if err != nil {
 		return nil, err
 	}
-	if ep == nil {
-		return nil, errors.New("node: no validator set in state (the genesis lists no BLS validators)")
-	}
-	vals := make([]consensus.Validator, len(ep.Members))
-	peers := make([]p2p.Peer, len(ep.Members))
 	mine := v.signer.(consensus.BLSSigner).Key.PublicKey().Bytes()
 	v.self, v.addr = -1, types.Address{}
 	for i, m := range ep.Members {
-		vals[i] = consensus.Validator{Address: m.Address, PubKey: m.BLSKey, Stake: m.Weight}
-		peers[i] = p2p.Peer{Index: i, Addr: v.n.cfg.Network.Bootstrap[m.Address], Key: m.BLSKey}
 		if string(m.BLSKey) == string(mine) {
 			v.self, v.addr = i, m.Address
 		}
-	}
-	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
-	if err != nil {
-		return nil, err
 	}
 	v.ep, v.set = ep, set
 	v.domain = consensus.EpochDomain(v.chainID, ep.Number)
@@ -329,9 +305,7 @@ func (v *validator) configure() ([]p2p.Peer, error) {
 	if ep.Number == 0 {
 		v.seed = v.genesisSeed
 	}
-	// The epoch ends at the first multiple of the epoch length at or after
-	// its start; blocks above it are empty fillers that only finalize it.
-	v.epochEnd = ((ep.StartHeight-1)/v.epochLen + 1) * v.epochLen
+	v.epochEnd = epochEndOf(ep.StartHeight, v.epochLen)
 	if v.self < 0 {
 		v.log.Warn("this node's key is not in the validator set of the epoch; following as an observer", "epoch", ep.Number)
 	}
@@ -489,20 +463,13 @@ func (v *validator) goTracked(f func()) {
 
 // restartSenders (re)starts one sender per peer of the current set.
 func (v *validator) restartSenders(ctx context.Context) {
-	if v.stopOut != nil {
-		v.stopOut()
-	}
-	sctx, stop := context.WithCancel(ctx)
-	v.stopOut = stop
-	v.out = map[int]chan outMsg{}
+	var peers []int
 	for i := range v.set.Len() {
-		if i == v.self {
-			continue
+		if i != v.self {
+			peers = append(peers, i)
 		}
-		ch := make(chan outMsg, 1024)
-		v.out[i] = ch
-		v.goTracked(func() { v.sender(sctx, i, ch) })
 	}
+	v.out.restart(ctx, peers, 1024, v.tr, v.log, v.goTracked)
 }
 
 // drain handles the core's outputs in the order the core requires: the WAL

@@ -227,12 +227,17 @@ func (t *Transport) Run(ctx context.Context) error {
 	}
 }
 
-func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
+// connKey is the BLS key bound to a connection's peer certificate.
+func connKey(conn *quic.Conn) ([]byte, error) {
 	certs := conn.ConnectionState().TLS.PeerCertificates
 	if len(certs) == 0 {
-		return Peer{}, fmt.Errorf("%w: no certificate", ErrIdentity)
+		return nil, fmt.Errorf("%w: no certificate", ErrIdentity)
 	}
-	k, err := PeerKey(certs[0].Raw)
+	return PeerKey(certs[0].Raw)
+}
+
+func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
+	k, err := connKey(conn)
 	if err != nil {
 		return Peer{}, err
 	}
@@ -249,11 +254,7 @@ func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
 // key keeps its index across reconnections; when Guests are connected
 // already, the slots of disconnected ones are freed first.
 func (t *Transport) guestOf(conn *quic.Conn) (Peer, error) {
-	certs := conn.ConnectionState().TLS.PeerCertificates
-	if len(certs) == 0 {
-		return Peer{}, fmt.Errorf("%w: no certificate", ErrIdentity)
-	}
-	k, err := PeerKey(certs[0].Raw)
+	k, err := connKey(conn)
 	if err != nil {
 		return Peer{}, err
 	}
