@@ -15,6 +15,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
@@ -60,8 +61,9 @@ func downAtCleanup(t *testing.T, dir string, man *node.Testnet) {
 // `cowboy testnet init --validators 4 --full-nodes 2` and `testnet up`
 // start four validators and two full nodes as processes; a transfer sent
 // to full0's API is finalized (its receipt read back from full0), bob's
-// balance is read from full1, `testnet status` shows each node's role and
-// height, and every node serves /metrics.
+// balance is read from full1 (whose SSE stream carries the block),
+// `testnet status` shows each node's role and height, and every node
+// serves /metrics.
 func TestTestnetFullNodes(t *testing.T) {
 	const vals, fulls = 4, 2
 	dir := t.TempDir()
@@ -97,6 +99,25 @@ func TestTestnetFullNodes(t *testing.T) {
 	if _, err := client(full0).WaitForReceipt(ctx, fh); err != nil {
 		t.Fatalf("faucet grant on full0: %v", err)
 	}
+	// full1's event stream (SSE) will carry the block with the transfer.
+	st1, err := client(full1).Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamed := make(chan types.Hash, 64)
+	sctx, stopStream := context.WithCancel(ctx)
+	defer stopStream()
+	go func() {
+		_ = client(full1).Subscribe(sctx, st1.Height+1, func(b apitypes.Block) error {
+			for _, h := range b.TxHashes {
+				select {
+				case streamed <- h:
+				case <-sctx.Done():
+				}
+			}
+			return nil
+		})
+	}()
 	tx, err := client(full0).Transfer(ctx, key, bob, big.NewInt(7), sdk.TxOptions{})
 	if err != nil {
 		t.Fatalf("transfer through full0: %v", err)
@@ -107,6 +128,14 @@ func TestTestnetFullNodes(t *testing.T) {
 	}
 	if _, err := client(full1).WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatalf("transfer not final on full1: %v", err)
+	}
+	for seen := false; !seen; {
+		select {
+		case h := <-streamed:
+			seen = h == tx.Hash()
+		case <-ctx.Done():
+			t.Fatal("full1's event stream never carried the transfer")
+		}
 	}
 	if bal, err := client(full1).Balance(ctx, bob); err != nil || bal.Cmp(big.NewInt(7)) != 0 {
 		t.Fatalf("bob on full1: %v %v", bal, err)
