@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,6 +87,12 @@ func (o *oneValidatorNet) fullNode(t *testing.T) *Node {
 	if err := o.g.Save(GenesisPath(home)); err != nil {
 		t.Fatal(err)
 	}
+	return o.fullNodeAt(t, home)
+}
+
+// fullNodeAt opens the full node whose home is home.
+func (o *oneValidatorNet) fullNodeAt(t *testing.T, home string) *Node {
+	t.Helper()
 	k, err := LoadOrCreateNodeKey(NodeKeyPath(home))
 	if err != nil {
 		t.Fatal(err)
@@ -98,19 +105,24 @@ func (o *oneValidatorNet) fullNode(t *testing.T) *Node {
 	return n
 }
 
-// run runs n until the test ends.
-func run(t *testing.T, n *Node) {
+// run runs n until the test ends or the returned stop is called.
+func run(t *testing.T, n *Node) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-		n.Close()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			n.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // submitTransfer submits a 1 CBY transfer (nonce 0) from key to the
@@ -170,7 +182,7 @@ func TestFullNodeFollowsAndForwards(t *testing.T) {
 	val := nw.validator(t)
 	run(t, val)
 	full := nw.fullNode(t)
-	run(t, full)
+	stopFull := run(t, full)
 
 	alice, _ := crypto.GenerateKey()
 	aliceAddr := types.PubkeyToAddress(alice.PublicKey)
@@ -221,6 +233,13 @@ func TestFullNodeFollowsAndForwards(t *testing.T) {
 	if vs.Peers != 0 || vs.Role != RoleValidator {
 		t.Fatalf("validator status %+v: a full node must not count as a peer", vs)
 	}
+
+	// A restart resumes from the full node's finalized-block log.
+	home, at := full.cfg.Home, head(t, full).Height
+	stopFull()
+	again := nw.fullNodeAt(t, home)
+	run(t, again)
+	waitFor(t, "the restarted full node to move on", func() bool { return head(t, again).Height > at+2 })
 }
 
 // syncedRecords runs a one-validator network to height 6 and returns
