@@ -174,6 +174,9 @@ func TestTestnetFullNodes(t *testing.T) {
 				t.Errorf("%s: /metrics lacks %s", n.Name, s)
 			}
 		}
+		if _, ok := m["cowboy_node_info"]; !ok {
+			t.Errorf("%s: /metrics lacks cowboy_node_info", n.Name)
+		}
 		if m["cowboy_consensus_height"] < 1 || m["cowboy_p2p_message_receive_bytes_total"] <= 0 || m["cowboy_sync_target_height"] < m["cowboy_consensus_height"] {
 			t.Errorf("%s: metrics %v", n.Name, m)
 		}
