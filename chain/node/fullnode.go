@@ -65,6 +65,10 @@ type follower struct {
 	root     *consensus.Block // last finalized block, verified
 	rootHash types.Hash
 
+	// learnt holds validators' addresses that validators reported, used
+	// where the bootstrap list has none.
+	learnt map[types.Address]string
+
 	scores   *peerScores
 	target   uint64 // highest finalized height a validator reported
 	lastSeen map[int]time.Time
@@ -97,7 +101,7 @@ func (n *Node) newFollower() (*follower, error) {
 	}
 	f := &follower{
 		n: n, log: n.log.With("component", "fullnode"), chainID: n.gen.ChainID, epochLen: n.exec.Config().Validators.EpochLength,
-		scores: newPeerScores(), lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(),
+		scores: newPeerScores(), learnt: map[types.Address]string{}, lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(),
 	}
 	ok := false
 	defer func() {
@@ -182,6 +186,11 @@ func (f *follower) configure() ([]p2p.Peer, error) {
 	ep, set, peers, err := f.n.epochInForce()
 	if err != nil {
 		return nil, err
+	}
+	for i := range peers {
+		if peers[i].Addr == "" {
+			peers[i].Addr = f.learnt[ep.Members[i].Address]
+		}
 	}
 	f.ep, f.set = ep, set
 	f.domain = consensus.EpochDomain(f.chainID, ep.Number)
@@ -390,8 +399,10 @@ func (f *follower) onSyncReply(ctx context.Context, in p2p.Inbound) (int, error)
 	if err != nil {
 		return 0, err
 	}
-	// A reported height is believed only as a target to sync towards.
+	// A reported height is believed only as a target to sync towards, and
+	// addresses only as where to dial (the transport checks who answers).
 	f.target = max(f.target, rep.Finalized)
+	f.learn(rep.Validators)
 	if len(recs) == 0 {
 		return 0, nil
 	}
@@ -411,6 +422,29 @@ func (f *follower) onSyncReply(ctx context.Context, in p2p.Inbound) (int, error)
 		return len(recs), f.reconfigure(ctx)
 	}
 	return len(recs), nil
+}
+
+// maxLearnt bounds the validator addresses a full node remembers.
+const maxLearnt = 1024
+
+// learn records validators' addresses and gives the transport those of
+// the current set's members it has none for.
+func (f *follower) learn(vs []validatorAddr) {
+	if len(vs) == 0 {
+		return
+	}
+	known := f.tr.Addrs()
+	for _, va := range vs {
+		if va.Addr == "" || len(f.learnt) >= maxLearnt && f.learnt[va.Address] == "" {
+			continue
+		}
+		f.learnt[va.Address] = va.Addr
+		for i, m := range f.ep.Members {
+			if m.Address == va.Address && known[i] == "" && f.tr.SetAddr(i, va.Addr) {
+				f.log.Info("validator address learnt", "validator", m.Address, "addr", va.Addr, "via", "sync")
+			}
+		}
+	}
 }
 
 func (f *follower) publish() {

@@ -401,3 +401,43 @@ func TestFullNodeRelaysAgain(t *testing.T) {
 	run(t, val)
 	waitFor(t, "the transfer on the full node", func() bool { return receiptOf(t, full, h) != nil })
 }
+
+// TestFullNodeLearnsValidatorAddrs: a full node whose bootstrap list lacks
+// a validator's address asks nobody, then dials it once a validator's
+// verified answer names it.
+func TestFullNodeLearnsValidatorAddrs(t *testing.T) {
+	nw := newOneValidatorNet(t, 0)
+	home := t.TempDir()
+	if err := nw.g.Save(GenesisPath(home)); err != nil {
+		t.Fatal(err)
+	}
+	k, _ := bls.GenerateKey(nil)
+	n, err := Open(Config{Home: home, Logger: nw.logger("full"), Network: &Network{Key: k, Full: true, Listen: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	f, err := n.newFollower()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	f.request()
+	if f.waiting {
+		t.Fatal("asked a validator it has no address for")
+	}
+	rep := codec.MustMarshal(&syncReply{Validators: []validatorAddr{{Address: nw.addr, Addr: "127.0.0.1:4321"}}})
+	if _, err := f.onSyncReply(context.Background(), p2p.Inbound{From: 0, Kind: p2p.KindSyncReply, Data: rep}); err != nil {
+		t.Fatal(err)
+	}
+	if a := f.tr.Addrs()[0]; a != "127.0.0.1:4321" {
+		t.Fatalf("validator 0's address %q after the answer", a)
+	}
+	if peers, err := f.configure(); err != nil || peers[0].Addr != "127.0.0.1:4321" {
+		t.Fatalf("a new epoch's peers %+v, %v: the learnt address is lost", peers, err)
+	}
+	f.request()
+	if !f.waiting || f.asked != 0 {
+		t.Fatal("did not ask the validator it learnt")
+	}
+}

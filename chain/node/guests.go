@@ -37,11 +37,12 @@ func (v *validator) fromGuest(in p2p.Inbound) bool {
 	return false
 }
 
-// serveGuest answers a guest's sync request on its own connection, always
-// (an empty answer tells it how far the network is), off the loop. When
+// serveGuest answers a guest's sync request on its own connection with
+// rep and the records asked for, always (an empty answer tells it how far
+// the network is and where the validators are), off the loop. When
 // guestServing answers are in flight the request is dropped; the guest
 // asks again.
-func (v *validator) serveGuest(to int, req syncRequest, finalized uint64) {
+func (v *validator) serveGuest(to int, req syncRequest, rep syncReply) {
 	select {
 	case v.guestSem <- struct{}{}:
 	default:
@@ -49,15 +50,32 @@ func (v *validator) serveGuest(to int, req syncRequest, finalized uint64) {
 	}
 	v.goTracked(func() {
 		defer func() { <-v.guestSem }()
-		recs, err := v.flog.Range(req.From, 256, 4<<20)
-		if err != nil {
+		var err error
+		if rep.Records, err = v.flog.Range(req.From, 256, 4<<20); err != nil {
 			v.log.Warn("serve a full node's sync request", "guest", to, "err", err)
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := v.tr.Send(ctx, to, p2p.KindSyncReply, codec.MustMarshal(&syncReply{Records: recs, Finalized: finalized})); err != nil {
+		if err := v.tr.Send(ctx, to, p2p.KindSyncReply, codec.MustMarshal(&rep)); err != nil {
 			v.log.Debug("answer a full node", "guest", to, "err", err)
 		}
 	})
+}
+
+// memberAddrs lists the epoch's validators with the addresses this
+// validator knows (its own included), for a full node.
+func (v *validator) memberAddrs() []validatorAddr {
+	addrs := v.tr.Addrs()
+	var out []validatorAddr
+	for i, m := range v.ep.Members {
+		a := addrs[i]
+		if i == v.self {
+			a = v.listenAddr()
+		}
+		if a != "" {
+			out = append(out, validatorAddr{Address: m.Address, Addr: a})
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // Block sync. A validator that is behind (peers certify blocks far above
@@ -31,6 +32,18 @@ type syncReply struct {
 	// Finalized is the sender's finalized height: a full node learns the
 	// network's progress (its sync target) from it.
 	Finalized uint64
+	// Validators are the sender's epoch's members with the addresses it
+	// knows (answers to full nodes only): a full node dials a new epoch's
+	// validators without being told their addresses.
+	Validators []validatorAddr
+}
+
+// validatorAddr is a validator's account address and the host:port its
+// transport listens on.
+type validatorAddr struct {
+	_       struct{} `cbor:",toarray"`
+	Address types.Address
+	Addr    string
 }
 
 func (v *validator) maybeSync() {
@@ -61,7 +74,7 @@ func (v *validator) onSyncRequest(in p2p.Inbound) {
 		return
 	}
 	if p2p.IsGuest(in.From) {
-		v.serveGuest(in.From, req, v.root.Height)
+		v.serveGuest(in.From, req, syncReply{Finalized: v.root.Height, Validators: v.memberAddrs()})
 		return
 	}
 	recs, err := v.flog.Range(req.From, 256, 4<<20)
@@ -116,11 +129,16 @@ type peerAddr struct {
 	Addr  string
 }
 
-func (v *validator) hello(ctx context.Context) {
-	h := hello{Addr: v.n.cfg.Network.Listen, Finalized: v.core.Status().FinalizedHeight}
-	if h.Addr == "" || strings.HasSuffix(h.Addr, ":0") {
-		h.Addr = v.tr.Addr().String()
+// listenAddr is the address peers dial this validator on.
+func (v *validator) listenAddr() string {
+	if a := v.n.cfg.Network.Listen; a != "" && !strings.HasSuffix(a, ":0") {
+		return a
 	}
+	return v.tr.Addr().String()
+}
+
+func (v *validator) hello(ctx context.Context) {
+	h := hello{Addr: v.listenAddr(), Finalized: v.core.Status().FinalizedHeight}
 	addrs := v.tr.Addrs()
 	for i := range v.set.Len() {
 		if a := addrs[i]; a != "" {
