@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -166,6 +168,39 @@ func TestTestnetFullNodes(t *testing.T) {
 			t.Fatalf("testnet status row %d: %+v", i, row)
 		}
 	}
+
+	// A figure, logged and not asserted: submit-to-final latency through
+	// a full node (receipt read on it) beside the same through a
+	// validator, in this run, one sender each (receipts polled every
+	// 100 ms by the sdk).
+	carolKey, _ := crypto.GenerateKey()
+	ch, err := client(0).Faucet(ctx, types.PubkeyToAddress(carolKey.PublicKey), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client(1).WaitForReceipt(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	latency := func(k *ecdsa.PrivateKey, via int) time.Duration {
+		start := time.Now()
+		tx, err := client(via).Transfer(ctx, k, bob, big.NewInt(1), sdk.TxOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client(via).WaitForReceipt(ctx, tx.Hash()); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var viaFull, viaVal []time.Duration
+	for range 3 {
+		viaFull = append(viaFull, latency(key, full0))
+		viaVal = append(viaVal, latency(carolKey, 1))
+	}
+	slices.Sort(viaFull)
+	slices.Sort(viaVal)
+	t.Logf("submit to final (receipt on the node submitted to), 3 transfers each: via full0 median %v %v, via node1 median %v %v",
+		viaFull[1].Round(time.Millisecond), viaFull, viaVal[1].Round(time.Millisecond), viaVal)
 
 	for _, n := range man.Nodes {
 		m := scrape(t, nil, "http://"+n.RPC+"/metrics")

@@ -372,8 +372,11 @@ func (f *follower) onInbound(ctx context.Context, in p2p.Inbound) {
 		f.log.Error("block sync: storing or executing synced blocks", "err", err)
 	case n > 0:
 		f.scores.up(in.From)
-		if fromAsked && f.target > f.root.Height && f.root.Height < f.epochEnd {
-			f.request() // catching up: ask again at once
+		if fromAsked && f.root.Height < f.epochEnd {
+			// Ask again at once: catching up, the next batch is there;
+			// caught up, the validator holds the request until the next
+			// block is final (guests.go).
+			f.request()
 		}
 	}
 }

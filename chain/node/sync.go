@@ -74,7 +74,7 @@ func (v *validator) onSyncRequest(in p2p.Inbound) {
 		return
 	}
 	if p2p.IsGuest(in.From) {
-		v.serveGuest(in.From, req, syncReply{Finalized: v.root.Height, Validators: v.memberAddrs()})
+		v.onGuestSync(in.From, req)
 		return
 	}
 	recs, err := v.flog.Range(req.From, 256, 4<<20)

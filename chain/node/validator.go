@@ -167,6 +167,7 @@ type validator struct {
 	txIn chan []byte
 
 	guestSem chan struct{} // sync answers to full nodes in flight (guests.go)
+	parked   []parkedSync  // full nodes' requests waiting for the next final block
 
 	// Transactions waiting to be gossiped.
 	gb *txBatcher
@@ -431,6 +432,7 @@ func (v *validator) run(ctx context.Context) error {
 				}
 			}
 			v.maybeSync()
+			v.serveParked(true)
 			v.flushGossip()
 		case <-v.gb.wake:
 			v.flushGossip()
