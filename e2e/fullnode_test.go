@@ -218,13 +218,11 @@ func TestTestnetFullNodes(t *testing.T) {
 	}
 }
 
-// TestRunnerOnFullNode: a cowboy-runner pointed at a full node (of a
-// one-validator testnet) registers, sees its job assigned over the full
-// node's event stream and gets it verified and settled, all through the
-// full node's API: the runner works unchanged against a full node. The
-// full node holds the faucet key, so the faucet too is a transaction it
-// relays.
-func TestRunnerOnFullNode(t *testing.T) {
+// oneValidatorAndFullNode starts (through `cowboy testnet init` and `up`)
+// a one-validator testnet with one full node holding the faucet key, with
+// the devnet's runner and storage parameters, and returns the full node.
+func oneValidatorAndFullNode(t *testing.T) *daemon {
+	t.Helper()
 	dir := t.TempDir()
 	rpc, p2p := freeBases(t, 2)
 	cowboyCLI(t, "testnet", "init", "--dir", dir, "--validators", "1", "--full-nodes", "1",
@@ -234,14 +232,16 @@ func TestRunnerOnFullNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The devnet's runner parameters (10 CBY minimum stake, short
-	// timeouts) in the shared genesis, before anything starts.
+	// The devnet's runner and storage parameters (10 CBY minimum runner
+	// stake, short timeouts and storage epochs) in the shared genesis,
+	// before anything starts.
 	for _, nd := range man.Nodes {
 		g, err := genesis.Load(node.GenesisPath(nd.Home))
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.Offchain = &genesis.Offchain{MinRunnerStake: genesis.CBY(10), AggregatorTimeoutBlocks: 10, RevealTimeoutBlocks: 10, ChallengeWindowBlocks: 5}
+		dev := genesis.Dev(0, types.Address{}, types.Address{})
+		g.Offchain, g.Storage = dev.Offchain, dev.Storage
 		if err := g.Save(node.GenesisPath(nd.Home)); err != nil {
 			t.Fatal(err)
 		}
@@ -259,6 +259,17 @@ func TestRunnerOnFullNode(t *testing.T) {
 	if st, err := full.client().Status(context.Background()); err != nil || st.Consensus == nil || st.Consensus.Role != node.RoleFull {
 		t.Fatalf("full0 status: %+v %v", st, err)
 	}
+	return full
+}
+
+// TestRunnerOnFullNode: a cowboy-runner pointed at a full node (of a
+// one-validator testnet) registers, sees its job assigned over the full
+// node's event stream and gets it verified and settled, all through the
+// full node's API: the runner works unchanged against a full node. The
+// full node holds the faucet key, so the faucet too is a transaction it
+// relays.
+func TestRunnerOnFullNode(t *testing.T) {
+	full := oneValidatorAndFullNode(t)
 
 	prices := priceServer(t, nil)
 	executors := filepath.Join(t.TempDir(), "executors.toml")
