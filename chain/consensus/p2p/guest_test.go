@@ -92,9 +92,9 @@ func TestFrameFaultsReported(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := guest.Send(ctx, 0, KindTx, make([]byte, 4096)); err != nil {
-		t.Fatal(err)
-	}
+	// The receiver may stop the oversized stream before the sender closes
+	// it, so the send's own error is not the point.
+	_ = guest.Send(ctx, 0, KindTx, make([]byte, 4096))
 	// An empty stream: no kind byte.
 	c, err := guest.conn(ctx, 0)
 	if err != nil {
