@@ -141,7 +141,7 @@ func (s *Server) status(c *gin.Context) {
 		if cs, ok := s.b.Consensus(); ok {
 			out.FinalizedHeight = max(cs.FinalizedHeight, h.Height)
 			out.CommittedHeight = max(cs.CommittedHeight, out.FinalizedHeight)
-			out.Consensus = &apitypes.Consensus{Validator: cs.Validator, Index: cs.Index, Validators: cs.Validators, Round: cs.Round, Peers: cs.Peers, Epoch: cs.Epoch, EpochEnd: cs.EpochEnd}
+			out.Consensus = &apitypes.Consensus{Validator: cs.Validator, Index: cs.Index, Validators: cs.Validators, Round: cs.Round, Peers: cs.Peers, Epoch: cs.Epoch, EpochEnd: cs.EpochEnd, Role: cs.Role}
 		}
 		return nil
 	})

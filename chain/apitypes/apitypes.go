@@ -64,6 +64,7 @@ type Consensus struct {
 	Peers      int           `json:"peers"`     // validators heard from in the last 5 s
 	Epoch      uint64        `json:"epoch"`     // the validator set's epoch
 	EpochEnd   uint64        `json:"epoch_end"` // its last height; the set may change after it
+	Role       string        `json:"role"`      // "validator", or "full" for a full node (no vote, index -1)
 }
 
 // Account is GET /v1/accounts/{address}.

@@ -40,6 +40,8 @@ var (
 		"Blocks between the sync target and the executed height; 0 when caught up.")
 	descSyncing = desc("sync", "syncing",
 		"1 while the node is more than 2 blocks behind the network, else 0.")
+	descRole = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "node", "info"),
+		"Always 1; the role label says what the node is: validator, full (a full node) or devnet.", []string{"role"}, nil)
 )
 
 // nodeCollector reads one node's status at scrape time.
@@ -50,7 +52,7 @@ type nodeCollector struct {
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHeight, descFinalized, descCommitted, descRound, descValidators, descEpoch,
-		descPeers, descSent, descRecv, descMempool, descSyncTarget, descSyncBehind, descSyncing} {
+		descPeers, descSent, descRecv, descMempool, descSyncTarget, descSyncBehind, descSyncing, descRole} {
 		ch <- d
 	}
 }
@@ -75,8 +77,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	// A devnet has no consensus: its head is final as soon as committed.
 	cs, ok := c.n.Consensus()
 	if !ok {
-		cs = node.ConsensusStatus{Validators: 1, FinalizedHeight: height, CommittedHeight: height, SyncTarget: height}
+		cs = node.ConsensusStatus{Validators: 1, FinalizedHeight: height, CommittedHeight: height, SyncTarget: height, Role: "devnet"}
 	}
+	ch <- prometheus.MustNewConstMetric(descRole, prometheus.GaugeValue, 1, cs.Role)
 	final := max(cs.FinalizedHeight, height)
 	gauge(descFinalized, final)
 	gauge(descCommitted, max(cs.CommittedHeight, final))

@@ -169,6 +169,7 @@ func (v *validator) advance(recs []finalRecord) {
 	v.qmu.Lock()
 	v.queue = append(v.queue, recs...)
 	v.qmu.Unlock()
+	v.serveParked(false) // full nodes waiting for these blocks
 	select {
 	case v.qwake <- struct{}{}:
 	default:

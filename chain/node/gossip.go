@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -15,8 +17,36 @@ import (
 
 // send queues a message for one validator or, with consensus.Broadcast,
 // for all; a full queue drops it (the protocol tolerates loss).
-func (v *validator) send(to int, kind byte, data []byte) {
-	for i, ch := range v.out {
+func (v *validator) send(to int, kind byte, data []byte) { v.out.send(to, kind, data) }
+
+// peerQueues is one send queue and sender goroutine per peer, so that a
+// dead peer costs only its own queue. Validators and full nodes use it
+// from their loop goroutine.
+type peerQueues struct {
+	out  map[int]chan outMsg
+	stop context.CancelFunc
+}
+
+// restart stops the previous senders and starts one per peer in peers,
+// each with a queue of depth messages, through spawn (which tracks it).
+func (q *peerQueues) restart(ctx context.Context, peers []int, depth int, tr *p2p.Transport, log *slog.Logger, spawn func(func())) {
+	if q.stop != nil {
+		q.stop()
+	}
+	sctx, stop := context.WithCancel(ctx)
+	q.stop = stop
+	q.out = map[int]chan outMsg{}
+	for _, i := range peers {
+		ch := make(chan outMsg, depth)
+		q.out[i] = ch
+		spawn(func() { runSender(sctx, tr, log, i, ch) })
+	}
+}
+
+// send queues a message for peer to or, with consensus.Broadcast, for
+// every peer; a full queue drops it.
+func (q *peerQueues) send(to int, kind byte, data []byte) {
+	for i, ch := range q.out {
 		if to != consensus.Broadcast && to != i {
 			continue
 		}
@@ -31,14 +61,26 @@ func (v *validator) send(to int, kind byte, data []byte) {
 // every validator; the loop sends the queue as one batch per tick (or as
 // soon as it holds maxGossipBatch), which costs one stream per peer
 // instead of one per transaction. Called from API goroutines.
-func (v *validator) gossip(tx *types.Tx) {
-	v.gmu.Lock()
-	v.gbuf = append(v.gbuf, tx.Encode())
-	first, full := len(v.gbuf) == 1, len(v.gbuf) >= maxGossipBatch
-	v.gmu.Unlock()
+func (v *validator) gossip(tx *types.Tx) { v.gb.add(tx) }
+
+// txBatcher collects transactions to gossip; its owner's loop takes the
+// batch when wake fires or on its tick. Validators and full nodes use it.
+type txBatcher struct {
+	mu   sync.Mutex
+	buf  []types.Bytes
+	wake chan struct{}
+}
+
+func newTxBatcher() *txBatcher { return &txBatcher{wake: make(chan struct{}, 1)} }
+
+func (b *txBatcher) add(tx *types.Tx) {
+	b.mu.Lock()
+	b.buf = append(b.buf, tx.Encode())
+	first, full := len(b.buf) == 1, len(b.buf) >= maxGossipBatch
+	b.mu.Unlock()
 	wake := func() {
 		select {
-		case v.gwake <- struct{}{}:
+		case b.wake <- struct{}{}:
 		default:
 		}
 	}
@@ -50,6 +92,18 @@ func (v *validator) gossip(tx *types.Tx) {
 		// not at the next tick: the next leader may be another validator.
 		time.AfterFunc(gossipDelay, wake)
 	}
+}
+
+// take returns the encoded batch (nil if empty) and starts a new one.
+func (b *txBatcher) take() []byte {
+	b.mu.Lock()
+	batch := b.buf
+	b.buf = nil
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	return codec.MustMarshal(batch)
 }
 
 // gossipBacklog is how many gossiped batches may wait for admission. A
@@ -66,33 +120,35 @@ const maxGossipBatch = 512
 
 // flushGossip sends the queued transactions as one KindTx batch.
 func (v *validator) flushGossip() {
-	v.gmu.Lock()
-	batch := v.gbuf
-	v.gbuf = nil
-	v.gmu.Unlock()
-	if len(batch) > 0 {
-		v.send(consensus.Broadcast, p2p.KindTx, codec.MustMarshal(batch))
+	if batch := v.gb.take(); batch != nil {
+		v.send(consensus.Broadcast, p2p.KindTx, batch)
 	}
 }
 
-// sender delivers one peer's queue. A dead peer costs only its own queue.
-func (v *validator) sender(ctx context.Context, to int, ch chan outMsg) {
+// runSender delivers one peer's queue.
+func runSender(ctx context.Context, tr *p2p.Transport, log *slog.Logger, to int, ch chan outMsg) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case m := <-ch:
 			sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			err := v.tr.Send(sctx, to, m.kind, m.data)
+			err := tr.Send(sctx, to, m.kind, m.data)
 			cancel()
 			if err != nil && ctx.Err() == nil {
-				v.log.Debug("send", "to", to, "err", err)
+				log.Debug("send", "to", to, "err", err)
 			}
 		}
 	}
 }
 
 func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
+	if p2p.IsGuest(in.From) {
+		if !v.fromGuest(in) {
+			v.log.Debug("message of a full node ignored", "from", in.From, "kind", in.Kind)
+		}
+		return
+	}
 	switch in.Kind {
 	case p2p.KindConsensus:
 		m, err := consensus.DecodeMessage(in.Data)

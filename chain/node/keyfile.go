@@ -2,11 +2,13 @@ package node
 
 import (
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
@@ -39,3 +41,23 @@ func WriteKeyFile(path string, key *ecdsa.PrivateKey) error {
 
 // ConsensusKeyPath is a validator's BLS key in its home.
 func ConsensusKeyPath(home string) string { return filepath.Join(home, "consensus.key") }
+
+// NodeKeyPath is a full node's p2p identity key (BLS, like a validator's,
+// but in no validator set) in its home.
+func NodeKeyPath(home string) string { return filepath.Join(home, "node.key") }
+
+// LoadOrCreateNodeKey reads a full node's key, writing a fresh one the
+// first time.
+func LoadOrCreateNodeKey(path string) (*bls.SecretKey, error) {
+	k, err := bls.LoadKeyFile(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return k, err
+	}
+	if k, err = bls.GenerateKey(nil); err != nil {
+		return nil, err
+	}
+	if err := bls.WriteKeyFile(path, k); err != nil {
+		return nil, err
+	}
+	return k, nil
+}

@@ -253,6 +253,9 @@ func (n *Node) Executor() *execution.Executor { return n.exec }
 // every BlockInterval.
 func (n *Node) Run(ctx context.Context) error {
 	if n.gen.Multi() {
+		if n.cfg.Network != nil && n.cfg.Network.Full {
+			return n.runFull(ctx)
+		}
 		return n.runValidator(ctx)
 	}
 	head, err := n.store.Head()

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // Block sync. A validator that is behind (peers certify blocks far above
@@ -29,6 +29,21 @@ type syncRequest struct {
 type syncReply struct {
 	_       struct{} `cbor:",toarray"`
 	Records []finalRecord
+	// Finalized is the sender's finalized height: a full node learns the
+	// network's progress (its sync target) from it.
+	Finalized uint64
+	// Validators are the sender's epoch's members with the addresses it
+	// knows (answers to full nodes only): a full node dials a new epoch's
+	// validators without being told their addresses.
+	Validators []validatorAddr
+}
+
+// validatorAddr is a validator's account address and the host:port its
+// transport listens on.
+type validatorAddr struct {
+	_       struct{} `cbor:",toarray"`
+	Address types.Address
+	Addr    string
 }
 
 func (v *validator) maybeSync() {
@@ -58,55 +73,30 @@ func (v *validator) onSyncRequest(in p2p.Inbound) {
 	if err := codec.Unmarshal(in.Data, &req); err != nil {
 		return
 	}
+	if p2p.IsGuest(in.From) {
+		v.onGuestSync(in.From, req)
+		return
+	}
 	recs, err := v.flog.Range(req.From, 256, 4<<20)
 	if err != nil || len(recs) == 0 {
 		return
 	}
-	v.send(in.From, p2p.KindSyncReply, codec.MustMarshal(&syncReply{Records: recs}))
+	v.send(in.From, p2p.KindSyncReply, codec.MustMarshal(&syncReply{Records: recs, Finalized: v.root.Height}))
 }
 
 func (v *validator) onSyncReply(in p2p.Inbound) error {
 	var rep syncReply
 	if err := codec.Unmarshal(in.Data, &rep); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrSyncGarbage, err)
 	}
 	if v.switching {
 		return nil
 	}
-	recs := rep.Records
-	for len(recs) > 0 && recs[0].Block.Height <= v.root.Height {
-		recs = recs[1:]
-	}
-	for len(recs) > 0 && recs[len(recs)-1].Block.Height > v.epochEnd {
-		recs = recs[:len(recs)-1] // the next epoch is checked with its own set
-	}
-	if len(recs) == 0 {
-		return nil
-	}
-	prev := v.rootHash
-	for i := range recs {
-		b := &recs[i].Block
-		if b.Height != v.root.Height+uint64(i)+1 || b.Parent != prev || b.Justify.BlockHash != prev {
-			return fmt.Errorf("block %d does not extend the chain", b.Height)
-		}
-		prev = b.Hash()
-		if recs[i].QC.BlockHash != prev {
-			return fmt.Errorf("block %d: QC of another block", b.Height)
-		}
-		if len(b.Payload) > maxPayload {
-			return fmt.Errorf("block %d: payload too large", b.Height)
-		}
+	recs, err := verifySynced(syncEpoch{rootHeight: v.root.Height, rootHash: v.rootHash, epochEnd: v.epochEnd, domain: v.domain, set: v.set}, rep.Records)
+	if err != nil || len(recs) == 0 {
+		return err
 	}
 	last := &recs[len(recs)-1]
-	if last.Proof == nil {
-		return errors.New("no finality proof")
-	}
-	if err := last.Proof.Verify(v.domain, v.set, consensus.BLS{}, &last.Block); err != nil {
-		return err
-	}
-	if err := v.set.VerifyQC(v.domain, consensus.BLS{}, &last.QC); err != nil {
-		return err
-	}
 	if err := v.flog.Put(recs...); err != nil {
 		return err
 	}
@@ -140,11 +130,16 @@ type peerAddr struct {
 	Addr  string
 }
 
-func (v *validator) hello(ctx context.Context) {
-	h := hello{Addr: v.n.cfg.Network.Listen, Finalized: v.core.Status().FinalizedHeight}
-	if h.Addr == "" || strings.HasSuffix(h.Addr, ":0") {
-		h.Addr = v.tr.Addr().String()
+// listenAddr is the address peers dial this validator on.
+func (v *validator) listenAddr() string {
+	if a := v.n.cfg.Network.Listen; a != "" && !strings.HasSuffix(a, ":0") {
+		return a
 	}
+	return v.tr.Addr().String()
+}
+
+func (v *validator) hello(ctx context.Context) {
+	h := hello{Addr: v.listenAddr(), Finalized: v.core.Status().FinalizedHeight}
 	addrs := v.tr.Addrs()
 	for i := range v.set.Len() {
 		if a := addrs[i]; a != "" {

@@ -25,6 +25,10 @@ type NodeConfig struct {
 	P2P          string   `json:"p2p"`           // QUIC listen address
 	Bootstrap    []string `json:"bootstrap"`     // validator peers, "0xADDRESS@host:port"
 	ValidatorKey string   `json:"validator_key"` // BLS key file, relative to the home
+	// Role "full" runs a full node (no vote); its p2p identity is NodeKey
+	// (default node.key). Empty is a validator.
+	Role    string `json:"role,omitempty"`
+	NodeKey string `json:"node_key,omitempty"`
 }
 
 // NodeConfigPath is the config file of a home.
@@ -87,10 +91,14 @@ func ParseBootstrap(entries []string) (map[types.Address]string, error) {
 type TestnetOptions struct {
 	Dir        string
 	Validators int
-	Host       string // default 127.0.0.1
+	// FullNodes are non-validator nodes (full0, full1, …) following the
+	// validators; their ports follow the validators'.
+	FullNodes int
+	Host      string // default 127.0.0.1
 	// Hosts gives each validator its own address (node i listens and is
 	// dialled on Hosts[i]), for validators on separate machines or network
-	// namespaces; empty puts them all on Host.
+	// namespaces; empty puts them all on Host. With full nodes it may
+	// list their addresses too, after the validators'.
 	Hosts   []string
 	RPCBase int // validator i serves its API on RPCBase+i; default 8645
 	P2PBase int // and QUIC on P2PBase+i; default 26656
@@ -109,9 +117,11 @@ type Testnet struct {
 	Nodes   []TestnetNode `json:"nodes"`
 }
 
-// TestnetNode is one validator of a local testnet.
+// TestnetNode is one node of a local testnet: a validator, or a full node
+// (Role "full", no Address).
 type TestnetNode struct {
 	Name    string        `json:"name"`
+	Role    string        `json:"role,omitempty"` // RoleValidator when empty
 	Home    string        `json:"home"`
 	RPC     string        `json:"rpc"`
 	P2P     string        `json:"p2p"`
@@ -147,11 +157,14 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	if len(o.Hosts) > 0 && len(o.Hosts) != o.Validators {
-		return nil, fmt.Errorf("testnet: %d hosts for %d validators", len(o.Hosts), o.Validators)
+	if o.FullNodes < 0 {
+		return nil, errors.New("testnet: negative number of full nodes")
+	}
+	if len(o.Hosts) > 0 && len(o.Hosts) != o.Validators && len(o.Hosts) != o.Validators+o.FullNodes {
+		return nil, fmt.Errorf("testnet: %d hosts for %d validators and %d full nodes", len(o.Hosts), o.Validators, o.FullNodes)
 	}
 	hostOf := func(i int) string {
-		if len(o.Hosts) > 0 {
+		if i < len(o.Hosts) {
 			return o.Hosts[i]
 		}
 		return o.Host
@@ -202,7 +215,7 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 		addr := types.PubkeyToAddress(acct.PublicKey)
 		vals = append(vals, genesis.Validator{Address: addr, Stake: o.Stake, BLSKey: bk.PublicKey().Bytes(), BLSPoP: bk.ProvePossession().Bytes()})
 		t.Nodes = append(t.Nodes, TestnetNode{
-			Name: "node" + strconv.Itoa(i), Home: home, Address: addr,
+			Name: "node" + strconv.Itoa(i), Role: RoleValidator, Home: home, Address: addr,
 			RPC: net.JoinHostPort(hostOf(i), strconv.Itoa(o.RPCBase+i)), P2P: net.JoinHostPort(hostOf(i), strconv.Itoa(o.P2PBase+i)),
 		})
 	}
@@ -233,8 +246,49 @@ func InitTestnet(o TestnetOptions) (*Testnet, error) {
 			}
 		}
 	}
+	if err := initFullNodes(o, g, t, hostOf); err != nil {
+		return nil, err
+	}
 	if err := writeJSON(TestnetPath(o.Dir), t, 0o644); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// initFullNodes writes the homes of o.FullNodes full nodes (full0, …):
+// the genesis, a node key, and config.json with role "full" and every
+// validator as a bootstrap peer. Node i of the network (validators first)
+// uses ports RPCBase+i and P2PBase+i.
+func initFullNodes(o TestnetOptions, g *genesis.Genesis, t *Testnet, hostOf func(int) string) error {
+	var boot []string
+	for _, v := range t.Nodes {
+		boot = append(boot, v.Address.String()+"@"+v.P2P)
+	}
+	for j := range o.FullNodes {
+		i := o.Validators + j
+		home, err := filepath.Abs(filepath.Join(o.Dir, "full"+strconv.Itoa(j)))
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return err
+		}
+		k, err := bls.GenerateKey(nil)
+		if err != nil {
+			return err
+		}
+		if err := bls.WriteKeyFile(NodeKeyPath(home), k); err != nil {
+			return err
+		}
+		nd := TestnetNode{Name: "full" + strconv.Itoa(j), Role: RoleFull, Home: home,
+			RPC: net.JoinHostPort(hostOf(i), strconv.Itoa(o.RPCBase+i)), P2P: net.JoinHostPort(hostOf(i), strconv.Itoa(o.P2PBase+i))}
+		if err := g.Save(GenesisPath(home)); err != nil {
+			return err
+		}
+		if err := writeJSON(NodeConfigPath(home), &NodeConfig{RPC: nd.RPC, P2P: nd.P2P, Bootstrap: boot, Role: RoleFull, NodeKey: "node.key"}, 0o600); err != nil {
+			return err
+		}
+		t.Nodes = append(t.Nodes, nd)
+	}
+	return nil
 }

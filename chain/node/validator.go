@@ -16,14 +16,16 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
-	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // Network makes a node a validator of a consensus network (the genesis
 // lists several validators with BLS keys). Key is required.
 type Network struct {
-	Key *bls.SecretKey // consensus (BLS) key; also proves the VRF
+	Key *bls.SecretKey // consensus (BLS) key; also proves the VRF. A full node's: its p2p identity
+	// Full makes the node a full node (fullnode.go): it follows the
+	// validators in Bootstrap without voting; Key is its own node key.
+	Full bool
 	// AccountKey is the validator's account (validator.key): it signs the
 	// transactions that submit equivocation evidence. Optional.
 	AccountKey *ecdsa.PrivateKey
@@ -51,6 +53,7 @@ type ConsensusStatus struct {
 	Epoch           uint64 // the epoch whose validator set the core runs
 	EpochEnd        uint64 // its last height
 	SyncTarget      uint64 // highest height peers report final (or certified here)
+	Role            string // "validator", or "full" on a full node (Index -1)
 	BytesSent       uint64 // p2p message bytes sent since start
 	BytesReceived   uint64 // and received
 }
@@ -150,8 +153,7 @@ type validator struct {
 	root     *consensus.Block // last finalized
 	rootHash types.Hash
 
-	out      map[int]chan outMsg
-	stopOut  context.CancelFunc
+	out      peerQueues
 	wg       sync.WaitGroup
 	built    chan builtPayload
 	cancelB  context.CancelFunc
@@ -169,10 +171,11 @@ type validator struct {
 	// Gossiped batches waiting for admission (admitGossip).
 	txIn chan []byte
 
+	guestSem chan struct{} // sync answers to full nodes in flight (guests.go)
+	parked   []parkedSync  // full nodes' requests waiting for the next final block
+
 	// Transactions waiting to be gossiped.
-	gmu   sync.Mutex
-	gbuf  []types.Bytes
-	gwake chan struct{}
+	gb *txBatcher
 }
 
 type outMsg struct {
@@ -200,14 +203,8 @@ func (n *Node) newValidator() (*validator, error) {
 	if nc == nil || nc.Key == nil {
 		return nil, errors.New("node: a consensus network needs the validator's BLS key (--validator-key)")
 	}
-	var g0 types.Hash
-	if err := n.store.View(func(v *store.View) error {
-		b, err := v.Block(0)
-		if err == nil {
-			g0 = b.Hash()
-		}
-		return err
-	}); err != nil {
+	g0, err := n.genesisHash()
+	if err != nil {
 		return nil, err
 	}
 	tick, timeout := nc.Tick, nc.TimeoutTicks
@@ -228,8 +225,9 @@ func (n *Node) newValidator() (*validator, error) {
 		n: n, log: n.log.With("component", "consensus"), chainID: n.gen.ChainID,
 		signer: consensus.BLSSigner{Key: nc.Key}, genesisSeed: n.gen.Seed(g0), epochLen: n.exec.Config().Validators.EpochLength,
 		genesis: &consensus.Block{Payload: g0[:]}, genTs: n.gen.TimestampMs, tick: tick, timeout: timeout,
-		out: map[int]chan outMsg{}, built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
-		qwake: make(chan struct{}, 1), gwake: make(chan struct{}, 1), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
+		built: make(chan builtPayload, 1), lastSeen: map[int]time.Time{}, peerFinal: map[int]uint64{},
+		qwake: make(chan struct{}, 1), gb: newTxBatcher(), lastFin: time.Now(), txIn: make(chan []byte, gossipBacklog),
+		guestSem: make(chan struct{}, guestServing),
 	}
 	ok := false
 	defer func() {
@@ -237,7 +235,6 @@ func (n *Node) newValidator() (*validator, error) {
 			v.close()
 		}
 	}()
-	var err error
 	if v.flog, err = openFinalLog(ConsensusDBPath(n.cfg.Home)); err != nil {
 		return nil, err
 	}
@@ -287,7 +284,7 @@ func (n *Node) newValidator() (*validator, error) {
 	if listen == "" {
 		listen = "127.0.0.1:26656"
 	}
-	if v.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: v.log}); err != nil {
+	if v.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: v.log, Guests: maxGuests}); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -298,31 +295,16 @@ func (n *Node) newValidator() (*validator, error) {
 // validator set and seed, this node's place in it, the epoch's last height,
 // and the first round the new core may use. It returns the transport peers.
 func (v *validator) configure() ([]p2p.Peer, error) {
-	var ep *execution.Epoch
-	if err := v.n.store.View(func(sv *store.View) error {
-		var err error
-		ep, err = execution.ReadEpoch(sv)
-		return err
-	}); err != nil {
+	ep, set, peers, err := v.n.epochInForce()
+	if err != nil {
 		return nil, err
 	}
-	if ep == nil {
-		return nil, errors.New("node: no validator set in state (the genesis lists no BLS validators)")
-	}
-	vals := make([]consensus.Validator, len(ep.Members))
-	peers := make([]p2p.Peer, len(ep.Members))
 	mine := v.signer.(consensus.BLSSigner).Key.PublicKey().Bytes()
 	v.self, v.addr = -1, types.Address{}
 	for i, m := range ep.Members {
-		vals[i] = consensus.Validator{Address: m.Address, PubKey: m.BLSKey, Stake: m.Weight}
-		peers[i] = p2p.Peer{Index: i, Addr: v.n.cfg.Network.Bootstrap[m.Address], Key: m.BLSKey}
 		if string(m.BLSKey) == string(mine) {
 			v.self, v.addr = i, m.Address
 		}
-	}
-	set, err := consensus.NewValidatorSet(vals, consensus.BLS{})
-	if err != nil {
-		return nil, err
 	}
 	v.ep, v.set = ep, set
 	v.domain = consensus.EpochDomain(v.chainID, ep.Number)
@@ -330,9 +312,7 @@ func (v *validator) configure() ([]p2p.Peer, error) {
 	if ep.Number == 0 {
 		v.seed = v.genesisSeed
 	}
-	// The epoch ends at the first multiple of the epoch length at or after
-	// its start; blocks above it are empty fillers that only finalize it.
-	v.epochEnd = ((ep.StartHeight-1)/v.epochLen + 1) * v.epochLen
+	v.epochEnd = epochEndOf(ep.StartHeight, v.epochLen)
 	if v.self < 0 {
 		v.log.Warn("this node's key is not in the validator set of the epoch; following as an observer", "epoch", ep.Number)
 	}
@@ -470,8 +450,9 @@ func (v *validator) run(ctx context.Context) error {
 				}
 			}
 			v.maybeSync()
+			v.serveParked(true)
 			v.flushGossip()
-		case <-v.gwake:
+		case <-v.gb.wake:
 			v.flushGossip()
 		case <-hello.C:
 			v.hello(ctx)
@@ -479,7 +460,9 @@ func (v *validator) run(ctx context.Context) error {
 			v.log.Debug("consensus status", "epoch", v.ep.Number, "round", st.Round, "high_qc_round", st.HighQCRound,
 				"committed", st.CommittedHeight, "finalized", st.FinalizedHeight, "switching", v.switching, "dropped", v.tr.Dropped())
 		case in := <-v.tr.Inbound():
-			v.lastSeen[in.From] = time.Now()
+			if !p2p.IsGuest(in.From) {
+				v.lastSeen[in.From] = time.Now()
+			}
 			v.onInbound(ctx, in)
 		case b := <-v.built:
 			if err := v.core.Propose(b.round, b.payload); err != nil && !errors.Is(err, consensus.ErrStale) {
@@ -500,20 +483,13 @@ func (v *validator) goTracked(f func()) {
 
 // restartSenders (re)starts one sender per peer of the current set.
 func (v *validator) restartSenders(ctx context.Context) {
-	if v.stopOut != nil {
-		v.stopOut()
-	}
-	sctx, stop := context.WithCancel(ctx)
-	v.stopOut = stop
-	v.out = map[int]chan outMsg{}
+	var peers []int
 	for i := range v.set.Len() {
-		if i == v.self {
-			continue
+		if i != v.self {
+			peers = append(peers, i)
 		}
-		ch := make(chan outMsg, 1024)
-		v.out[i] = ch
-		v.goTracked(func() { v.sender(sctx, i, ch) })
 	}
+	v.out.restart(ctx, peers, 1024, v.tr, v.log, v.goTracked)
 }
 
 // drain handles the core's outputs in the order the core requires: the WAL
@@ -563,6 +539,6 @@ func (v *validator) publish() {
 	v.n.setConsensus(ConsensusStatus{
 		Validator: v.addr, Index: v.self, Validators: v.set.Len(), Round: st.Round,
 		CommittedHeight: max(st.CommittedHeight, st.FinalizedHeight), FinalizedHeight: st.FinalizedHeight, Peers: peers,
-		Epoch: v.ep.Number, EpochEnd: v.epochEnd, SyncTarget: target, BytesSent: sent, BytesReceived: recv,
+		Epoch: v.ep.Number, EpochEnd: v.epochEnd, SyncTarget: target, BytesSent: sent, BytesReceived: recv, Role: RoleValidator,
 	})
 }

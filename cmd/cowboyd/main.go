@@ -54,6 +54,7 @@ type runOptions struct {
 	viewTO     time.Duration
 	retain     int
 	metrics    string
+	full       bool
 }
 
 func newRoot() *cobra.Command {
@@ -62,7 +63,8 @@ func newRoot() *cobra.Command {
 		Use:   "cowboyd",
 		Short: "Cowboy chain node",
 		Long: "cowboyd runs a Cowboy chain node. With --dev it runs a single-validator devnet, initialising --home on first start.\n" +
-			"Without --dev it runs a validator of the consensus network whose genesis is in --home (see `cowboy testnet init`);\n" +
+			"Without --dev it runs a validator of the consensus network whose genesis is in --home (see `cowboy testnet init`),\n" +
+			"or with --full-node (or role \"full\" in config.json) a full node of it, which never votes;\n" +
 			"flags not given are read from --home/config.json.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -85,6 +87,7 @@ func newRoot() *cobra.Command {
 	root.Flags().DurationVar(&o.viewTO, "view-timeout", 0, "consensus view timeout (default from the genesis, else 2s)")
 	root.Flags().IntVar(&o.retain, "consensus-retain", 0, "finalized blocks kept in memory for peers' fetches (default 256; tests lower it to exercise block sync)")
 	_ = root.Flags().MarkHidden("consensus-retain")
+	root.Flags().BoolVar(&o.full, "full-node", false, "run a full node of the network: follow the --bootstrap validators, verify and execute their finalized blocks, serve the API; no vote (default from config.json's role)")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
 	root.AddCommand(newInit(), newVersion(), newReindex(), newTestnetCmd(cmdutil.NewFactory()))
 	return root
@@ -222,6 +225,9 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 	if err != nil {
 		return nil, err
 	}
+	if o.full || fc.Role == node.RoleFull {
+		return fullNodeConfig(o, fc, listen, peers)
+	}
 	keyPath := o.valKey
 	if keyPath == "" {
 		keyPath = fc.ValidatorKey
@@ -248,6 +254,26 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 		nw.TimeoutTicks = max(int(o.viewTO/nw.Tick), 2)
 	}
 	return nw, nil
+}
+
+// fullNodeConfig is networkConfig for a full node: its p2p identity is
+// HOME/node.key (or config.json's node_key), created on first start.
+func fullNodeConfig(o *runOptions, fc *node.NodeConfig, listen string, peers map[types.Address]string) (*node.Network, error) {
+	if len(peers) == 0 {
+		return nil, errors.New("a full node needs validators to follow: --bootstrap 0xADDRESS@host:port,… or config.json's bootstrap")
+	}
+	keyPath := node.NodeKeyPath(o.home)
+	if fc.NodeKey != "" {
+		keyPath = fc.NodeKey
+		if !filepath.IsAbs(keyPath) {
+			keyPath = filepath.Join(o.home, keyPath)
+		}
+	}
+	key, err := node.LoadOrCreateNodeKey(keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("node key: %w", err)
+	}
+	return &node.Network{Key: key, Full: true, Listen: listen, Bootstrap: peers}, nil
 }
 
 func initDev(home string) (*genesis.Genesis, error) {

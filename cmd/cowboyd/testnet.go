@@ -44,11 +44,15 @@ func newTestnetInitCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "Initialised a %d-validator testnet in %s (chain id %d)\n", len(t.Nodes), o.Dir, t.ChainID)
+			fmt.Fprintf(f.Out, "Initialised a %d-validator testnet with %d full nodes in %s (chain id %d)\n", o.Validators, o.FullNodes, o.Dir, t.ChainID)
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tADDRESS\tAPI\tP2P\tHOME")
+			fmt.Fprintln(tw, "NAME\tROLE\tADDRESS\tAPI\tP2P\tHOME")
 			for _, n := range t.Nodes {
-				fmt.Fprintf(tw, "%s\t%s\thttp://%s\t%s\t%s\n", n.Name, n.Address, n.RPC, n.P2P, n.Home)
+				addr := n.Address.String()
+				if testnetRole(n) == node.RoleFull {
+					addr = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\thttp://%s\t%s\t%s\n", n.Name, testnetRole(n), addr, n.RPC, n.P2P, n.Home)
 			}
 			tw.Flush()
 			fmt.Fprintf(f.Out, "Start it with: cowboy testnet up --dir %s (node0 holds the faucet)\n", o.Dir)
@@ -57,8 +61,9 @@ func newTestnetInitCmd(f *Factory) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&o.Validators, "validators", 4, "number of validators")
+	fl.IntVar(&o.FullNodes, "full-nodes", 0, "number of full nodes (full0, …: follow the validators, serve the API, never vote)")
 	fl.StringVar(&o.Host, "host", "127.0.0.1", "address the validators listen on")
-	fl.StringSliceVar(&o.Hosts, "hosts", nil, "one address per validator (node i listens on the i-th), instead of --host for all")
+	fl.StringSliceVar(&o.Hosts, "hosts", nil, "one address per validator, then optionally per full node (node i listens on the i-th), instead of --host for all")
 	fl.IntVar(&o.RPCBase, "rpc-port", 8645, "HTTP API port of node0; node i uses rpc-port+i")
 	fl.IntVar(&o.P2PBase, "p2p-port", 26656, "QUIC port of node0; node i uses p2p-port+i")
 	fl.DurationVar(&o.BlockInterval, "block-interval", 0, "target time between blocks (default 1s)")
@@ -184,6 +189,15 @@ func newTestnetUpCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// testnetRole is a manifest node's role; manifests written before full
+// nodes existed list validators only.
+func testnetRole(n node.TestnetNode) string {
+	if n.Role == "" {
+		return node.RoleValidator
+	}
+	return n.Role
+}
+
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if y == x {
@@ -236,6 +250,7 @@ func newTestnetDownCmd(f *Factory) *cobra.Command {
 // TestnetNodeStatus is one row of `cowboy testnet status --json`.
 type TestnetNodeStatus struct {
 	Name            string `json:"name"`
+	Role            string `json:"role"` // "validator" or "full"
 	Running         bool   `json:"running"`
 	Pid             int    `json:"pid,omitempty"`
 	API             string `json:"api"`
@@ -252,7 +267,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show each validator's heights, round and peers",
+		Short: "Show each node's role, heights, round and peers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t, err := loadTestnet(cmd)
@@ -261,7 +276,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 			}
 			var rows []TestnetNodeStatus
 			for _, n := range t.Nodes {
-				r := TestnetNodeStatus{Name: n.Name, API: "http://" + n.RPC, Pid: runningPid(n.Home)}
+				r := TestnetNodeStatus{Name: n.Name, Role: testnetRole(n), API: "http://" + n.RPC, Pid: runningPid(n.Home)}
 				r.Running = r.Pid != 0
 				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
 				st, err := sdk.New(r.API).Status(ctx)
@@ -282,7 +297,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 				return cmdutil.PrintJSON(f.Out, rows)
 			}
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tHEIGHT\tFINALIZED\tCOMMITTED\tROUND\tEPOCH\tPEERS\tAPI")
+			fmt.Fprintln(tw, "NAME\tROLE\tSTATE\tHEIGHT\tFINALIZED\tCOMMITTED\tROUND\tEPOCH\tPEERS\tAPI")
 			for _, r := range rows {
 				state := "stopped"
 				if r.Running {
@@ -291,7 +306,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 						state = "no answer"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Name, state, r.Height, r.FinalizedHeight, r.CommittedHeight, r.Round, r.Epoch, r.Peers, r.API)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", r.Name, r.Role, state, r.Height, r.FinalizedHeight, r.CommittedHeight, r.Round, r.Epoch, r.Peers, r.API)
 			}
 			return tw.Flush()
 		},

@@ -44,6 +44,22 @@ const (
 // MaxMessage bounds a message payload.
 const MaxMessage = 16 << 20
 
+// GuestBase is the first index given to a guest: a peer that is not a
+// configured validator (a full node) but whose certificate binds a BLS key
+// like a validator's. Guests are accepted only when Config.Guests allows
+// them, only inbound, and never receive Broadcast; a node answers them on
+// the connection they opened.
+const GuestBase = 1 << 20
+
+// IsGuest reports whether a peer index is a guest's.
+func IsGuest(index int) bool { return index >= GuestBase }
+
+// Frame faults, reported through Config.OnFault.
+var (
+	ErrOversized = errors.New("p2p: frame above the size limit")
+	ErrMalformed = errors.New("p2p: malformed frame")
+)
+
 // ErrClosed is returned after Close.
 var ErrClosed = errors.New("p2p: transport closed")
 
@@ -61,6 +77,15 @@ type Config struct {
 	Peers  []Peer         // may include this validator; it is skipped
 	Inbox  int            // inbound buffer; default 4096
 	Logger *slog.Logger   // default slog.Default()
+	// Guests is how many non-validator peers (full nodes) may be
+	// connected at once; 0 accepts validators only.
+	Guests int
+	// MaxMessage bounds an inbound payload; default (and at most) MaxMessage.
+	MaxMessage int
+	// OnFault, if set, is told of every frame refused from a peer
+	// (ErrOversized, ErrMalformed), so the caller can score the peer down.
+	// It runs on a reader goroutine and must not block.
+	OnFault func(from int, err error)
 }
 
 // Inbound is a received message; From is the sender's validator index.
@@ -93,6 +118,9 @@ type Transport struct {
 	conns  map[int]*quic.Conn
 	dials  map[int]chan struct{}
 	closed bool
+	// guests maps a guest's BLS key to its index (GuestBase + n).
+	guests    map[string]int
+	nextGuest int
 }
 
 // quicConfig keeps idle timeouts short: a validator killed without closing
@@ -113,6 +141,9 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Inbox <= 0 {
 		cfg.Inbox = 4096
 	}
+	if cfg.MaxMessage <= 0 || cfg.MaxMessage > MaxMessage {
+		cfg.MaxMessage = MaxMessage
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -120,6 +151,7 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{
 		cfg: cfg, log: cfg.Logger, byKey: map[string]Peer{}, byIndex: map[int]Peer{},
 		in: make(chan Inbound, cfg.Inbox), conns: map[int]*quic.Conn{}, dials: map[int]chan struct{}{},
+		guests: map[string]int{}, nextGuest: GuestBase,
 	}
 	for _, p := range cfg.Peers {
 		if bytes.Equal(p.Key, self) {
@@ -136,7 +168,7 @@ func New(cfg Config) (*Transport, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		_, ok := t.byKey[string(k)]
-		return ok
+		return ok || cfg.Guests > 0 // a guest is admitted in Run, inbound only
 	})
 	ln, err := quic.ListenAddr(cfg.Listen, conf, quicConfig())
 	if err != nil {
@@ -174,7 +206,11 @@ func (t *Transport) Run(ctx context.Context) error {
 			return fmt.Errorf("p2p: accept: %w", err)
 		}
 		p, err := t.peerOf(conn)
+		if err != nil && t.cfg.Guests > 0 {
+			p, err = t.guestOf(conn)
+		}
 		if err != nil {
+			t.log.Debug("p2p: connection refused", "remote", conn.RemoteAddr().String(), "err", err)
 			_ = conn.CloseWithError(1, "unknown peer")
 			continue
 		}
@@ -191,12 +227,17 @@ func (t *Transport) Run(ctx context.Context) error {
 	}
 }
 
-func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
+// connKey is the BLS key bound to a connection's peer certificate.
+func connKey(conn *quic.Conn) ([]byte, error) {
 	certs := conn.ConnectionState().TLS.PeerCertificates
 	if len(certs) == 0 {
-		return Peer{}, fmt.Errorf("%w: no certificate", ErrIdentity)
+		return nil, fmt.Errorf("%w: no certificate", ErrIdentity)
 	}
-	k, err := PeerKey(certs[0].Raw)
+	return PeerKey(certs[0].Raw)
+}
+
+func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
+	k, err := connKey(conn)
 	if err != nil {
 		return Peer{}, err
 	}
@@ -207,6 +248,44 @@ func (t *Transport) peerOf(conn *quic.Conn) (Peer, error) {
 		return Peer{}, fmt.Errorf("%w: unknown key", ErrIdentity)
 	}
 	return p, nil
+}
+
+// guestOf admits the peer of an inbound connection as a guest: the same
+// key keeps its index across reconnections; when Guests are connected
+// already, the slots of disconnected ones are freed first.
+func (t *Transport) guestOf(conn *quic.Conn) (Peer, error) {
+	k, err := connKey(conn)
+	if err != nil {
+		return Peer{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.guests[string(k)]; ok {
+		return Peer{Index: i, Key: k}, nil
+	}
+	if len(t.guests) >= t.cfg.Guests {
+		for key, i := range t.guests {
+			if c := t.conns[i]; c == nil || c.Context().Err() != nil {
+				delete(t.guests, key)
+				delete(t.conns, i)
+			}
+		}
+	}
+	if len(t.guests) >= t.cfg.Guests {
+		return Peer{}, fmt.Errorf("%w: %d guests connected already", ErrIdentity, len(t.guests))
+	}
+	i := t.nextGuest
+	t.nextGuest++
+	t.guests[string(k)] = i
+	return Peer{Index: i, Key: k}, nil
+}
+
+// fault reports a refused frame.
+func (t *Transport) fault(from int, err error) {
+	t.log.Warn("p2p: frame refused", "peer", from, "err", err)
+	if t.cfg.OnFault != nil {
+		t.cfg.OnFault(from, err)
+	}
 }
 
 // goRead reads streams of conn in a tracked goroutine.
@@ -236,9 +315,18 @@ func (t *Transport) goRead(conn *quic.Conn, p Peer) {
 
 func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
 	_ = s.SetReadDeadline(time.Now().Add(30 * time.Second))
-	b, err := io.ReadAll(io.LimitReader(s, MaxMessage+2))
-	if err != nil || len(b) < 1 || len(b) > MaxMessage+1 {
+	limit := t.cfg.MaxMessage
+	b, err := io.ReadAll(io.LimitReader(s, int64(limit)+2))
+	switch {
+	case err != nil:
+		s.CancelRead(1) // a reset or timed-out stream: the connection's business
+		return
+	case len(b) > limit+1:
 		s.CancelRead(1)
+		t.fault(p.Index, fmt.Errorf("%w: more than %d bytes", ErrOversized, limit))
+		return
+	case len(b) < 1:
+		t.fault(p.Index, fmt.Errorf("%w: empty stream", ErrMalformed))
 		return
 	}
 	t.received.Add(uint64(len(b)))
@@ -251,8 +339,9 @@ func (t *Transport) readStream(s *quic.ReceiveStream, p Peer) {
 
 // SetPeers replaces the configured validators (a new epoch's set; this
 // validator may be among them and is skipped). Known addresses are kept
-// for keys that stay. Every connection is closed, because a peer's index
-// may have changed; the next Send dials again.
+// for keys that stay. Every validator connection is closed, because a
+// peer's index may have changed; the next Send dials again. Guests keep
+// theirs, except a guest whose key the new set names.
 func (t *Transport) SetPeers(peers []Peer) {
 	self := string(t.cfg.Key.PublicKey().Bytes())
 	t.mu.Lock()
@@ -270,6 +359,19 @@ func (t *Transport) SetPeers(peers []Peer) {
 	t.byKey, t.byIndex = byKey, byIndex
 	conns := t.conns
 	t.conns = map[int]*quic.Conn{}
+	// A guest keeps its connection (its index does not depend on the set)
+	// unless its key is a validator's now: then the connection is closed
+	// like the others, so that it comes back under its validator index.
+	for key, i := range t.guests {
+		if _, ok := byKey[key]; ok {
+			delete(t.guests, key)
+			continue
+		}
+		if c, ok := conns[i]; ok {
+			t.conns[i] = c
+			delete(conns, i)
+		}
+	}
 	t.mu.Unlock()
 	for _, c := range conns {
 		_ = c.CloseWithError(0, "reconfigured")
@@ -308,7 +410,11 @@ func (t *Transport) conn(ctx context.Context, to int) (*quic.Conn, error) {
 		t.mu.Lock()
 		p, ok := t.byIndex[to]
 		if !ok {
+			c := t.conns[to]
 			t.mu.Unlock()
+			if IsGuest(to) && c != nil && c.Context().Err() == nil {
+				return c, nil // a guest is answered on its own connection
+			}
 			return nil, fmt.Errorf("p2p: no peer %d", to)
 		}
 		if p.Addr == "" && (t.conns[to] == nil || t.conns[to].Context().Err() != nil) {
