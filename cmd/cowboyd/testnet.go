@@ -44,7 +44,15 @@ func newTestnetInitCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(f.Out, "Initialised a %d-validator testnet with %d full nodes in %s (chain id %d)\n", o.Validators, o.FullNodes, o.Dir, t.ChainID)
+			fulls := ""
+			switch o.FullNodes {
+			case 0:
+			case 1:
+				fulls = " with 1 full node"
+			default:
+				fulls = fmt.Sprintf(" with %d full nodes", o.FullNodes)
+			}
+			fmt.Fprintf(f.Out, "Initialised a %d-validator testnet%s in %s (chain id %d)\n", o.Validators, fulls, o.Dir, t.ChainID)
 			tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tROLE\tADDRESS\tAPI\tP2P\tHOME")
 			for _, n := range t.Nodes {
