@@ -341,6 +341,10 @@ type JobSpec struct {
 	// trailing element: encoded only when non-zero, so specs without it
 	// keep their 16-element form (and their job ids).
 	ModelID types.Hash `json:"model_id,omitzero"`
+	// Volumes are the CBFS volumes the job reads (inputs) and writes
+	// (outputs), see volumes.go. Optional trailing element: encoded only
+	// when non-empty, so specs without volumes keep their bytes and ids.
+	Volumes []VolumeRef `json:"volumes,omitempty"`
 }
 
 // jobSpecV1 is JobSpec without the optional model id; jobSpecV2 with it.
@@ -385,13 +389,43 @@ type jobSpecV2 struct {
 	ModelID            types.Hash
 }
 
-// MarshalCBOR writes the 16-element form without a model id and the
-// 17-element form with one.
+type jobSpecV3 struct {
+	_                  struct{} `cbor:",toarray"`
+	JobID              types.Hash
+	JobType            JobType
+	Bounds             ResourceBounds
+	Verification       VerificationConfig
+	MaxPrice           *big.Int
+	Tip                *big.Int
+	TimeoutBlocks      uint64
+	Callback           CallbackInfo
+	Submitter          types.Address
+	SubmittedAt        uint64
+	RequiredRunnerPool []byte
+	ResultSchema       ResultSchema
+	TEERequired        bool
+	RequiredDomains    []string
+	ToolchainDigest    types.Hash
+	Input              []byte
+	ModelID            types.Hash
+	Volumes            []VolumeRef
+}
+
+// MarshalCBOR writes the 16-element form without a model id or volumes, the
+// 17-element form with a model id and no volumes, and the 18-element form
+// (model id zero or not) with volumes.
 func (s JobSpec) MarshalCBOR() ([]byte, error) {
 	v1 := jobSpecV1{JobID: s.JobID, JobType: s.JobType, Bounds: s.Bounds, Verification: s.Verification, MaxPrice: s.MaxPrice,
 		Tip: s.Tip, TimeoutBlocks: s.TimeoutBlocks, Callback: s.Callback, Submitter: s.Submitter, SubmittedAt: s.SubmittedAt,
 		RequiredRunnerPool: s.RequiredRunnerPool, ResultSchema: s.ResultSchema, TEERequired: s.TEERequired,
 		RequiredDomains: s.RequiredDomains, ToolchainDigest: s.ToolchainDigest, Input: s.Input}
+	if len(s.Volumes) > 0 {
+		return codec.Marshal(jobSpecV3{JobID: v1.JobID, JobType: v1.JobType, Bounds: v1.Bounds, Verification: v1.Verification,
+			MaxPrice: v1.MaxPrice, Tip: v1.Tip, TimeoutBlocks: v1.TimeoutBlocks, Callback: v1.Callback, Submitter: v1.Submitter,
+			SubmittedAt: v1.SubmittedAt, RequiredRunnerPool: v1.RequiredRunnerPool, ResultSchema: v1.ResultSchema,
+			TEERequired: v1.TEERequired, RequiredDomains: v1.RequiredDomains, ToolchainDigest: v1.ToolchainDigest, Input: v1.Input,
+			ModelID: s.ModelID, Volumes: s.Volumes})
+	}
 	if s.ModelID == (types.Hash{}) {
 		return codec.Marshal(v1)
 	}
@@ -409,31 +443,45 @@ func (s *JobSpec) UnmarshalCBOR(b []byte) error {
 	if err := codec.Unmarshal(b, &head); err != nil {
 		return err
 	}
-	var v jobSpecV2
+	var v jobSpecV3
 	switch len(head) {
 	case 16:
 		var v1 jobSpecV1
 		if err := codec.Unmarshal(b, &v1); err != nil {
 			return err
 		}
-		v = jobSpecV2{JobID: v1.JobID, JobType: v1.JobType, Bounds: v1.Bounds, Verification: v1.Verification,
+		v = jobSpecV3{JobID: v1.JobID, JobType: v1.JobType, Bounds: v1.Bounds, Verification: v1.Verification,
 			MaxPrice: v1.MaxPrice, Tip: v1.Tip, TimeoutBlocks: v1.TimeoutBlocks, Callback: v1.Callback, Submitter: v1.Submitter,
 			SubmittedAt: v1.SubmittedAt, RequiredRunnerPool: v1.RequiredRunnerPool, ResultSchema: v1.ResultSchema,
 			TEERequired: v1.TEERequired, RequiredDomains: v1.RequiredDomains, ToolchainDigest: v1.ToolchainDigest, Input: v1.Input}
 	case 17:
+		var v2 jobSpecV2
+		if err := codec.Unmarshal(b, &v2); err != nil {
+			return err
+		}
+		if v2.ModelID == (types.Hash{}) {
+			return fmt.Errorf("%w: job spec: a zero model_id must be omitted", codec.ErrNonCanonical)
+		}
+		v = jobSpecV3{JobID: v2.JobID, JobType: v2.JobType, Bounds: v2.Bounds, Verification: v2.Verification,
+			MaxPrice: v2.MaxPrice, Tip: v2.Tip, TimeoutBlocks: v2.TimeoutBlocks, Callback: v2.Callback, Submitter: v2.Submitter,
+			SubmittedAt: v2.SubmittedAt, RequiredRunnerPool: v2.RequiredRunnerPool, ResultSchema: v2.ResultSchema,
+			TEERequired: v2.TEERequired, RequiredDomains: v2.RequiredDomains, ToolchainDigest: v2.ToolchainDigest, Input: v2.Input,
+			ModelID: v2.ModelID}
+	case 18:
 		if err := codec.Unmarshal(b, &v); err != nil {
 			return err
 		}
-		if v.ModelID == (types.Hash{}) {
-			return fmt.Errorf("%w: job spec: a zero model_id must be omitted", codec.ErrNonCanonical)
+		if len(v.Volumes) == 0 {
+			return fmt.Errorf("%w: job spec: empty volumes must be omitted", codec.ErrNonCanonical)
 		}
 	default:
-		return fmt.Errorf("job spec: %d elements, want 16 or 17", len(head))
+		return fmt.Errorf("job spec: %d elements, want 16, 17 or 18", len(head))
 	}
 	*s = JobSpec{JobID: v.JobID, JobType: v.JobType, Bounds: v.Bounds, Verification: v.Verification, MaxPrice: v.MaxPrice,
 		Tip: v.Tip, TimeoutBlocks: v.TimeoutBlocks, Callback: v.Callback, Submitter: v.Submitter, SubmittedAt: v.SubmittedAt,
 		RequiredRunnerPool: v.RequiredRunnerPool, ResultSchema: v.ResultSchema, TEERequired: v.TEERequired,
-		RequiredDomains: v.RequiredDomains, ToolchainDigest: v.ToolchainDigest, Input: v.Input, ModelID: v.ModelID}
+		RequiredDomains: v.RequiredDomains, ToolchainDigest: v.ToolchainDigest, Input: v.Input, ModelID: v.ModelID,
+		Volumes: v.Volumes}
 	return nil
 }
 
@@ -551,6 +599,9 @@ func (s *JobSpec) Validate() error {
 	}
 	if s.ModelID != (types.Hash{}) && s.JobType != JobTypeLLM {
 		return invalid("model_id only applies to llm jobs")
+	}
+	if err := s.validateVolumes(); err != nil {
+		return err
 	}
 	return s.validateVerification()
 }
