@@ -175,6 +175,18 @@ const (
 	CodeNotBurner         Code = 1207 // the sender is neither the admin nor a TokenBurn entitlement holder
 )
 
+// Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
+// refused a job's CBFS volume before reading or writing anything.
+const (
+	CodeVolumeTokenMalformed  Code = 1301 // the token does not decode or its signature chain does not verify
+	CodeVolumeTokenWrongVol   Code = 1302 // the token is for another volume than the spec names
+	CodeVolumeTokenNotHolder  Code = 1303 // the token is not granted to the runner's key
+	CodeVolumeTokenNotGranted Code = 1304 // the token does not grant what the access needs (read-only input, write on the output path)
+	CodeVolumeOutsidePrefix   Code = 1305 // an output file lies outside the spec's output path
+	CodeVolumeMissing         Code = 1306 // the volume or the input path does not exist
+	CodeVolumeInputTooLarge   Code = 1307 // the inputs exceed the job's memory bound
+)
+
 // Codes of Governance, the parameter store and the Treasury (chain/system/governance, params, treasury).
 const (
 	CodeNoSuchProposal       Code = 1001
@@ -317,6 +329,13 @@ var codeNames = map[Code]string{
 	CodeSupplyCapExceeded:        "SupplyCapExceeded",
 	CodeNotMinter:                "NotMinter",
 	CodeNotBurner:                "NotBurner",
+	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
+	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
+	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",
+	CodeVolumeTokenNotGranted:    "VolumeTokenNotGranted",
+	CodeVolumeOutsidePrefix:      "VolumeOutsidePrefix",
+	CodeVolumeMissing:            "VolumeMissing",
+	CodeVolumeInputTooLarge:      "VolumeInputTooLarge",
 	CodeNoSuchProposal:           "NoSuchProposal",
 	CodeInvalidProposal:          "InvalidProposal",
 	CodeUnknownParam:             "UnknownParam",
