@@ -107,12 +107,41 @@ func (a *Access) token(ref job.VolumeRef) (*captoken.Token, error) {
 
 // Check verifies every volume token of spec before any I/O.
 func (a *Access) Check(ctx context.Context, spec *job.JobSpec) error {
-	for _, ref := range spec.Volumes {
+	for _, ref := range a.mine(spec) {
 		if _, err := a.check(ref); err != nil {
 			return err
 		}
 	}
 	return ctx.Err()
+}
+
+// mine picks, for every (access, volume, path) the spec names, the entry
+// whose token is granted to this runner; with none, the first entry (whose
+// check then says why it is refused). Order is the spec's.
+func (a *Access) mine(spec *job.JobSpec) []job.VolumeRef {
+	type use struct {
+		acc  job.VolumeAccess
+		vol  types.Hash
+		path string
+	}
+	idx := map[use]int{}
+	var out []job.VolumeRef
+	self := crypto.CompressPubkey(&a.key.PublicKey)
+	for _, ref := range spec.Volumes {
+		u := use{ref.Access, ref.Volume, ref.Path}
+		i, seen := idx[u]
+		if !seen {
+			idx[u] = len(out)
+			out = append(out, ref)
+			continue
+		}
+		if tok, err := captoken.Decode(ref.Token); err == nil && bytes.Equal(tok.Holder(), self) {
+			if cur, err := captoken.Decode(out[i].Token); err != nil || !bytes.Equal(cur.Holder(), self) {
+				out[i] = ref
+			}
+		}
+	}
+	return out
 }
 
 func (a *Access) check(ref job.VolumeRef) (*captoken.Token, error) {
@@ -179,7 +208,7 @@ func (a *Access) ReadInputs(ctx context.Context, spec *job.JobSpec, maxBytes int
 	}
 	var out []File
 	var total int64
-	for _, ref := range spec.Volumes {
+	for _, ref := range a.mine(spec) {
 		if ref.Access != job.VolumeInput {
 			continue
 		}
@@ -249,7 +278,12 @@ func (a *Access) WriteOutputs(ctx context.Context, spec *job.JobSpec, files []Fi
 	if err := CheckOutputs(spec, files); err != nil {
 		return job.OutputCommitment{}, err
 	}
-	ref, _ := spec.OutputVolume()
+	var ref job.VolumeRef
+	for _, r := range a.mine(spec) {
+		if r.Access == job.VolumeOutput {
+			ref = r
+		}
+	}
 	v, err := a.open(ctx, ref)
 	if err != nil {
 		return job.OutputCommitment{}, err

@@ -118,6 +118,25 @@ func TestReadInputsWriteOutputs(t *testing.T) {
 	f := setup(t, ctx)
 	spec := f.spec(f.grant(t, ctx, f.in, "rl", "/data"), f.grant(t, ctx, f.out, "rwl", ""))
 
+	// A committee spec names each volume once per runner token: the
+	// runner uses its own and ignores the others.
+	other, _ := crypto.GenerateKey()
+	for _, ref := range spec.Volumes[:2] {
+		v := f.in
+		if ref.Access == job.VolumeOutput {
+			v = f.out
+		}
+		tok, err := v.Grant(ctx, cbfs.GrantOptions{Grantee: &other.PublicKey, Perms: captoken.PermRead | captoken.PermList, TTL: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.Token = tok.Encode()
+		spec.Volumes = append([]job.VolumeRef{ref}, spec.Volumes...)
+	}
+	if err := f.access.Check(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+
 	files, n, err := f.access.ReadInputs(ctx, spec, 1<<20)
 	if err != nil {
 		t.Fatal(err)

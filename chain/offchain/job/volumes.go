@@ -47,7 +47,9 @@ func (a VolumeAccess) String() string {
 // VolumeRef names one CBFS volume of a job (issue #19 item 2). Token is the
 // encoded capability token (relay/captoken) the submitter issued for the
 // job; the runner checks that it grants what Access and Path say before it
-// reads or writes anything.
+// reads or writes anything. A token is bound to its grantee's key, so a
+// spec that may run on several runners repeats the entry (same access,
+// volume and path) once per runner it grants; each runner uses its own.
 type VolumeRef struct {
 	_      struct{}     `cbor:",toarray"`
 	Access VolumeAccess `json:"access"`
@@ -95,7 +97,12 @@ func (s *JobSpec) validateVolumes() error {
 		}
 	}
 	if outputs > 1 {
-		return invalid("volumes: at most one output volume")
+		out, _ := s.OutputVolume()
+		for _, v := range s.Volumes {
+			if v.Access == VolumeOutput && (v.Volume != out.Volume || v.Path != out.Path) {
+				return invalid("volumes: at most one output volume and path (one entry per runner token)")
+			}
+		}
 	}
 	return nil
 }

@@ -39,6 +39,11 @@ func TestVolumesEncoding(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	perRunner := volumeSpec() // the same output named once per runner token
+	perRunner.Volumes = append(perRunner.Volumes, VolumeRef{Access: VolumeOutput, Volume: types.Hash{2}, Path: "/out/job", Token: []byte{0xa3}})
+	if err := perRunner.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	enc, err := s.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +93,11 @@ func TestVolumesValidate(t *testing.T) {
 		{"no token", func(s *JobSpec) { s.Volumes[0].Token = nil }, "token"},
 		{"huge token", func(s *JobSpec) { s.Volumes[0].Token = make([]byte, MaxVolumeTokenBytes+1) }, "token"},
 		{"two outputs", func(s *JobSpec) { s.Volumes[0].Access = VolumeOutput }, "at most one output"},
+		{"two output paths", func(s *JobSpec) {
+			o := s.Volumes[1]
+			o.Path = "/elsewhere"
+			s.Volumes = append(s.Volumes, o)
+		}, "at most one output"},
 		{"too many", func(s *JobSpec) {
 			for len(s.Volumes) <= MaxVolumes {
 				s.Volumes = append(s.Volumes, s.Volumes[0])
