@@ -28,6 +28,10 @@ type Request struct {
 	// Height is the chain height at which the runner picked the job up; it
 	// is informational (logging, freshness of snapshots).
 	Height uint64
+	// Inputs are the files of the job's input volumes (JobSpec.Volumes),
+	// read by the daemon before the executor runs, in path order. Empty
+	// for jobs without input volumes. See ExpandVolumes.
+	Inputs []VolumeFile
 }
 
 // Result is what an executor produced. Output is the exact byte string the

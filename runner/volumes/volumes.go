@@ -73,10 +73,7 @@ func refuse(sentinel error, format string, args ...any) error {
 
 // File is one file read from or written to a volume. Path is absolute in
 // the volume.
-type File struct {
-	Path    string
-	Content []byte
-}
+type File = executor.VolumeFile
 
 // Access reads and writes a job's volumes with one CBFS client, whose key
 // must be the runner key the job's tokens are granted to.

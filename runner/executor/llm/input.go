@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec/jsoncanon"
+	"github.com/cowboy-foundation/cowboy/runner/executor"
 )
 
 // Input is the job input of an LLM job (JobSpec.Input), a JSON object:
@@ -111,4 +112,22 @@ func (in *Input) chatMessages() []Message {
 		return append(out, Message{Role: "user", Content: in.Prompt})
 	}
 	return append(out, in.Messages...)
+}
+
+// expandVolumes substitutes input volume files into the system prompt, the
+// prompt and every message (executor.ExpandVolumes).
+func (in *Input) expandVolumes(files []executor.VolumeFile) error {
+	var err error
+	if in.System, err = executor.ExpandVolumes(in.System, files); err != nil {
+		return err
+	}
+	if in.Prompt, err = executor.ExpandVolumes(in.Prompt, files); err != nil {
+		return err
+	}
+	for i := range in.Messages {
+		if in.Messages[i].Content, err = executor.ExpandVolumes(in.Messages[i].Content, files); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -137,6 +137,11 @@ func (e *Executor) Execute(ctx context.Context, req executor.Request) (executor.
 	if err != nil {
 		return executor.Result{}, fmt.Errorf("llm: %w: %w", executor.ErrBadInput, err)
 	}
+	if len(req.Inputs) > 0 {
+		if err := in.expandVolumes(req.Inputs); err != nil {
+			return executor.Result{}, fmt.Errorf("llm: %w", err)
+		}
+	}
 	if id := spec.ModelID; id != (types.Hash{}) && in.Model != id.String() {
 		// A job naming a registry model names it in its input too, so
 		// that the chain's model_id and the model run cannot differ.
