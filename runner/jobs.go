@@ -109,7 +109,7 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 		return err
 	}
 	start := time.Now()
-	res, err := d.o.Executors.Execute(ctx, executor.Request{JobID: rec.ID, Spec: spec, Height: rec.AssignedAt})
+	res, err := d.run(ctx, rec, spec)
 	elapsed := time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {

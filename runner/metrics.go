@@ -21,6 +21,8 @@ type metrics struct {
 	inFlight       prometheus.Gauge
 	pushes         *prometheus.CounterVec // result
 	txs            *prometheus.CounterVec // kind, result
+	// volumeBytesRead: plaintext bytes read from jobs' input volumes.
+	volumeBytesRead prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -46,6 +48,9 @@ func newMetrics() *metrics {
 		Help: "Results pushed to this runner's aggregator API, by result (accepted, rejected, retry)."}, []string{"result"})
 	m.txs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cowboy_runner_txs_total",
 		Help: "Transactions sent, by kind (register, heartbeat, commit, submit, reveal) and result (sent, resent, failed)."}, []string{"kind", "result"})
+	m.volumeBytesRead = prometheus.NewCounter(prometheus.CounterOpts{Name: "cowboy_runner_volume_read_bytes_total",
+		Help: "Plaintext bytes read from jobs' CBFS input volumes."})
+	m.reg.MustRegister(m.volumeBytesRead)
 	m.reg.MustRegister(m.jobs, m.execSeconds, m.commitSeconds, m.executorErrors, m.earnings, m.stake, m.reputation, m.heartbeatLag,
 		m.height, m.inFlight, m.pushes, m.txs, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

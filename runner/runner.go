@@ -31,6 +31,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
+	"github.com/cowboy-foundation/cowboy/runner/volumes"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/fxamacker/cbor/v2"
 )
@@ -61,6 +62,11 @@ type Options struct {
 	// (and before the attestation expires) and evidences each result of a
 	// tee_required job. Setting it implies TEE.
 	Attester attest.Attester
+
+	// Volumes reads and writes the CBFS volumes jobs name (JobSpec.Volumes)
+	// with this runner's key; nil refuses jobs that name volumes
+	// (executor.ErrRefused: no fault reported).
+	Volumes *volumes.Access
 
 	AggregatorListen string // "" = no aggregator API (members still push to others)
 	PublicURL        string // registered endpoint; "" = none

@@ -59,6 +59,9 @@ type JobRecord struct {
 	// a fault report stands for a run that could not produce a result.
 	Report    *verify.Report `json:"report,omitempty"`
 	ExecError string         `json:"exec_error,omitempty"`
+	// Output is what this runner, as the job's aggregator, wrote to the
+	// job's output volume (content hash, new root and version).
+	Output *job.OutputCommitment `json:"output,omitempty"`
 
 	// Tx is the signed transaction of the pending on-chain effect
 	// (commit, reveal or submission), stored before it is sent so a restart

@@ -11,50 +11,13 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/cowboy-foundation/cowboy/relay"
 	"github.com/cowboy-foundation/cowboy/relay/captoken"
 	"github.com/cowboy-foundation/cowboy/relay/cbfs"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"github.com/cowboy-foundation/cowboy/runner/volumes"
+	"github.com/cowboy-foundation/cowboy/runner/volumes/volumestest"
 	"github.com/ethereum/go-ethereum/crypto"
 )
-
-// startRelays runs n real relay nodes on loopback.
-func startRelays(t *testing.T, n int) cbfs.MemDirectory {
-	t.Helper()
-	var dir cbfs.MemDirectory
-	for range n {
-		key, _ := crypto.GenerateKey()
-		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- node.Run(context.Background()) }()
-		t.Cleanup(func() {
-			node.Close()
-			<-done
-		})
-		select {
-		case <-node.Ready():
-		case err := <-done:
-			t.Fatal(err)
-		}
-		dir = append(dir, cbfs.RelayInfo{ID: cbfs.RelayID(node.ID()), Addr: node.Addr().String(), PubKey: node.PubKey(), Healthy: true})
-	}
-	return dir
-}
-
-func newClient(t *testing.T, key *ecdsa.PrivateKey, dir cbfs.Directory, anchor cbfs.Anchor) *cbfs.Client {
-	t.Helper()
-	c, err := cbfs.New(cbfs.Config{Key: key, Directory: dir, Anchor: anchor, SegmentSize: 64 << 10,
-		RequestTimeout: 30 * time.Second, CheckpointInterval: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 type fixture struct {
 	owner, runner *ecdsa.PrivateKey
@@ -66,13 +29,13 @@ type fixture struct {
 
 func setup(t *testing.T, ctx context.Context) *fixture {
 	t.Helper()
-	dir := startRelays(t, 3)
+	dir := volumestest.Relays(t, 3)
 	f := &fixture{anchor: &cbfs.MemAnchor{}}
 	f.owner, _ = crypto.GenerateKey()
 	f.runner, _ = crypto.GenerateKey()
-	f.ownerClient = newClient(t, f.owner, dir, f.anchor)
+	f.ownerClient = volumestest.Client(t, f.owner, dir, f.anchor)
 	var err error
-	opts := cbfs.VolumeOptions{K: 2, M: 1, SegmentSize: 64 << 10}
+	opts := volumestest.Options
 	if f.in, err = f.ownerClient.CreateVolume(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +47,7 @@ func setup(t *testing.T, ctx context.Context) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.access = volumes.New(newClient(t, f.runner, dir, f.anchor), f.runner)
+	f.access = volumes.New(volumestest.Client(t, f.runner, dir, f.anchor), f.runner)
 	return f
 }
 
@@ -188,8 +151,8 @@ func TestRefusals(t *testing.T) {
 	}
 	// A volume that lives on other relays and another anchor: the runner's
 	// relays and anchor have never heard of it.
-	elsewhere := newClient(t, f.owner, startRelays(t, 3), &cbfs.MemAnchor{})
-	gone, err := elsewhere.CreateVolume(ctx, cbfs.VolumeOptions{K: 2, M: 1, SegmentSize: 64 << 10})
+	elsewhere := volumestest.Client(t, f.owner, volumestest.Relays(t, 3), &cbfs.MemAnchor{})
+	gone, err := elsewhere.CreateVolume(ctx, volumestest.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
