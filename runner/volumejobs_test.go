@@ -125,3 +125,63 @@ func TestVolumeJobCommittee(t *testing.T) {
 	}
 }
 
+// TestVolumeJobRefused: an input token granted to another key is the job's
+// fault: the runner commits an actor-fault report and writes nothing.
+func TestVolumeJobRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n := newTestNet(t)
+	dir := volumestest.Relays(t, 3)
+	anchor := &cbfs.MemAnchor{}
+	owner, _ := crypto.GenerateKey()
+	oc := volumestest.Client(t, owner, dir, anchor)
+	in, err := oc.CreateVolume(ctx, volumestest.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := oc.CreateVolume(ctx, volumestest.Options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Put(ctx, "/data/a.txt", strings.NewReader("alpha")); err != nil {
+		t.Fatal(err)
+	}
+	before, _, err := anchor.LatestManifest(ctx, out.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := crypto.GenerateKey()
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	acc := volumes.New(volumestest.Client(t, key, dir, anchor), key)
+	r := &testRunner{key: key, ed: ed, dir: t.TempDir(), real: inputsExecutor{}, opts: func(o *Options) { o.Volumes = acc }}
+	stranger, _ := crypto.GenerateKey()
+	foreign, err := in.Grant(ctx, cbfs.GrantOptions{Grantee: &stranger.PublicKey, Perms: captoken.PermRead | captoken.PermList, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := out.Grant(ctx, cbfs.GrantOptions{Grantee: &key.PublicKey, Perms: captoken.PermAll, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := httpSpec(1)
+	spec.Verification = job.VerificationConfig{Mode: job.ModeNone, Runners: 1}
+	spec.Volumes = []job.VolumeRef{
+		{Access: job.VolumeInput, Volume: types.Hash(in.ID()), Path: "/data", Token: foreign.Encode()},
+		{Access: job.VolumeOutput, Volume: types.Hash(out.ID()), Path: "/jobs/j1", Token: own.Encode()},
+	}
+	n.fund(t, types.PubkeyToAddress(key.PublicKey), "100")
+	r.start(t, n)
+	id := n.submit(t, spec)
+	j := n.waitJob(t, id, 60*time.Second, finished)
+	if j.Status != job.StateFailed || len(j.Reveals) != 1 || j.Reveals[0].Report == nil || j.Reveals[0].Report.Fault != "actor_fault" {
+		t.Fatalf("job: %+v", j)
+	}
+	rec := waitState(t, r, id, 60*time.Second, StateDone)
+	if rec.Output != nil || !strings.Contains(rec.ExecError, volumes.ErrTokenNotHolder.Error()) {
+		t.Fatalf("record: output %+v, error %q", rec.Output, rec.ExecError)
+	}
+	after, _, err := anchor.LatestManifest(ctx, out.ID())
+	if err != nil || after != before {
+		t.Fatalf("the output volume changed: %v", err)
+	}
+}
