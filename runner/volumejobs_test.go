@@ -65,7 +65,7 @@ func TestVolumeJobCommittee(t *testing.T) {
 	for range 3 {
 		key, _ := crypto.GenerateKey()
 		_, ed, _ := ed25519.GenerateKey(rand.Reader)
-		acc := volumes.New(volumestest.Client(t, key, dir, anchor), key)
+		acc := volumes.New(volumestest.Client(t, key, dir, anchor), key, true)
 		rs = append(rs, &testRunner{key: key, ed: ed, dir: t.TempDir(), real: inputsExecutor{},
 			opts: func(o *Options) { o.Volumes = acc }})
 		grant := func(v *cbfs.Volume, p captoken.Perm, prefix string) []byte {
@@ -152,7 +152,7 @@ func TestVolumeJobRefused(t *testing.T) {
 	}
 	key, _ := crypto.GenerateKey()
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
-	acc := volumes.New(volumestest.Client(t, key, dir, anchor), key)
+	acc := volumes.New(volumestest.Client(t, key, dir, anchor), key, true)
 	r := &testRunner{key: key, ed: ed, dir: t.TempDir(), real: inputsExecutor{}, opts: func(o *Options) { o.Volumes = acc }}
 	stranger, _ := crypto.GenerateKey()
 	foreign, err := in.Grant(ctx, cbfs.GrantOptions{Grantee: &stranger.PublicKey, Perms: captoken.PermRead | captoken.PermList, TTL: time.Hour})

@@ -80,11 +80,16 @@ type File = executor.VolumeFile
 type Access struct {
 	client *cbfs.Client
 	key    *ecdsa.PrivateKey
+	anchor bool
 }
 
-// New returns an Access over client; key is the client's account key.
-func New(client *cbfs.Client, key *ecdsa.PrivateKey) *Access {
-	return &Access{client: client, key: key}
+// New returns an Access over client; key is the client's account key. With
+// anchor, WriteOutputs anchors the output volume's new head at once
+// (Volume.Checkpoint); without, the head is durable on the relays and the
+// volume owner anchors it (on chain only the owner may: storage
+// NotVolumeOwner), naming the same root the commitment carries.
+func New(client *cbfs.Client, key *ecdsa.PrivateKey, anchor bool) *Access {
+	return &Access{client: client, key: key, anchor: anchor}
 }
 
 // token decodes and checks ref's token for this runner (see package doc).
@@ -269,7 +274,7 @@ func CheckOutputs(spec *job.JobSpec, files []File) error {
 // WriteOutputs writes files to spec's output volume (only the aggregator, or
 // the one designated member, calls it), anchors the new head and returns
 // the commitment. With a whole-volume write token Root and Version name the
-// new manifest; with a prefix-restricted token the files are stored as
+// new head (anchored at once when the Access anchors, see New); with a prefix-restricted token the files are stored as
 // pending entries (relay/cbfs) that the owner merges, and Root is zero.
 func (a *Access) WriteOutputs(ctx context.Context, spec *job.JobSpec, files []File) (job.OutputCommitment, error) {
 	if err := CheckOutputs(spec, files); err != nil {
@@ -298,8 +303,10 @@ func (a *Access) WriteOutputs(ctx context.Context, spec *job.JobSpec, files []Fi
 	if info.Prefix != "" {
 		return c, nil
 	}
-	if err := v.Checkpoint(ctx); err != nil {
-		return c, fmt.Errorf("%w: anchor output volume: %w", executor.ErrUpstream, err)
+	if a.anchor {
+		if err := v.Checkpoint(ctx); err != nil {
+			return c, fmt.Errorf("%w: anchor output volume: %w", executor.ErrUpstream, err)
+		}
 	}
 	c.Root, c.Version = types.Hash(v.Root()), info.Version
 	return c, nil

@@ -25,6 +25,7 @@ type fixture struct {
 	in, out       *cbfs.Volume
 	access        *volumes.Access
 	ownerClient   *cbfs.Client
+	runnerClient  *cbfs.Client
 }
 
 func setup(t *testing.T, ctx context.Context) *fixture {
@@ -47,7 +48,8 @@ func setup(t *testing.T, ctx context.Context) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.access = volumes.New(volumestest.Client(t, f.runner, dir, f.anchor), f.runner)
+	f.runnerClient = volumestest.Client(t, f.runner, dir, f.anchor)
+	f.access = volumes.New(f.runnerClient, f.runner, true)
 	return f
 }
 
@@ -134,6 +136,29 @@ func TestReadInputsWriteOutputs(t *testing.T) {
 	}
 	if out.Root() != root {
 		t.Fatal("owner sees another root than the anchored one")
+	}
+
+	// Without anchoring (on chain only the owner anchors), the commitment
+	// names the head the owner's next checkpoint anchors.
+	unanchored := volumes.New(f.runnerClient, f.runner, false)
+	outs = []volumes.File{{Path: "/jobs/j1/result.txt", Content: []byte("second")}}
+	c2, err := unanchored.WriteOutputs(ctx, spec, outs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _ := f.anchor.LatestManifest(ctx, f.out.ID()); r != root {
+		t.Fatal("an unanchoring Access anchored")
+	}
+	out2, err := f.ownerClient.OpenVolume(ctx, f.out.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out2.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	root2, ver2, err := f.anchor.LatestManifest(ctx, f.out.ID())
+	if err != nil || types.Hash(root2) != c2.Root || ver2 != c2.Version || c2.Version <= c.Version {
+		t.Fatalf("owner anchored %x v%d, commitment %x v%d: %v", root2[:6], ver2, c2.Root[:6], c2.Version, err)
 	}
 }
 
