@@ -99,6 +99,11 @@ type JobsConfig struct {
 	// runner declares: a job pinning another one is refused and not
 	// committed. Empty: none, so every pinned job is refused.
 	ToolchainDigest string `toml:"toolchain_digest"`
+	// Volumes serves jobs that name CBFS volumes (JobSpec.Volumes): the
+	// runner reads inputs and, as aggregator, writes outputs through the
+	// chain's relay directory with its account key (docs/RUNNER.md, "Job
+	// volumes"). Off: such jobs are refused (no fault reported).
+	Volumes bool `toml:"volumes"`
 }
 
 // ExecutorsConfig holds each executor's own section ([executors.http],

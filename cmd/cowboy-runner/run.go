@@ -12,7 +12,10 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
+	"github.com/cowboy-foundation/cowboy/relay/cbfs"
+	"github.com/cowboy-foundation/cowboy/relay/onchain"
 	"github.com/cowboy-foundation/cowboy/runner"
+	"github.com/cowboy-foundation/cowboy/runner/volumes"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/cowboy-foundation/cowboy/sdk/keystore"
 	"github.com/spf13/cobra"
@@ -163,8 +166,22 @@ func runRun(parent context.Context, o *RunOptions) error {
 		slices.Sort(domains)
 		domains = slices.Compact(domains)
 	}
+	var vols *volumes.Access
+	if c.Jobs.Volumes {
+		client := sdk.New(c.Node)
+		// On chain only a volume's owner anchors it: the runner's writes
+		// are durable on the relays and the owner's checkpoint anchors them.
+		cc, err := cbfs.New(cbfs.Config{Key: key, Directory: onchain.Directory{Client: client},
+			Anchor: &onchain.Anchor{Client: client, Key: key}, Logger: log, CheckpointInterval: -1})
+		if err != nil {
+			return fmt.Errorf("job volumes: %w", err)
+		}
+		defer cc.Close()
+		vols = volumes.New(cc, key, false)
+	}
 	d, err := runner.New(runner.Options{
-		Client: sdk.New(c.Node), Key: key, ResultKey: resultKey, Executors: execs, Check: runner.DefaultCheck,
+		Volumes: vols,
+		Client:  sdk.New(c.Node), Key: key, ResultKey: resultKey, Executors: execs, Check: runner.DefaultCheck,
 		DataDir: runner.Path(o.Home, c.DataDir), Stake: s.Stake, MaxConcurrentJobs: c.Registration.MaxConcurrentJobs,
 		MaxJobValue: s.MaxJobValue, JobTypes: s.JobTypes, Models: models, Domains: domains, Rates: s.Rates, Attester: attester,
 		AggregatorListen: c.Aggregator.Listen, PublicURL: s.PublicURL, PushTimeout: s.PushTimeout, MetricsListen: c.Metrics.Listen,
