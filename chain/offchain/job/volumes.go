@@ -56,8 +56,9 @@ type VolumeRef struct {
 	Volume types.Hash   `json:"volume"` // the CBFS volume id (owner ‖ salt)
 	// Path is a clean absolute path: the directory read (input) or the
 	// only prefix written (output). "/" is the whole volume.
-	Path  string `json:"path"`
-	Token []byte `json:"token"`
+	Path string `json:"path"`
+	// Token is 0x-hex in JSON, as `cowboy volume grant` prints it.
+	Token types.Bytes `json:"token"`
 }
 
 // CleanVolumePath reports whether p is a clean absolute path.

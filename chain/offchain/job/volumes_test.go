@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -128,5 +129,24 @@ func TestOutputContentHash(t *testing.T) {
 	}
 	if !WithinVolumePath("/out", "/out/a") || WithinVolumePath("/out", "/outside") || !WithinVolumePath("/", "/x") {
 		t.Fatal("WithinVolumePath")
+	}
+}
+
+// The JSON form (cowboy job submit --spec) carries the token as 0x-hex.
+func TestVolumesJSON(t *testing.T) {
+	s := volumeSpec()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"token":"0xa1"`) {
+		t.Fatalf("token not hex in %s", b)
+	}
+	var d JobSpec
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Volumes) != 2 || !bytes.Equal(d.Volumes[1].Token, []byte{0xa2}) || d.Volumes[1].Volume != s.Volumes[1].Volume {
+		t.Fatalf("decoded %+v", d.Volumes)
 	}
 }
