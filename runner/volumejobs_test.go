@@ -34,14 +34,11 @@ func (inputsExecutor) Execute(_ context.Context, req executor.Request) (executor
 	return executor.Result{Output: []byte(out), Usage: job.Usage{WallTimeMs: 1}}, nil
 }
 
-// TestVolumeJobCommittee: three daemons run a job that reads an input
-// volume through their own read-only tokens; they agree on the result, and
-// only the aggregator writes it to the output volume, whose anchored root
-// is the one the aggregator records.
-func TestVolumeJobCommittee(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	n := newTestNet(t)
+// volumeSetup starts three relays and creates, as a fresh owner, an input
+// volume holding /data/a.txt ("alpha") and /data/b.txt ("bravo") and an
+// empty output volume.
+func volumeSetup(t *testing.T, ctx context.Context) (cbfs.MemDirectory, *cbfs.MemAnchor, *cbfs.Client, *cbfs.Volume, *cbfs.Volume) {
+	t.Helper()
 	dir := volumestest.Relays(t, 3)
 	anchor := &cbfs.MemAnchor{}
 	owner, _ := crypto.GenerateKey()
@@ -54,11 +51,24 @@ func TestVolumeJobCommittee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p, c := range map[string]string{"/data/a.txt": "alpha", "/data/b.txt": "bravo"} {
+	for _, p := range []string{"/data/a.txt", "/data/b.txt"} {
+		c := map[string]string{"/data/a.txt": "alpha", "/data/b.txt": "bravo"}[p]
 		if _, err := in.Put(ctx, p, strings.NewReader(c)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir, anchor, oc, in, out
+}
+
+// TestVolumeJobCommittee: three daemons run a job that reads an input
+// volume through their own read-only tokens; they agree on the result, and
+// only the aggregator writes it to the output volume, whose anchored root
+// is the one the aggregator records.
+func TestVolumeJobCommittee(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n := newTestNet(t)
+	dir, anchor, oc, in, out := volumeSetup(t, ctx)
 
 	spec := httpSpec(3)
 	var rs []*testRunner
@@ -131,21 +141,7 @@ func TestVolumeJobRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	n := newTestNet(t)
-	dir := volumestest.Relays(t, 3)
-	anchor := &cbfs.MemAnchor{}
-	owner, _ := crypto.GenerateKey()
-	oc := volumestest.Client(t, owner, dir, anchor)
-	in, err := oc.CreateVolume(ctx, volumestest.Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := oc.CreateVolume(ctx, volumestest.Options)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := in.Put(ctx, "/data/a.txt", strings.NewReader("alpha")); err != nil {
-		t.Fatal(err)
-	}
+	dir, anchor, _, in, out := volumeSetup(t, ctx)
 	before, _, err := anchor.LatestManifest(ctx, out.ID())
 	if err != nil {
 		t.Fatal(err)
