@@ -18,8 +18,9 @@ import (
 
 // readJobSpec reads a JobSpec in its JSON form (docs/OFFCHAIN.md): numbers
 // for amounts (base units), 0x-hex addresses and hashes, base64 for the
-// byte fields (input, json_schema, required_runner_pool). Unknown fields are
-// refused.
+// byte fields (input, json_schema, required_runner_pool), 0x-hex for a
+// volume's token (volumes, as `cowboy volume grant` prints it). Unknown
+// fields are refused.
 func readJobSpec(in io.Reader, file string) (*job.JobSpec, error) {
 	var data []byte
 	var err error
