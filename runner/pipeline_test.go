@@ -2,10 +2,10 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"crypto/ed25519"
 	"crypto/rand"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
