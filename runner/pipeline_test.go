@@ -233,3 +233,61 @@ func (n *testNet) failedTxs(t *testing.T, a types.Address) []string {
 	}
 	return failed
 }
+
+// TestPipelineForeignNonce: while the runner's transactions are pipelined,
+// the operator sends transfers from the runner's own key (another tool
+// taking nonces the runner assigned locally). The runner's transactions at
+// those nonces are refused or displaced; it resyncs its nonce, rebuilds
+// the lost effects, and every job still settles with exactly one
+// commitment.
+func TestPipelineForeignNonce(t *testing.T) {
+	n := newTestNet(t)
+	ex := &perJobExecutor{fixedExecutor: &fixedExecutor{out: []byte(`{"price": 5}`)}, runs: map[types.Hash]int{}}
+	r := n.newRunner(t, ex, 32)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// The runner's local next nonce is the node's pending one, P, now.
+	// Take P+1..P+3 from outside: they wait in the mempool for P, which the
+	// runner's next transaction fills, and the runner's own P+1..P+3 then
+	// collide with them.
+	acc, err := n.client.Account(ctx, r.d.Address())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := types.Address{0x5e}
+	var foreign []*types.Tx
+	for k := range uint64(3) {
+		nonce := acc.PendingNonce + 1 + k
+		tx, err := n.client.Transfer(ctx, r.key, sink, sdk.MustCBY("0.001"), sdk.TxOptions{Nonce: &nonce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		foreign = append(foreign, tx)
+	}
+	ids := n.submitMany(t, 16)
+	for range 3 { // and again while the jobs are in flight
+		tx, err := n.client.Transfer(ctx, r.key, sink, sdk.MustCBY("0.001"), sdk.TxOptions{})
+		if err != nil {
+			t.Logf("foreign transfer refused (the runner holds that nonce): %v", err)
+			continue
+		}
+		foreign = append(foreign, tx)
+	}
+	for _, id := range ids {
+		checkOneCommitment(t, n, id, r.d.Address())
+	}
+	landed := 0
+	for _, tx := range foreign {
+		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+		if rc, err := n.client.WaitForReceipt(wctx, tx.Hash()); err == nil && rc.Receipt.Status == "success" {
+			landed++
+		}
+		wcancel()
+	}
+	t.Logf("%d of %d foreign transfers landed", landed, len(foreign))
+	// The runner keeps working after the disturbance: a later job settles.
+	more := n.submitMany(t, 4)
+	for _, id := range more {
+		checkOneCommitment(t, n, id, r.d.Address())
+	}
+}
