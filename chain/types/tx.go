@@ -199,10 +199,48 @@ func (tx *Tx) To() (Address, bool) {
 }
 
 // SigningHash is keccak256(CBOR(tx with signature = null)) (spec 002 §2.5).
+//
+// The signature is the last element of the transaction's array, so the
+// signing encoding is the canonical encoding with that element's bytes
+// replaced by CBOR null (0xf6): the hash is taken over the stored bytes
+// without cloning or re-encoding the transaction.
 func (tx *Tx) SigningHash() Hash {
-	d := tx.data.clone()
+	if tx.data.Signature == nil {
+		return tx.hash // the encoding already ends in null
+	}
+	if n := len(tx.encoded) - signatureEncodedLen; n > 0 && isSignatureEncoding(tx.encoded[n:], tx.data.Signature) {
+		return Keccak256(tx.encoded[:n], cborNull)
+	}
+	return tx.slowSigningHash()
+}
+
+// slowSigningHash re-encodes the fields with a null signature. It is the
+// definition SigningHash's fast path must agree with.
+func (tx *Tx) slowSigningHash() Hash {
+	d := tx.data
 	d.Signature = nil
 	return Keccak256(codec.MustMarshal(&d))
+}
+
+// cborNull is the one-byte CBOR encoding of null.
+var cborNull = []byte{0xf6}
+
+// signatureEncodedLen is the length of a Signature's canonical encoding:
+// array(3) head, y_parity (0 or 1, one byte), and two 32-byte byte strings
+// (two-byte head each).
+const signatureEncodedLen = 1 + 1 + (2 + HashLength) + (2 + HashLength)
+
+// isSignatureEncoding reports whether b is exactly s's canonical encoding.
+func isSignatureEncoding(b []byte, s *Signature) bool {
+	if len(b) != signatureEncodedLen || s.YParity > 1 {
+		return false
+	}
+	if b[0] != 0x83 || b[1] != s.YParity || b[2] != 0x58 || b[3] != HashLength {
+		return false
+	}
+	r := b[4 : 4+HashLength]
+	hs := b[4+HashLength:]
+	return hs[0] == 0x58 && hs[1] == HashLength && string(r) == string(s.R[:]) && string(hs[2:]) == string(s.S[:])
 }
 
 // secp256k1 group order halved; signatures with s above it are rejected so
