@@ -266,11 +266,20 @@ func (tx *Tx) Sender() (Address, error) {
 	copy(sig[32:64], s.S[:])
 	sig[64] = s.YParity
 	h := tx.SigningHash()
-	pub, err := crypto.SigToPub(h[:], sig)
+	// Ecrecover returns the 65-byte uncompressed point, which the curve
+	// library has already checked; the address is the last 20 bytes of the
+	// keccak256 of its 64 coordinate bytes, as crypto.PubkeyToAddress would
+	// compute after SigToPub re-parsed and re-validated the same point.
+	pub, err := crypto.Ecrecover(h[:], sig)
 	if err != nil {
 		return Address{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
-	a := Address(crypto.PubkeyToAddress(*pub))
+	if len(pub) != 65 || pub[0] != 4 {
+		return Address{}, fmt.Errorf("%w: recovered key is not an uncompressed point", ErrBadSignature)
+	}
+	var a Address
+	ph := Keccak256(pub[1:])
+	copy(a[:], ph[HashLength-AddressLength:])
 	tx.sender = &a
 	return a, nil
 }
