@@ -1,6 +1,7 @@
 package types
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
@@ -103,9 +104,12 @@ func NewTx(d TxData) (*Tx, error) {
 	if d.Value.Sign() < 0 {
 		return nil, fmt.Errorf("%w: negative value", ErrMalformedTx)
 	}
-	enc, err := codec.Marshal(&d)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+	enc, ok := appendTxData(nil, &d)
+	if !ok {
+		var err error
+		if enc, err = codec.Marshal(&d); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+		}
 	}
 	return &Tx{data: d, encoded: enc, hash: Keccak256(enc)}, nil
 }
@@ -117,11 +121,20 @@ func DecodeTx(b []byte) (*Tx, error) {
 		return nil, fmt.Errorf("%w: %d bytes > %d", ErrTxTooLarge, len(b), MaxTxSize)
 	}
 	var d TxData
-	if err := codec.Unmarshal(b, &d); err != nil {
-		if errors.Is(err, codec.ErrNonCanonical) {
-			return nil, fmt.Errorf("%w: %v", ErrNonCanonicalTx, err)
-		}
+	if err := codec.UnmarshalStored(b, &d); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+	}
+	// Canonical form: re-encoding the decoded fields reproduces the input
+	// (codec.Unmarshal's check, done here with the reflection-free encoder).
+	again, ok := appendTxData(make([]byte, 0, len(b)), &d)
+	if !ok {
+		var err error
+		if again, err = codec.Marshal(&d); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+		}
+	}
+	if !bytes.Equal(again, b) {
+		return nil, fmt.Errorf("%w: %w", ErrNonCanonicalTx, codec.ErrNonCanonical)
 	}
 	if d.Value == nil {
 		return nil, fmt.Errorf("%w: value is null", ErrMalformedTx)
