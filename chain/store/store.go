@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -314,22 +315,40 @@ func indexBlock(tx *bbolt.Tx, blk *types.Block, receipts []*types.Receipt) error
 	if err := tx.Bucket(bucketHashes).Put(h[:], hk); err != nil {
 		return err
 	}
-	txi := tx.Bucket(bucketTxIndex)
-	emit := tx.Bucket(bucketEvEmit)
-	topic := tx.Bucket(bucketEvTopic)
+	// The tx index's keys are hashes, spread at random over the bucket, and
+	// the event indexes' start with an emitter or topic: each index's keys
+	// are put in key order, so that bbolt's cursor walks its pages once
+	// from left to right instead of seeking from the root into a random
+	// page per key (the same entries; only the order of the puts differs).
+	txEntries := make([]indexEntry, 0, len(receipts))
+	var emitEntries, topicEntries []indexEntry
 	for i, r := range receipts {
-		if err := txi.Put(r.TxHash[:], txKey(blk.Header.Height, uint32(i))); err != nil {
-			return err
-		}
+		txEntries = append(txEntries, indexEntry{key: r.TxHash[:], val: txKey(blk.Header.Height, uint32(i))})
 		for j, ev := range r.Events {
 			pos := eventPos{Height: blk.Header.Height, Tx: uint32(i), Event: uint32(j)}.bytes()
-			if err := emit.Put(append(ev.Emitter[:], pos...), nil); err != nil {
-				return err
-			}
+			emitEntries = append(emitEntries, indexEntry{key: append(ev.Emitter[:], pos...)})
 			th := topicHash(ev.Topic)
-			if err := topic.Put(append(th[:], pos...), nil); err != nil {
-				return err
-			}
+			topicEntries = append(topicEntries, indexEntry{key: append(th[:], pos...)})
+		}
+	}
+	if err := putSorted(tx.Bucket(bucketTxIndex), txEntries); err != nil {
+		return err
+	}
+	if err := putSorted(tx.Bucket(bucketEvEmit), emitEntries); err != nil {
+		return err
+	}
+	return putSorted(tx.Bucket(bucketEvTopic), topicEntries)
+}
+
+// indexEntry is one key and value to put in an index bucket.
+type indexEntry struct{ key, val []byte }
+
+// putSorted puts entries into b in key order (it sorts entries).
+func putSorted(b *bbolt.Bucket, entries []indexEntry) error {
+	slices.SortFunc(entries, func(x, y indexEntry) int { return bytes.Compare(x.key, y.key) })
+	for _, e := range entries {
+		if err := b.Put(e.key, e.val); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package types
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
@@ -103,9 +104,12 @@ func NewTx(d TxData) (*Tx, error) {
 	if d.Value.Sign() < 0 {
 		return nil, fmt.Errorf("%w: negative value", ErrMalformedTx)
 	}
-	enc, err := codec.Marshal(&d)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+	enc, ok := appendTxData(nil, &d)
+	if !ok {
+		var err error
+		if enc, err = codec.Marshal(&d); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+		}
 	}
 	return &Tx{data: d, encoded: enc, hash: Keccak256(enc)}, nil
 }
@@ -117,11 +121,20 @@ func DecodeTx(b []byte) (*Tx, error) {
 		return nil, fmt.Errorf("%w: %d bytes > %d", ErrTxTooLarge, len(b), MaxTxSize)
 	}
 	var d TxData
-	if err := codec.Unmarshal(b, &d); err != nil {
-		if errors.Is(err, codec.ErrNonCanonical) {
-			return nil, fmt.Errorf("%w: %v", ErrNonCanonicalTx, err)
-		}
+	if err := codec.UnmarshalStored(b, &d); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+	}
+	// Canonical form: re-encoding the decoded fields reproduces the input
+	// (codec.Unmarshal's check, done here with the reflection-free encoder).
+	again, ok := appendTxData(make([]byte, 0, len(b)), &d)
+	if !ok {
+		var err error
+		if again, err = codec.Marshal(&d); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformedTx, err)
+		}
+	}
+	if !bytes.Equal(again, b) {
+		return nil, fmt.Errorf("%w: %w", ErrNonCanonicalTx, codec.ErrNonCanonical)
 	}
 	if d.Value == nil {
 		return nil, fmt.Errorf("%w: value is null", ErrMalformedTx)
@@ -199,10 +212,48 @@ func (tx *Tx) To() (Address, bool) {
 }
 
 // SigningHash is keccak256(CBOR(tx with signature = null)) (spec 002 §2.5).
+//
+// The signature is the last element of the transaction's array, so the
+// signing encoding is the canonical encoding with that element's bytes
+// replaced by CBOR null (0xf6): the hash is taken over the stored bytes
+// without cloning or re-encoding the transaction.
 func (tx *Tx) SigningHash() Hash {
-	d := tx.data.clone()
+	if tx.data.Signature == nil {
+		return tx.hash // the encoding already ends in null
+	}
+	if n := len(tx.encoded) - signatureEncodedLen; n > 0 && isSignatureEncoding(tx.encoded[n:], tx.data.Signature) {
+		return Keccak256(tx.encoded[:n], cborNull)
+	}
+	return tx.slowSigningHash()
+}
+
+// slowSigningHash re-encodes the fields with a null signature. It is the
+// definition SigningHash's fast path must agree with.
+func (tx *Tx) slowSigningHash() Hash {
+	d := tx.data
 	d.Signature = nil
 	return Keccak256(codec.MustMarshal(&d))
+}
+
+// cborNull is the one-byte CBOR encoding of null.
+var cborNull = []byte{0xf6}
+
+// signatureEncodedLen is the length of a Signature's canonical encoding:
+// array(3) head, y_parity (0 or 1, one byte), and two 32-byte byte strings
+// (two-byte head each).
+const signatureEncodedLen = 1 + 1 + (2 + HashLength) + (2 + HashLength)
+
+// isSignatureEncoding reports whether b is exactly s's canonical encoding.
+func isSignatureEncoding(b []byte, s *Signature) bool {
+	if len(b) != signatureEncodedLen || s.YParity > 1 {
+		return false
+	}
+	if b[0] != 0x83 || b[1] != s.YParity || b[2] != 0x58 || b[3] != HashLength {
+		return false
+	}
+	r := b[4 : 4+HashLength]
+	hs := b[4+HashLength:]
+	return hs[0] == 0x58 && hs[1] == HashLength && string(r) == string(s.R[:]) && string(hs[2:]) == string(s.S[:])
 }
 
 // secp256k1 group order halved; signatures with s above it are rejected so
@@ -228,11 +279,20 @@ func (tx *Tx) Sender() (Address, error) {
 	copy(sig[32:64], s.S[:])
 	sig[64] = s.YParity
 	h := tx.SigningHash()
-	pub, err := crypto.SigToPub(h[:], sig)
+	// Ecrecover returns the 65-byte uncompressed point, which the curve
+	// library has already checked; the address is the last 20 bytes of the
+	// keccak256 of its 64 coordinate bytes, as crypto.PubkeyToAddress would
+	// compute after SigToPub re-parsed and re-validated the same point.
+	pub, err := crypto.Ecrecover(h[:], sig)
 	if err != nil {
 		return Address{}, fmt.Errorf("%w: %v", ErrBadSignature, err)
 	}
-	a := Address(crypto.PubkeyToAddress(*pub))
+	if len(pub) != 65 || pub[0] != 4 {
+		return Address{}, fmt.Errorf("%w: recovered key is not an uncompressed point", ErrBadSignature)
+	}
+	var a Address
+	ph := Keccak256(pub[1:])
+	copy(a[:], ph[HashLength-AddressLength:])
 	tx.sender = &a
 	return a, nil
 }

@@ -55,6 +55,8 @@ type runOptions struct {
 	retain     int
 	metrics    string
 	full       bool
+	gcPercent  int
+	memLimit   string
 }
 
 func newRoot() *cobra.Command {
@@ -89,6 +91,8 @@ func newRoot() *cobra.Command {
 	_ = root.Flags().MarkHidden("consensus-retain")
 	root.Flags().BoolVar(&o.full, "full-node", false, "run a full node of the network: follow the --bootstrap validators, verify and execute their finalized blocks, serve the API; no vote (default from config.json's role)")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
+	root.Flags().IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go GC target percent (heap growth between collections; -1 is off; default unless GOGC is set)")
+	root.Flags().StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit that makes the GC collect sooner near it, e.g. 1GiB, or off (default unless GOMEMLIMIT is set)")
 	root.AddCommand(newInit(), newVersion(), newReindex(), newTestnetCmd(cmdutil.NewFactory()))
 	return root
 }
@@ -106,6 +110,11 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 	if err != nil {
 		return err
 	}
+	gc, err := resolveGC(o.gcPercent, o.memLimit, changed, os.Getenv)
+	if err != nil {
+		return err
+	}
+	applyGC(gc)
 	var network *node.Network
 	if !o.dev {
 		if network, err = networkConfig(o, changed); err != nil {
