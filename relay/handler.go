@@ -58,9 +58,23 @@ func statusOf(err error) wire.Status {
 
 func (n *Node) serveStream(s *quic.Stream) {
 	start := time.Now()
+	// Release the stream's slot when done: QUIC counts a stream against the
+	// connection's MaxIncomingStreams until both directions are finished,
+	// and the receive direction finishes only once the FIN or the client's
+	// reset has been read or reading is cancelled. A FIN arriving after the
+	// request frame was read, or a client reset after it gave up, is never
+	// read by a handler, so without this every such request would hold a
+	// slot until the connection closed, and the client's next streams would
+	// wait for ever.
+	defer s.CancelRead(0)
 	defer s.Close()
+	// The handler stops when the node closes or the client gives up on the
+	// request (its STOP_SENDING or reset ends the stream's context), so a
+	// request waiting on a lock, the disk or a chain query frees its slot.
 	ctx, cancel := context.WithCancel(n.hardCtx)
 	defer cancel()
+	stopPeer := context.AfterFunc(s.Context(), cancel)
+	defer stopPeer()
 	stop := context.AfterFunc(ctx, func() { s.CancelRead(2); s.CancelWrite(2) })
 	defer stop()
 	s.SetReadDeadline(time.Now().Add(30 * time.Second))
