@@ -209,9 +209,10 @@ func (c *Client) do(ctx context.Context, s *session, r RelayInfo, req *wire.Requ
 	if err != nil {
 		return nil, err
 	}
+	// The pool drops a failed relay's connection itself; a request its
+	// caller gave up must leave the connection others share alone.
 	reply, err := c.pool.Do(ctx, r.Addr, r.PubKey, req, body)
 	if err != nil {
-		c.pool.Forget(r.Addr, r.PubKey)
 		return nil, fmt.Errorf("relay %s: %w", r.ID.String()[:8], err)
 	}
 	if err := statusError(r, req.Op, &reply.Response); err != nil {
@@ -223,7 +224,7 @@ func (c *Client) do(ctx context.Context, s *session, r RelayInfo, req *wire.Requ
 
 // call is do for requests without a response body.
 func (c *Client) call(ctx context.Context, s *session, r RelayInfo, req *wire.Request, body io.Reader) (*wire.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	ctx, cancel := transport.WithRequestTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := c.do(ctx, s, r, req, body)
 	if err != nil {
@@ -235,7 +236,7 @@ func (c *Client) call(ctx context.Context, s *session, r RelayInfo, req *wire.Re
 
 // fetch GETs a whole object.
 func (c *Client) fetch(ctx context.Context, s *session, r RelayInfo, kind wire.Kind, id [32]byte, maxSize uint64) ([]byte, [32]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	ctx, cancel := transport.WithRequestTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := c.do(ctx, s, r, &wire.Request{Op: wire.OpGet, Kind: kind, ID: id}, nil)
 	if err != nil {
@@ -254,7 +255,7 @@ func (c *Client) fetch(ctx context.Context, s *session, r RelayInfo, kind wire.K
 
 // Stat asks a relay for its usage (unauthenticated).
 func (c *Client) Stat(ctx context.Context, r RelayInfo) (*wire.Stat, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	ctx, cancel := transport.WithRequestTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := c.pool.Do(ctx, r.Addr, r.PubKey, &wire.Request{Op: wire.OpStat}, nil)
 	if err != nil {

@@ -119,7 +119,9 @@ func (p *Pool) conn(ctx context.Context, addr string, node []byte) (*quic.Conn, 
 	}
 }
 
-// Forget drops the cached connection to addr (after an error).
+// Forget drops the cached connection to addr. The pool already drops the
+// connection of a relay that failed a request; a request its caller gave up
+// leaves the connection to the others sharing it.
 func (p *Pool) Forget(addr string, node []byte) {
 	key := addr + "/" + hex.EncodeToString(node)
 	p.mu.Lock()
@@ -129,6 +131,36 @@ func (p *Pool) Forget(addr string, node []byte) {
 	if c != nil {
 		c.CloseWithError(0, "forget")
 	}
+}
+
+// failed records that the relay at addr failed a request: it is down for
+// DownFor and its connection is dropped, so the next request dials again
+// instead of queueing on a dead connection.
+func (p *Pool) failed(addr string, node []byte) {
+	p.mu.Lock()
+	p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
+	p.mu.Unlock()
+	p.Forget(addr, node)
+}
+
+// ErrRequestTimeout is the cause of a context made by WithRequestTimeout
+// when its time runs out.
+var ErrRequestTimeout = errors.New("transport: relay did not answer within the request timeout")
+
+// WithRequestTimeout bounds one request to d. Running out of it is the
+// relay's fault (it is marked down for DownFor); a caller that cancels ctx,
+// or whose own deadline passes first, only abandons its request.
+func WithRequestTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, ErrRequestTimeout)
+}
+
+// relayAtFault reports whether a request that failed with ctx in this state
+// says the relay failed: its connection broke or it stalled while the
+// caller still waited, or it used up the request timeout. A caller that gave
+// up (cancelled, or its own deadline passed) says nothing about the relay,
+// and closing the connection that other requests share would fail them all.
+func relayAtFault(ctx context.Context) bool {
+	return ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrRequestTimeout)
 }
 
 // Close closes every connection.
@@ -168,32 +200,34 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	if err != nil {
 		return nil, err
 	}
+	// Opening waits for a free stream slot, never past ctx.
 	s, err := c.OpenStreamSync(ctx)
 	if err != nil {
-		p.Forget(addr, node)
-		if ctx.Err() == nil {
-			p.mu.Lock()
-			p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
-			p.mu.Unlock()
+		if relayAtFault(ctx) {
+			p.failed(addr, node)
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
 		}
 		return nil, fmt.Errorf("transport: open stream to %s: %w", addr, err)
 	}
-	// Abort the stream if ctx ends while we are blocked on it.
+	// If ctx ends while the request runs, reset this stream both ways (and
+	// only it): the relay's handler sees the reset, stops and frees the
+	// stream's slot; the connection stays for the requests sharing it.
 	stop := context.AfterFunc(ctx, func() {
-		s.CancelRead(1)
-		s.CancelWrite(1)
+		s.CancelRead(CodeCancelled)
+		s.CancelWrite(CodeCancelled)
 	})
 	fail := func(err error) (*Reply, error) {
 		stop()
-		s.CancelRead(1)
-		s.CancelWrite(1)
+		s.CancelRead(CodeCancelled)
+		s.CancelWrite(CodeCancelled)
+		if relayAtFault(ctx) {
+			p.failed(addr, node)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("transport: %s %s: %w", req.Op, addr, ctx.Err())
 		}
-		// The relay stalled or the connection broke: remember it as down.
-		p.mu.Lock()
-		p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
-		p.mu.Unlock()
 		return nil, fmt.Errorf("transport: %s %s: %w", req.Op, addr, err)
 	}
 	// QUIC's idle timeout does not fire while we keep sending to a peer
@@ -234,6 +268,10 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	}
 	return &Reply{Response: resp, Body: io.LimitReader(stallReader{s}, int64(resp.Size)), stream: s, stop: stop}, nil
 }
+
+// CodeCancelled is the QUIC stream error code a client resets a request's
+// stream with when it abandons the request.
+const CodeCancelled quic.StreamErrorCode = 1
 
 // StallTimeout is how long a request may make no progress.
 const StallTimeout = 5 * time.Second
