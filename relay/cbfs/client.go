@@ -43,8 +43,13 @@ type Config struct {
 	// concurrently per upload, and read ahead per download (default 4).
 	// Memory use is about 2.5 segment sizes per segment in flight.
 	SegmentsInFlight int
-	// RequestTimeout bounds each relay request (default 60s).
+	// RequestTimeout bounds each relay request (default 60s). A relay that
+	// uses it up, or whose connection fails, is avoided for RelayDownFor.
 	RequestTimeout time.Duration
+	// RelayDownFor is how long a relay that failed a request is avoided
+	// (default transport.DownFor). An upload that lacks relays only because
+	// some are avoided waits up to about this long for them.
+	RelayDownFor time.Duration
 	// TokenTTL is the lifetime of the owner's self-issued tokens (default 1h).
 	TokenTTL time.Duration
 	// OnShardFailure, if set, is told about every shard that could not be
@@ -126,7 +131,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("cbfs: Config.Key, Config.Directory and Config.Anchor are required")
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	return &Client{cfg: cfg, log: cfg.Logger, pool: transport.NewPool(), bg: bg, cancel: cancel}, nil
+	return &Client{cfg: cfg, log: cfg.Logger, pool: transport.NewPool(transport.WithDownFor(cfg.RelayDownFor)), bg: bg, cancel: cancel}, nil
 }
 
 // Close stops background checkpoints (a commit not anchored yet stays

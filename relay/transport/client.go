@@ -30,32 +30,63 @@ func QUICConfig() *quic.Config {
 // Pool keeps one QUIC connection per relay. The zero value is not usable;
 // call NewPool. Close releases all connections.
 type Pool struct {
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[string]*quic.Conn
-	dials  map[string]*dialing
-	down   map[string]time.Time // recent dial failures, to fail fast
-	closed bool
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[string]*quic.Conn
+	dials map[string]*dialing
+	down  map[string]time.Time // recent failures, to fail fast
+	// downFor is how long a failed relay is avoided (DownFor by default).
+	downFor time.Duration
+	closed  bool
 }
 
-// ErrRelayDown is returned without dialing for a relay that failed to
-// connect within the last DownFor.
+// PoolOption configures a Pool.
+type PoolOption func(*Pool)
+
+// WithDownFor sets how long a relay that failed is avoided (default
+// DownFor); d <= 0 keeps the default.
+func WithDownFor(d time.Duration) PoolOption {
+	return func(p *Pool) {
+		if d > 0 {
+			p.downFor = d
+		}
+	}
+}
+
+// ErrRelayDown is returned without dialing for a relay that failed within
+// the pool's down period.
 var ErrRelayDown = errors.New("transport: relay recently unreachable")
 
-// DownFor is how long a failed dial is remembered.
+// DownFor is how long a pool avoids a relay that failed, by default.
 const DownFor = 15 * time.Second
 
-// Down reports whether the relay failed to connect within DownFor.
+// Down reports whether the relay failed within the pool's down period.
 func (p *Pool) Down(addr string, node []byte) bool {
+	return time.Now().Before(p.DownUntil(addr, node))
+}
+
+// DownUntil is when the relay's down mark ends (the zero time, or a time
+// in the past, when it is not marked down).
+func (p *Pool) DownUntil(addr string, node []byte) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t, ok := p.down[addr+"/"+hex.EncodeToString(node)]
-	return ok && time.Since(t) < DownFor
+	if !ok {
+		return time.Time{}
+	}
+	return t.Add(p.downFor)
 }
 
+// DownFor is how long this pool avoids a relay that failed.
+func (p *Pool) DownFor() time.Duration { return p.downFor }
+
 // NewPool returns an empty pool.
-func NewPool() *Pool {
-	return &Pool{conns: map[string]*quic.Conn{}, dials: map[string]*dialing{}, down: map[string]time.Time{}}
+func NewPool(opts ...PoolOption) *Pool {
+	p := &Pool{conns: map[string]*quic.Conn{}, dials: map[string]*dialing{}, down: map[string]time.Time{}, downFor: DownFor}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 type dialing struct {
@@ -78,7 +109,7 @@ func (p *Pool) conn(ctx context.Context, addr string, node []byte) (*quic.Conn, 
 		p.mu.Unlock()
 		return c, nil
 	}
-	if t, ok := p.down[key]; ok && time.Since(t) < DownFor {
+	if t, ok := p.down[key]; ok && time.Since(t) < p.downFor {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrRelayDown, addr)
 	}
