@@ -280,12 +280,16 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 			err = s.Close()
 		}
 		if err != nil {
-			// The relay may have refused the body (relay full, not
-			// authorized) and stopped reading: its answer explains why.
+			// The relay stopped reading: it refused the body (relay full,
+			// not authorized), or it already has all of it and answered
+			// before our FIN. Its answer says which.
 			s.SetReadDeadline(time.Now().Add(StallTimeout))
 			var resp wire.Response
-			if rerr := wire.ReadFrame(s, &resp); rerr == nil && resp.Status != wire.StatusOK {
-				return &Reply{Response: resp, Body: io.LimitReader(s, 0), stream: s, stop: stop}, nil
+			if rerr := wire.ReadFrame(s, &resp); rerr == nil {
+				if resp.Status != wire.StatusOK {
+					resp.Size = 0
+				}
+				return &Reply{Response: resp, Body: io.LimitReader(stallReader{s}, int64(resp.Size)), stream: s, stop: stop}, nil
 			}
 			return fail(err)
 		}
