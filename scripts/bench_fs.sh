@@ -355,7 +355,7 @@ for k in ('put', 'get'):
     if v and cp:
         extra.append(f'- `cowboy volume {k}` of {mb} MiB: {mb/v:.0f} MiB/s, {cp/v:.2f}× `cp` + sync ({mb/cp:.0f} MiB/s, same run)')
     else:
-        extra.append(f'- `cowboy volume {k}`: {R.get(k + ",cowboy")}')
+        extra.append(f'- `cowboy volume {k}`: {R.get(k + ",cowboy", "not run")}')
 extra.append(f'- encode+encrypt+hash per core / AES-256-GCM alone (median of 3): {enc}')
 text = '\n'.join(tab + [''] + extra) + '\n'
 open(out, 'w').write(text)
