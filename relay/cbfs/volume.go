@@ -1004,12 +1004,15 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 		if err != nil {
 			return err
 		}
-		var back time.Time // when the first avoided relay is usable again
-		cands, back = u.candidates(healthy, len(es.shards[0]))
+		// back: when the first relay avoided after a failure is usable
+		// again; waiting helps only if enough relays are merely avoided.
+		var back time.Time
+		var avoided int
+		cands, avoided, back = u.candidates(healthy, len(es.shards[0]))
 		if len(cands) >= n {
 			break
 		}
-		if back.IsZero() || back.After(until) {
+		if len(cands)+avoided < n || back.After(until) {
 			u.mu.Lock()
 			last := u.lastErr
 			u.mu.Unlock()
@@ -1099,14 +1102,15 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 	return nil
 }
 
-// candidates lists the healthy relays a shard of size sz may go to now and,
-// if some are left out only because the pool avoids them after a recent
-// failure, when the first of those is usable again (else the zero time).
-func (u *Upload) candidates(healthy []RelayInfo, sz int) ([]RelayInfo, time.Time) {
+// candidates lists the healthy relays a shard of size sz may go to now,
+// how many more are left out only because the pool avoids them after a
+// recent failure, and when the first of those is usable again.
+func (u *Upload) candidates(healthy []RelayInfo, sz int) ([]RelayInfo, int, time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var cands []RelayInfo
 	var back time.Time
+	avoided := 0
 	now := time.Now()
 	for _, r := range healthy {
 		full := r.Capacity > 0 && r.Used+uint64(sz) > r.Capacity
@@ -1114,6 +1118,7 @@ func (u *Upload) candidates(healthy []RelayInfo, sz int) ([]RelayInfo, time.Time
 			continue
 		}
 		if t := u.v.c.pool.DownUntil(r.Addr, r.PubKey); now.Before(t) {
+			avoided++
 			if back.IsZero() || t.Before(back) {
 				back = t
 			}
@@ -1121,7 +1126,7 @@ func (u *Upload) candidates(healthy []RelayInfo, sz int) ([]RelayInfo, time.Time
 		}
 		cands = append(cands, r)
 	}
-	return cands, back
+	return cands, avoided, back
 }
 
 // downWait bounds how long one segment waits for relays the pool avoids
