@@ -1039,7 +1039,6 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			waited := false // each shard waits out a down mark at most once
 			for {
 				if u.stopped() {
 					errs[i] = errUploadStopped
@@ -1059,35 +1058,24 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 					return
 				}
 				// A relay the pool now avoids failed in transit (timeout,
-				// broken connection): it may be back after the down period.
-				// One that answered with a refusal (full, error) is not
-				// tried again by this upload.
-				until := u.v.c.pool.DownUntil(r.Addr, r.PubKey)
-				transient := time.Now().Before(until)
+				// broken connection): later segments skip it only until its
+				// down mark ends. One that answered with a refusal (full,
+				// error) is not tried again by this upload.
 				u.mu.Lock()
-				if !transient {
+				if !u.v.c.pool.Down(r.Addr, r.PubKey) {
 					u.bad[r.ID] = true
 				}
 				u.lastErr = err
 				u.mu.Unlock()
 				smu.Lock()
-				if len(spares) > 0 {
-					u.v.c.log.Warn("shard upload failed, trying a spare relay", "relay", r.ID.String(), "err", err)
-					r, spares = spares[0], spares[1:]
+				if len(spares) == 0 {
 					smu.Unlock()
-					continue
-				}
-				smu.Unlock()
-				if !transient || waited {
 					errs[i] = fmt.Errorf("%w: no spare relay left after: %w", ErrInsufficientRelays, err)
 					return
 				}
-				u.v.c.log.Warn("shard upload failed, no spare relay: retrying it after its down period", "relay", r.ID.String(), "err", err)
-				waited = true
-				if err := sleepUntil(u.ctx, until); err != nil {
-					errs[i] = err
-					return
-				}
+				u.v.c.log.Warn("shard upload failed, trying a spare relay", "relay", r.ID.String(), "err", err)
+				r, spares = spares[0], spares[1:]
+				smu.Unlock()
 			}
 		}()
 	}
