@@ -58,9 +58,17 @@ func statusOf(err error) wire.Status {
 
 func (n *Node) serveStream(s *quic.Stream) {
 	start := time.Now()
-	defer s.Close()
+	defer func() {
+		s.Close()
+		release(s)
+	}()
+	// The handler stops when the node closes or the client gives up on the
+	// request (its STOP_SENDING or reset ends the stream's context), so a
+	// request waiting on a lock, the disk or a chain query frees its slot.
 	ctx, cancel := context.WithCancel(n.hardCtx)
 	defer cancel()
+	stopPeer := context.AfterFunc(s.Context(), cancel)
+	defer stopPeer()
 	stop := context.AfterFunc(ctx, func() { s.CancelRead(2); s.CancelWrite(2) })
 	defer stop()
 	s.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -105,6 +113,28 @@ func (n *Node) serveStream(s *quic.Stream) {
 			n.log.Debug("write body", "op", req.Op.String(), "err", err)
 		}
 	}
+}
+
+// drainMax and drainWait bound what release reads after the answer.
+const (
+	drainMax  = 64 << 10
+	drainWait = 2 * time.Second
+)
+
+// release frees the stream's slot once its answer is written. QUIC counts a
+// stream against the connection's MaxIncomingStreams until both directions
+// are finished, and the receive direction finishes only when the FIN or the
+// client's reset has been read, or reading is cancelled. A FIN that arrives
+// after the request was read, or the reset of a client that gave up, is
+// never read by a handler: without this every such request held a slot
+// until the connection closed, and the client's next streams waited for
+// ever. It first reads briefly for the FIN the client sends after its
+// request (cancelling at once would make the client's own close fail), then
+// cancels reading.
+func release(s *quic.Stream) {
+	s.SetReadDeadline(time.Now().Add(drainWait))
+	io.CopyN(io.Discard, s, drainMax)
+	s.CancelRead(0)
 }
 
 func permFor(op wire.Op, kind wire.Kind) captoken.Perm {

@@ -67,9 +67,8 @@ func (h *harness) token(c captoken.Caveats) *captoken.Token {
 	return tok
 }
 
-// send signs req with the owner key (unless already signed) and returns the reply.
-func (h *harness) send(req *wire.Request, tok *captoken.Token, body []byte) (*wire.Response, []byte) {
-	h.t.Helper()
+// signed signs req with the owner key (unless already signed).
+func (h *harness) signed(req *wire.Request, tok *captoken.Token) *wire.Request {
 	if req.Sig == nil {
 		req.Volume = h.vol
 		if req.Relay == ([20]byte{}) {
@@ -84,6 +83,13 @@ func (h *harness) send(req *wire.Request, tok *captoken.Token, body []byte) (*wi
 		req.Token = tok.Encode()
 		req.Sig, _ = captoken.SignRequest(h.owner, req.SigningHash())
 	}
+	return req
+}
+
+// send signs req with the owner key (unless already signed) and returns the reply.
+func (h *harness) send(req *wire.Request, tok *captoken.Token, body []byte) (*wire.Response, []byte) {
+	h.t.Helper()
+	req = h.signed(req, tok)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	reply, err := h.pool.Do(ctx, h.node.Addr().String(), h.node.PubKey(), req, bytes.NewReader(body))

@@ -12,7 +12,13 @@
 # drops the page cache before cold reads). Sizes: BENCH_MB (default 1024),
 # BENCH_FILES (tar, default 5013), BENCH_CREATES (default 100). Workloads that
 # have not finished within BENCH_LIMIT seconds (default 180) are stopped and
-# reported as such with the progress made.
+# reported as such with the progress made. A workload that fails records its
+# error in its cell and the run goes on to the next one.
+# BENCH_FSES (default "local cowboy gocryptfs rclone") and BENCH_WORKLOADS
+# (default "create tar clone write read rand put enc") pick a subset; local
+# is always measured, as the baseline.
+# Logs: the node, the six relays (at info), the mount and rclone write to
+# $BENCH_LOGS (default: $OUT without .md, plus .logs/), kept after the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=$PWD/bin
@@ -21,6 +27,13 @@ FILES=${BENCH_FILES:-5013}
 CREATES=${BENCH_CREATES:-100}
 LIMIT=${BENCH_LIMIT:-180}
 OUT=${OUT:-/tmp/cbfs-peer-bench.md}
+LOGS=${BENCH_LOGS:-${OUT%.md}.logs}
+read -r -a FSES <<<"${BENCH_FSES:-local cowboy gocryptfs rclone}"
+[[ " ${FSES[*]} " == *" local "* ]] || FSES=(local "${FSES[@]}")
+WORKLOADS=" ${BENCH_WORKLOADS:-create tar clone write read rand put enc} "
+want() { [[ "$WORKLOADS" == *" $1 "* ]]; }
+has_fs() { [[ " ${FSES[*]} " == *" $1 "* ]]; }
+mkdir -p "$LOGS" && rm -f "$LOGS"/*.log
 for p in gocryptfs rclone fio git python3 fusermount3; do
   command -v "$p" >/dev/null || { echo "bench_fs: $p missing (make deps installs it)" >&2; exit 1; }
 done
@@ -44,7 +57,7 @@ PORT=$(free_port)
 export COWBOY_NODE=http://127.0.0.1:$PORT COWBOY_HOME=$WORK/cli COWBOY_PASSWORD=bench
 BLOCK_ARGS=()
 [ -n "${COWBOY_BENCH_BLOCK:-}" ] && BLOCK_ARGS=(--block-interval "$COWBOY_BENCH_BLOCK")
-"$BIN/cowboyd" --dev --home "$WORK/node" --rpc "127.0.0.1:$PORT" "${BLOCK_ARGS[@]}" --log-level warn 2>"$WORK/node.log" &
+"$BIN/cowboyd" --dev --home "$WORK/node" --rpc "127.0.0.1:$PORT" "${BLOCK_ARGS[@]}" --log-level warn 2>"$LOGS/node.log" &
 PIDS+=($!)
 for _ in $(seq 1 100); do "$BIN/cowboy" status >/dev/null 2>&1 && break; sleep 0.1; done
 "$BIN/cowboy" keys new bench --light-kdf >/dev/null
@@ -54,7 +67,7 @@ for i in 1 2 3 4 5 6; do
   "$BIN/cowboy-relay" init --home "$h" --listen 127.0.0.1:0 >/dev/null
   id=$("$BIN/cowboy-relay" status --home "$h" --json | python3 -c 'import json,sys;print(json.load(sys.stdin)["id"])')
   "$BIN/cowboy" faucet "$id" --value 200 >/dev/null
-  "$BIN/cowboy-relay" run --home "$h" --node "$COWBOY_NODE" --stake 100 --heartbeat 1s --log-level warn 2>"$h.log" &
+  "$BIN/cowboy-relay" run --home "$h" --node "$COWBOY_NODE" --stake 100 --heartbeat 1s --log-level info 2>"$LOGS/relay$i.log" &
   PIDS+=($!)
 done
 for _ in $(seq 1 300); do
@@ -66,27 +79,32 @@ done
 "$BIN/cowboy" volume create bench --from bench --k 4 --m 2 >/dev/null
 mount_cowboy() {
   mkdir -p "$WORK/mnt/cowboy"
-  "$BIN/cowboy" volume mount bench "$WORK/mnt/cowboy" --from bench --cache-dir "$WORK/cache" >"$WORK/mount.log" 2>&1 &
+  "$BIN/cowboy" volume mount bench "$WORK/mnt/cowboy" --from bench --cache-dir "$WORK/cache" >>"$LOGS/mount.log" 2>&1 &
   COWBOY_MOUNT_PID=$!
   PIDS+=($COWBOY_MOUNT_PID)
   for _ in $(seq 1 300); do mountpoint -q "$WORK/mnt/cowboy" && return 0; sleep 0.1; done
-  cat "$WORK/mount.log" >&2; return 1
+  tail -n 20 "$LOGS/mount.log" >&2; return 1
 }
 unmount_cowboy() {
-  "$BIN/cowboy" volume unmount "$WORK/mnt/cowboy" >/dev/null
+  local rc=0
+  "$BIN/cowboy" volume unmount "$WORK/mnt/cowboy" >/dev/null 2>>"$LOGS/mount.log" || rc=$?
   wait "$COWBOY_MOUNT_PID" 2>/dev/null || true
+  return $rc
 }
 mount_cowboy
 MOUNTS+=("$WORK/mnt/cowboy")
 
 # ---- gocryptfs ----
+if has_fs gocryptfs; then
 mkdir -p "$WORK/gocrypt.cipher" "$WORK/mnt/gocryptfs"
 echo bench >"$WORK/gocrypt.pass"
 gocryptfs -q -init -passfile "$WORK/gocrypt.pass" "$WORK/gocrypt.cipher"
 gocryptfs -q -nosyslog -passfile "$WORK/gocrypt.pass" "$WORK/gocrypt.cipher" "$WORK/mnt/gocryptfs"
 MOUNTS+=("$WORK/mnt/gocryptfs")
+fi
 
 # ---- rclone crypt over a local directory ----
+if has_fs rclone; then
 mkdir -p "$WORK/rclone.cipher" "$WORK/mnt/rclone"
 export RCLONE_CONFIG=$WORK/rclone.conf
 PW=$(rclone obscure bench)
@@ -99,14 +117,14 @@ type = crypt
 remote = base:$WORK/rclone.cipher
 password = $PW
 EOF
-rclone mount sec: "$WORK/mnt/rclone" --vfs-cache-mode writes --cache-dir "$WORK/rclone.cache" 2>"$WORK/rclone.log" &
+rclone mount sec: "$WORK/mnt/rclone" --vfs-cache-mode writes --cache-dir "$WORK/rclone.cache" 2>"$LOGS/rclone.log" &
 PIDS+=($!)
 for _ in $(seq 1 100); do mountpoint -q "$WORK/mnt/rclone" && break; sleep 0.1; done
 MOUNTS+=("$WORK/mnt/rclone")
+fi
 
 mkdir -p "$WORK/mnt/local"
 declare -A DIR=([local]=$WORK/mnt/local [cowboy]=$WORK/mnt/cowboy [gocryptfs]=$WORK/mnt/gocryptfs [rclone]=$WORK/mnt/rclone)
-FSES=(local cowboy gocryptfs rclone)
 declare -A R # results: R[measure,fs]
 
 # ---- inputs ----
@@ -131,7 +149,12 @@ git ls-files -z | awk -v RS='\0' -v ORS='\0' 'NR <= 600' | xargs -0 cp --parents
   echo more >>README && git add . && git -c user.name=b -c user.email=b@x commit -qm two)
 REPO_FILES=$(cd "$WORK/repo" && git ls-files | wc -l)
 
+# From here on a failing workload records its error in its cell and the
+# run goes on: nothing below may end the script early.
+set +e
+
 # timed CMD...: seconds (float) on stdout; non-zero if it failed or hit LIMIT
+# (124); the command's stderr is in $WORK/last.err.
 timed() {
   local t0 t1 rc=0
   t0=$(date +%s.%N)
@@ -140,12 +163,35 @@ timed() {
   python3 -c "print(f'{$t1-$t0:.3f}')"
   return $rc
 }
+# failed RC: the cell for a workload that ended with RC: "limit" when it was
+# stopped at LIMIT, else its error (the last line of its stderr, which is
+# also kept in $LOGS/errors.log).
+failed() {
+  if [ "$1" = 124 ]; then echo limit; return; fi
+  local msg
+  msg=$(grep -v '^[[:space:]]*$' "$WORK/last.err" 2>/dev/null | tail -n 1 | tr '|\t' '/ ' | cut -c1-160)
+  echo "error (exit $1): ${msg:-no message}"
+}
+# run_timed KEY CMD...: times CMD into R[KEY], or records why it failed.
+run_timed() {
+  local key=$1 t rc
+  shift
+  t=$(timed "$@")
+  rc=$?
+  if [ $rc = 0 ]; then R[$key]=$t; return 0; fi
+  R[$key]=$(failed $rc)
+  { echo "== $key: ${R[$key]}"; cat "$WORK/last.err"; } >>"$LOGS/errors.log"
+  log "$key: ${R[$key]}"
+  return $rc
+}
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
 for fs in "${FSES[@]}"; do
   d=${DIR[$fs]}
+  p50=100
+  if want create; then
   log "$fs: create+close of 1 KiB files"
-  R[create,$fs]=$(python3 - "$d/creates" "$CREATES" "$LIMIT" <<'EOF'
+  R[create,$fs]=$(python3 - "$d/creates" "$CREATES" "$LIMIT" 2>"$WORK/last.err" <<'EOF'
 import os, sys, time
 d, n, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 os.makedirs(d, exist_ok=True)
@@ -163,12 +209,20 @@ pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))] * 1000
 print(f"{pick(0.5):.2f} {pick(0.99):.2f} {len(lat)}")
 EOF
 )
+  rc=$?
+  if [ $rc != 0 ]; then
+    R[create,$fs]=$(failed $rc)
+    { echo "== create,$fs"; cat "$WORK/last.err"; } >>"$LOGS/errors.log"
+    log "create,$fs: ${R[create,$fs]}"
+  else
+    p50=${R[create,$fs]%% *}
+  fi
+  fi
   # A program killed while close(2) commits can leave the volume anchored
   # at a version no relay holds (issue 13, defect 1), so a workload is
   # never killed on the CBFS mount: when the measured close latency says it
   # would not finish within LIMIT, it runs on the first files of the tree
   # only (tar) or not at all (git clone), and the table says so.
-  p50=${R[create,$fs]%% *}
   n=$FILES
   ball=$WORK/tree.tar
   if [ "$fs" = cowboy ]; then
@@ -178,26 +232,37 @@ EOF
       (cd "$WORK/tree" && find . -type f | sort | sed -n "1,${n}p" >"$WORK/subset" && tar -cf "$ball" -T "$WORK/subset")
     fi
   fi
+  if want tar; then
   log "$fs: tar -x of $n files"
   mkdir -p "$d/tar"
-  if t=$(timed tar -C "$d/tar" -xf "$ball"); then
-    R[tar,$fs]="$t"
-    [ "$n" -lt "$FILES" ] && R[tar,$fs]="subset:$n:$t"
-  else
+  if run_timed "tar,$fs" tar -C "$d/tar" -xf "$ball"; then
+    [ "$n" -lt "$FILES" ] && R[tar,$fs]="subset:$n:${R[tar,$fs]}"
+  elif [ "${R[tar,$fs]}" = limit ]; then
     R[tar,$fs]="limit:$(find "$d/tar" -type f | wc -l)"
   fi
-  if [ "$fs" = cowboy ] && python3 -c "import sys; sys.exit(0 if $REPO_FILES * $p50 / 1000 * 1.5 > $LIMIT else 1)"; then
+  fi
+  if ! want clone; then
+    :
+  elif [ "$fs" = cowboy ] && python3 -c "import sys; sys.exit(0 if $REPO_FILES * $p50 / 1000 * 1.5 > $LIMIT else 1)"; then
     R[clone,$fs]="not run: ~$(python3 -c "print(round($REPO_FILES * $p50 / 1000 * 1.5))") s at the measured close latency"
   else
     log "$fs: git clone ($REPO_FILES files)"
-    if t=$(timed git clone -q --no-hardlinks "$WORK/repo" "$d/clone"); then R[clone,$fs]="$t"; else R[clone,$fs]="limit"; fi
+    run_timed "clone,$fs" git clone -q --no-hardlinks "$WORK/repo" "$d/clone"
   fi
+  if want write; then
   log "$fs: sequential write ${MB} MiB + fsync"
-  if t=$(timed dd if="$WORK/big.in" of="$d/big" bs=1M conv=fsync); then R[write,$fs]="$t"; else R[write,$fs]="limit"; fi
+  run_timed "write,$fs" dd if="$WORK/big.in" of="$d/big" bs=1M conv=fsync
+  fi
+  if want read; then
   log "$fs: cold sequential read"
-  if [ "$fs" = cowboy ]; then unmount_cowboy; mount_cowboy; fi # also empties the mount's own cache
+  if [ "$fs" = cowboy ]; then # also empties the mount's own cache
+    unmount_cowboy || log "unmount of the CBFS mount failed (see $LOGS/mount.log)"
+    mount_cowboy || log "remount of the CBFS mount failed (see $LOGS/mount.log)"
+  fi
   drop_caches
-  if t=$(timed dd if="$d/big" of=/dev/null bs=1M); then R[read,$fs]="$t"; else R[read,$fs]="limit"; fi
+  run_timed "read,$fs" dd if="$d/big" of=/dev/null bs=1M
+  fi
+  want rand || continue
   log "$fs: 4 KiB random read, warm"
   R[rand,$fs]=$(cd "$d" && fio --name=rr --filename=rand.fio --size=256M --rw=randread --bs=4k --ioengine=psync \
     --time_based --runtime=3 --invalidate=0 --output-format=json 2>/dev/null >/dev/null &&
@@ -206,24 +271,33 @@ EOF
     python3 -c 'import json,sys;print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))') || R[rand,$fs]="error"
 done
 
+if want put && has_fs cowboy; then
 log "volume put/get ${MB} MiB vs cp"
-R[cp,local]=$(timed sh -c "cp '$WORK/big.in' '$WORK/big.cp' && sync '$WORK/big.cp'")
-R[put,cowboy]=$(timed "$BIN/cowboy" volume put bench "$WORK/big.in" /put.bin --from bench) || R[put,cowboy]=limit
+run_timed cp,local sh -c "cp '$WORK/big.in' '$WORK/big.cp' && sync '$WORK/big.cp'"
+run_timed put,cowboy "$BIN/cowboy" volume put bench "$WORK/big.in" /put.bin --from bench
 drop_caches
-R[get,cowboy]=$(timed "$BIN/cowboy" volume get bench /put.bin "$WORK/big.get" --from bench) || R[get,cowboy]=limit
-cmp "$WORK/big.in" "$WORK/big.get" || R[get,cowboy]="corrupt"
+run_timed get,cowboy "$BIN/cowboy" volume get bench /put.bin "$WORK/big.get" --from bench &&
+  { cmp -s "$WORK/big.in" "$WORK/big.get" || R[get,cowboy]="corrupt"; }
+fi
 
+ENC="not run"
+if want enc; then
 log "encode per core vs AES-256-GCM"
 ENC=$(go test ./relay/cbfs/ -run XXX -bench EncodeVsAESGCM -cpu 1 -benchtime 2s -count 3 |
   awk '/EncodeVsAESGCM/ {for (i = 1; i <= NF; i++) if ($(i+1) == "ratio") print $i}' | sort -n | sed -n 2p)
+[ -n "$ENC" ] || ENC="error (see the go test output above)"
+fi
 
 for k in "${!R[@]}"; do printf '%s\t%s\n' "$k" "${R[$k]}"; done >"$WORK/results.tsv"
-python3 - "$OUT" "$MB" "$FILES" "$CREATES" "$REPO_FILES" "$LIMIT" "$ENC" "$WORK/results.tsv" <<'EOF'
+python3 - "$OUT" "$MB" "$FILES" "$CREATES" "$REPO_FILES" "$LIMIT" "$ENC" "$WORK/results.tsv" "${FSES[*]}" <<'EOF'
 import sys
-out, mb, files, creates, repo, limit, enc, tsv = sys.argv[1:]
+out, mb, files, creates, repo, limit, enc, tsv, measured = sys.argv[1:]
 mb, files = int(mb), int(files)
 R = dict(l.rstrip('\n').split('\t', 1) for l in open(tsv) if '\t' in l)
 fses = ['local', 'cowboy', 'gocryptfs', 'rclone']
+for fs in fses:
+    if fs not in measured.split():
+        R.setdefault(f'create,{fs}', 'not measured')
 rows = []
 def num(s):
     try: return float(s)
@@ -256,9 +330,11 @@ def rate(key, amount):
 c50, c99 = {}, {}
 for fs in fses:
     s = R.get(f'create,{fs}')
-    if s:
+    if s and len(s.split()) == 3 and num(s.split()[0]) is not None:
         p50, p99, n = s.split()
         c50[fs], c99[fs] = float(p50), float(p99)
+    elif s:
+        c50[fs] = c99[fs] = s
 line(f'create+close 1 KiB, p50 ({creates} files)', c50, 'ms', False, '{:.2f}')
 line('create+close 1 KiB, p99', c99, 'ms', False, '{:.2f}')
 line(f'tar -x, {files} files', rate('tar', files), 'files/s', True, '{:.3g}')
@@ -279,7 +355,7 @@ for k in ('put', 'get'):
     if v and cp:
         extra.append(f'- `cowboy volume {k}` of {mb} MiB: {mb/v:.0f} MiB/s, {cp/v:.2f}× `cp` + sync ({mb/cp:.0f} MiB/s, same run)')
     else:
-        extra.append(f'- `cowboy volume {k}`: {R.get(k + ",cowboy")}')
+        extra.append(f'- `cowboy volume {k}`: {R.get(k + ",cowboy", "not run")}')
 extra.append(f'- encode+encrypt+hash per core / AES-256-GCM alone (median of 3): {enc}')
 text = '\n'.join(tab + [''] + extra) + '\n'
 open(out, 'w').write(text)

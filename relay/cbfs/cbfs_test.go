@@ -18,6 +18,8 @@ import (
 type cluster struct {
 	nodes []*relay.Node
 	dir   cbfs.MemDirectory
+	keys  []*ecdsa.PrivateKey
+	dirs  []string
 }
 
 func startCluster(t *testing.T, n int, capacity uint64) *cluster {
@@ -25,7 +27,9 @@ func startCluster(t *testing.T, n int, capacity uint64) *cluster {
 	cl := &cluster{}
 	for i := 0; i < n; i++ {
 		key, _ := crypto.GenerateKey()
-		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(), Capacity: capacity})
+		data := t.TempDir()
+		cl.keys, cl.dirs = append(cl.keys, key), append(cl.dirs, data)
+		node, err := relay.New(relay.Config{Key: key, DataDir: data, Capacity: capacity})
 		if err != nil {
 			t.Fatal(err)
 		}

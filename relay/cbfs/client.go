@@ -43,8 +43,13 @@ type Config struct {
 	// concurrently per upload, and read ahead per download (default 4).
 	// Memory use is about 2.5 segment sizes per segment in flight.
 	SegmentsInFlight int
-	// RequestTimeout bounds each relay request (default 60s).
+	// RequestTimeout bounds each relay request (default 60s). A relay that
+	// uses it up, or whose connection fails, is avoided for RelayDownFor.
 	RequestTimeout time.Duration
+	// RelayDownFor is how long a relay that failed a request is avoided
+	// (default transport.DownFor). An upload that lacks relays only because
+	// some are avoided waits up to about this long for them.
+	RelayDownFor time.Duration
 	// TokenTTL is the lifetime of the owner's self-issued tokens (default 1h).
 	TokenTTL time.Duration
 	// OnShardFailure, if set, is told about every shard that could not be
@@ -126,7 +131,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("cbfs: Config.Key, Config.Directory and Config.Anchor are required")
 	}
 	bg, cancel := context.WithCancel(context.Background())
-	return &Client{cfg: cfg, log: cfg.Logger, pool: transport.NewPool(), bg: bg, cancel: cancel}, nil
+	return &Client{cfg: cfg, log: cfg.Logger, pool: transport.NewPool(transport.WithDownFor(cfg.RelayDownFor)), bg: bg, cancel: cancel}, nil
 }
 
 // Close stops background checkpoints (a commit not anchored yet stays
@@ -209,9 +214,10 @@ func (c *Client) do(ctx context.Context, s *session, r RelayInfo, req *wire.Requ
 	if err != nil {
 		return nil, err
 	}
+	// The pool drops a failed relay's connection itself; a request its
+	// caller gave up must leave the connection others share alone.
 	reply, err := c.pool.Do(ctx, r.Addr, r.PubKey, req, body)
 	if err != nil {
-		c.pool.Forget(r.Addr, r.PubKey)
 		return nil, fmt.Errorf("relay %s: %w", r.ID.String()[:8], err)
 	}
 	if err := statusError(r, req.Op, &reply.Response); err != nil {
@@ -223,7 +229,7 @@ func (c *Client) do(ctx context.Context, s *session, r RelayInfo, req *wire.Requ
 
 // call is do for requests without a response body.
 func (c *Client) call(ctx context.Context, s *session, r RelayInfo, req *wire.Request, body io.Reader) (*wire.Response, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	ctx, cancel := transport.WithRequestTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := c.do(ctx, s, r, req, body)
 	if err != nil {
@@ -235,7 +241,7 @@ func (c *Client) call(ctx context.Context, s *session, r RelayInfo, req *wire.Re
 
 // fetch GETs a whole object.
 func (c *Client) fetch(ctx context.Context, s *session, r RelayInfo, kind wire.Kind, id [32]byte, maxSize uint64) ([]byte, [32]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	ctx, cancel := transport.WithRequestTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := c.do(ctx, s, r, &wire.Request{Op: wire.OpGet, Kind: kind, ID: id}, nil)
 	if err != nil {
@@ -254,7 +260,7 @@ func (c *Client) fetch(ctx context.Context, s *session, r RelayInfo, kind wire.K
 
 // Stat asks a relay for its usage (unauthenticated).
 func (c *Client) Stat(ctx context.Context, r RelayInfo) (*wire.Stat, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	ctx, cancel := transport.WithRequestTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	reply, err := c.pool.Do(ctx, r.Addr, r.PubKey, &wire.Request{Op: wire.OpStat}, nil)
 	if err != nil {

@@ -43,6 +43,10 @@ func (v *Volume) latest(ctx context.Context) (*Manifest, error) {
 			// client (or not created yet). Read it through the anchor.
 			return v.legacyLatest(ctx)
 		}
+		if cerr := ctx.Err(); cerr != nil {
+			// The caller gave up: say so, not that relays are missing.
+			return nil, fmt.Errorf("cbfs: read head of %s: %w", v.id, cerr)
+		}
 		err := errors.Join(errs...)
 		if errors.Is(err, ErrTokenExpired) {
 			return nil, fmt.Errorf("cbfs: read head of %s: %w", v.id, ErrTokenExpired)

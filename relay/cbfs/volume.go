@@ -992,30 +992,39 @@ func (u *Upload) firstErr() error {
 }
 
 // place stores the shards of one segment on distinct healthy relays,
-// falling back to spare relays when one fails.
+// falling back to spare relays when one fails. Relays the pool avoids for a
+// short while after a failure are waited for, up to about one down period,
+// instead of failing the write at once.
 func (u *Upload) place(es *encodedSegment, idx int) error {
-	healthy, _, err := u.v.c.relays(u.ctx)
-	if err != nil {
-		return err
-	}
-	u.mu.Lock()
-	var cands []RelayInfo
-	for _, r := range healthy {
-		full := r.Capacity > 0 && r.Used+uint64(len(es.shards[0])) > r.Capacity
-		if !u.bad[r.ID] && !full && !u.v.c.pool.Down(r.Addr, r.PubKey) {
-			cands = append(cands, r)
-		}
-	}
-	u.mu.Unlock()
 	n := len(es.shards)
-	if len(cands) < n {
-		u.mu.Lock()
-		last := u.lastErr
-		u.mu.Unlock()
-		if last != nil {
-			return fmt.Errorf("%w: %d usable relays for %d shards; last relay failure: %w", ErrInsufficientRelays, len(cands), n, last)
+	until := time.Now().Add(u.v.downWait())
+	var cands []RelayInfo
+	for {
+		healthy, _, err := u.v.c.relays(u.ctx)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("%w: %d usable relays for %d shards", ErrInsufficientRelays, len(cands), n)
+		// back: when the first relay avoided after a failure is usable
+		// again; waiting helps only if enough relays are merely avoided.
+		var back time.Time
+		var avoided int
+		cands, avoided, back = u.candidates(healthy, len(es.shards[0]))
+		if len(cands) >= n {
+			break
+		}
+		if len(cands)+avoided < n || back.After(until) {
+			u.mu.Lock()
+			last := u.lastErr
+			u.mu.Unlock()
+			if last != nil {
+				return fmt.Errorf("%w: %d usable relays for %d shards; last relay failure: %w", ErrInsufficientRelays, len(cands), n, last)
+			}
+			return fmt.Errorf("%w: %d usable relays for %d shards", ErrInsufficientRelays, len(cands), n)
+		}
+		u.v.c.log.Debug("waiting for relays that failed recently", "usable", len(cands), "need", n, "until", back)
+		if err := sleepUntil(u.ctx, back); err != nil {
+			return err
+		}
 	}
 	// Spread segments: rotate the candidate list by a per-segment offset.
 	sort.Slice(cands, func(i, j int) bool { return bytes.Compare(cands[i].ID[:], cands[j].ID[:]) < 0 })
@@ -1048,9 +1057,14 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 					errs[i] = err
 					return
 				}
-				u.v.c.log.Warn("shard upload failed, trying a spare relay", "relay", r.ID.String(), "err", err)
+				// A relay the pool now avoids failed in transit (timeout,
+				// broken connection): later segments skip it only until its
+				// down mark ends. One that answered with a refusal (full,
+				// error) is not tried again by this upload.
 				u.mu.Lock()
-				u.bad[r.ID] = true
+				if !u.v.c.pool.Down(r.Addr, r.PubKey) {
+					u.bad[r.ID] = true
+				}
 				u.lastErr = err
 				u.mu.Unlock()
 				smu.Lock()
@@ -1059,6 +1073,7 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 					errs[i] = fmt.Errorf("%w: no spare relay left after: %w", ErrInsufficientRelays, err)
 					return
 				}
+				u.v.c.log.Warn("shard upload failed, trying a spare relay", "relay", r.ID.String(), "err", err)
 				r, spares = spares[0], spares[1:]
 				smu.Unlock()
 			}
@@ -1073,6 +1088,49 @@ func (u *Upload) place(es *encodedSegment, idx int) error {
 		return err
 	}
 	return nil
+}
+
+// candidates lists the healthy relays a shard of size sz may go to now,
+// how many more are left out only because the pool avoids them after a
+// recent failure, and when the first of those is usable again.
+func (u *Upload) candidates(healthy []RelayInfo, sz int) ([]RelayInfo, int, time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var cands []RelayInfo
+	var back time.Time
+	avoided := 0
+	now := time.Now()
+	for _, r := range healthy {
+		full := r.Capacity > 0 && r.Used+uint64(sz) > r.Capacity
+		if u.bad[r.ID] || full {
+			continue
+		}
+		if t := u.v.c.pool.DownUntil(r.Addr, r.PubKey); now.Before(t) {
+			avoided++
+			if back.IsZero() || t.Before(back) {
+				back = t
+			}
+			continue
+		}
+		cands = append(cands, r)
+	}
+	return cands, avoided, back
+}
+
+// downWait bounds how long one segment waits for relays the pool avoids
+// after a failure: one down period and a redial.
+func (v *Volume) downWait() time.Duration { return v.c.pool.DownFor() + 10*time.Second }
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Commit uploads the last segment, waits for all shards and commits the new

@@ -440,7 +440,7 @@ func (s *Service) fetch(ctx context.Context, vol [32]byte, sh wire.StripeShard, 
 			return nil, err
 		}
 		r := byID[holder]
-		ctx, cancel := context.WithTimeout(ctx, peerTimeout)
+		ctx, cancel := transport.WithRequestTimeout(ctx, peerTimeout)
 		defer cancel()
 		reply, err := s.do(ctx, r, &wire.Request{Op: wire.OpGet, Kind: wire.KindShard, Volume: vol, ID: sh.ID}, nil)
 		if err != nil {
@@ -470,7 +470,7 @@ func (s *Service) place(ctx context.Context, vol [32]byte, sh wire.StripeShard, 
 		if err := s.lim.Wait(ctx, len(data)); err != nil {
 			return id, err
 		}
-		pctx, cancel := context.WithTimeout(ctx, peerTimeout)
+		pctx, cancel := transport.WithRequestTimeout(ctx, peerTimeout)
 		reply, err := s.do(pctx, r, &wire.Request{Op: wire.OpPut, Kind: wire.KindShard, Volume: vol, ID: sh.ID,
 			Hash: sh.Hash, Size: uint64(len(data))}, bytes.NewReader(data))
 		if err != nil {
@@ -506,9 +506,8 @@ func (s *Service) do(ctx context.Context, r Relay, req *wire.Request, body io.Re
 		return nil, err
 	}
 	req.Sig = sig
-	reply, err := s.cfg.Pool.Do(ctx, r.Addr, r.PubKey, req, body)
+	reply, err := s.cfg.Pool.Do(ctx, r.Addr, r.PubKey, req, body) // the pool drops a failed relay's connection
 	if err != nil {
-		s.cfg.Pool.Forget(r.Addr, r.PubKey)
 		return nil, fmt.Errorf("relay %x: %w", r.ID[:4], err)
 	}
 	if reply.Status != wire.StatusOK {

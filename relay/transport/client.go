@@ -30,32 +30,63 @@ func QUICConfig() *quic.Config {
 // Pool keeps one QUIC connection per relay. The zero value is not usable;
 // call NewPool. Close releases all connections.
 type Pool struct {
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	conns  map[string]*quic.Conn
-	dials  map[string]*dialing
-	down   map[string]time.Time // recent dial failures, to fail fast
-	closed bool
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[string]*quic.Conn
+	dials map[string]*dialing
+	down  map[string]time.Time // recent failures, to fail fast
+	// downFor is how long a failed relay is avoided (DownFor by default).
+	downFor time.Duration
+	closed  bool
 }
 
-// ErrRelayDown is returned without dialing for a relay that failed to
-// connect within the last DownFor.
+// PoolOption configures a Pool.
+type PoolOption func(*Pool)
+
+// WithDownFor sets how long a relay that failed is avoided (default
+// DownFor); d <= 0 keeps the default.
+func WithDownFor(d time.Duration) PoolOption {
+	return func(p *Pool) {
+		if d > 0 {
+			p.downFor = d
+		}
+	}
+}
+
+// ErrRelayDown is returned without dialing for a relay that failed within
+// the pool's down period.
 var ErrRelayDown = errors.New("transport: relay recently unreachable")
 
-// DownFor is how long a failed dial is remembered.
+// DownFor is how long a pool avoids a relay that failed, by default.
 const DownFor = 15 * time.Second
 
-// Down reports whether the relay failed to connect within DownFor.
+// Down reports whether the relay failed within the pool's down period.
 func (p *Pool) Down(addr string, node []byte) bool {
+	return time.Now().Before(p.DownUntil(addr, node))
+}
+
+// DownUntil is when the relay's down mark ends (the zero time, or a time
+// in the past, when it is not marked down).
+func (p *Pool) DownUntil(addr string, node []byte) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t, ok := p.down[addr+"/"+hex.EncodeToString(node)]
-	return ok && time.Since(t) < DownFor
+	if !ok {
+		return time.Time{}
+	}
+	return t.Add(p.downFor)
 }
 
+// DownFor is how long this pool avoids a relay that failed.
+func (p *Pool) DownFor() time.Duration { return p.downFor }
+
 // NewPool returns an empty pool.
-func NewPool() *Pool {
-	return &Pool{conns: map[string]*quic.Conn{}, dials: map[string]*dialing{}, down: map[string]time.Time{}}
+func NewPool(opts ...PoolOption) *Pool {
+	p := &Pool{conns: map[string]*quic.Conn{}, dials: map[string]*dialing{}, down: map[string]time.Time{}, downFor: DownFor}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
 type dialing struct {
@@ -78,7 +109,7 @@ func (p *Pool) conn(ctx context.Context, addr string, node []byte) (*quic.Conn, 
 		p.mu.Unlock()
 		return c, nil
 	}
-	if t, ok := p.down[key]; ok && time.Since(t) < DownFor {
+	if t, ok := p.down[key]; ok && time.Since(t) < p.downFor {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s", ErrRelayDown, addr)
 	}
@@ -119,7 +150,9 @@ func (p *Pool) conn(ctx context.Context, addr string, node []byte) (*quic.Conn, 
 	}
 }
 
-// Forget drops the cached connection to addr (after an error).
+// Forget drops the cached connection to addr. The pool already drops the
+// connection of a relay that failed a request; a request its caller gave up
+// leaves the connection to the others sharing it.
 func (p *Pool) Forget(addr string, node []byte) {
 	key := addr + "/" + hex.EncodeToString(node)
 	p.mu.Lock()
@@ -129,6 +162,36 @@ func (p *Pool) Forget(addr string, node []byte) {
 	if c != nil {
 		c.CloseWithError(0, "forget")
 	}
+}
+
+// failed records that the relay at addr failed a request: it is down for
+// DownFor and its connection is dropped, so the next request dials again
+// instead of queueing on a dead connection.
+func (p *Pool) failed(addr string, node []byte) {
+	p.mu.Lock()
+	p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
+	p.mu.Unlock()
+	p.Forget(addr, node)
+}
+
+// ErrRequestTimeout is the cause of a context made by WithRequestTimeout
+// when its time runs out.
+var ErrRequestTimeout = errors.New("transport: relay did not answer within the request timeout")
+
+// WithRequestTimeout bounds one request to d. Running out of it is the
+// relay's fault (it is marked down for DownFor); a caller that cancels ctx,
+// or whose own deadline passes first, only abandons its request.
+func WithRequestTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, d, ErrRequestTimeout)
+}
+
+// relayAtFault reports whether a request that failed with ctx in this state
+// says the relay failed: its connection broke or it stalled while the
+// caller still waited, or it used up the request timeout. A caller that gave
+// up (cancelled, or its own deadline passed) says nothing about the relay,
+// and closing the connection that other requests share would fail them all.
+func relayAtFault(ctx context.Context) bool {
+	return ctx.Err() == nil || errors.Is(context.Cause(ctx), ErrRequestTimeout)
 }
 
 // Close closes every connection.
@@ -168,32 +231,34 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	if err != nil {
 		return nil, err
 	}
+	// Opening waits for a free stream slot, never past ctx.
 	s, err := c.OpenStreamSync(ctx)
 	if err != nil {
-		p.Forget(addr, node)
-		if ctx.Err() == nil {
-			p.mu.Lock()
-			p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
-			p.mu.Unlock()
+		if relayAtFault(ctx) {
+			p.failed(addr, node)
+		}
+		if ctx.Err() != nil {
+			err = ctx.Err()
 		}
 		return nil, fmt.Errorf("transport: open stream to %s: %w", addr, err)
 	}
-	// Abort the stream if ctx ends while we are blocked on it.
+	// If ctx ends while the request runs, reset this stream both ways (and
+	// only it): the relay's handler sees the reset, stops and frees the
+	// stream's slot; the connection stays for the requests sharing it.
 	stop := context.AfterFunc(ctx, func() {
-		s.CancelRead(1)
-		s.CancelWrite(1)
+		s.CancelRead(CodeCancelled)
+		s.CancelWrite(CodeCancelled)
 	})
 	fail := func(err error) (*Reply, error) {
 		stop()
-		s.CancelRead(1)
-		s.CancelWrite(1)
+		s.CancelRead(CodeCancelled)
+		s.CancelWrite(CodeCancelled)
+		if relayAtFault(ctx) {
+			p.failed(addr, node)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("transport: %s %s: %w", req.Op, addr, ctx.Err())
 		}
-		// The relay stalled or the connection broke: remember it as down.
-		p.mu.Lock()
-		p.down[addr+"/"+hex.EncodeToString(node)] = time.Now()
-		p.mu.Unlock()
 		return nil, fmt.Errorf("transport: %s %s: %w", req.Op, addr, err)
 	}
 	// QUIC's idle timeout does not fire while we keep sending to a peer
@@ -215,12 +280,16 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 			err = s.Close()
 		}
 		if err != nil {
-			// The relay may have refused the body (relay full, not
-			// authorized) and stopped reading: its answer explains why.
+			// The relay stopped reading: it refused the body (relay full,
+			// not authorized), or it already has all of it and answered
+			// before our FIN. Its answer says which.
 			s.SetReadDeadline(time.Now().Add(StallTimeout))
 			var resp wire.Response
-			if rerr := wire.ReadFrame(s, &resp); rerr == nil && resp.Status != wire.StatusOK {
-				return &Reply{Response: resp, Body: io.LimitReader(s, 0), stream: s, stop: stop}, nil
+			if rerr := wire.ReadFrame(s, &resp); rerr == nil {
+				if resp.Status != wire.StatusOK {
+					resp.Size = 0
+				}
+				return &Reply{Response: resp, Body: io.LimitReader(stallReader{s}, int64(resp.Size)), stream: s, stop: stop}, nil
 			}
 			return fail(err)
 		}
@@ -234,6 +303,10 @@ func (p *Pool) Do(ctx context.Context, addr string, node []byte, req *wire.Reque
 	}
 	return &Reply{Response: resp, Body: io.LimitReader(stallReader{s}, int64(resp.Size)), stream: s, stop: stop}, nil
 }
+
+// CodeCancelled is the QUIC stream error code a client resets a request's
+// stream with when it abandons the request.
+const CodeCancelled quic.StreamErrorCode = 1
 
 // StallTimeout is how long a request may make no progress.
 const StallTimeout = 5 * time.Second
