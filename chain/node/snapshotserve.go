@@ -18,11 +18,13 @@ import (
 // Serving snapshots to full nodes (guests), off the consensus loop, in the
 // same answer slots as block sync (guestServing).
 
-// snapshotRequest asks for the newest snapshot offer (Offer) or for chunk
-// Chunk of the snapshot at Height.
+// snapshotRequest asks for the offer of the newest snapshot (Offer),
+// below height Below if that is not 0, or for chunk Chunk of the snapshot
+// at Height.
 type snapshotRequest struct {
 	_      struct{} `cbor:",toarray"`
 	Offer  bool
+	Below  uint64
 	Height uint64
 	Chunk  uint32
 }
@@ -39,15 +41,17 @@ type snapshotReply struct {
 
 // snapshotOffer is a snapshot's manifest with what makes its header
 // verifiable from the genesis validator set alone: the finalized consensus
-// records from the snapshot's height up to an anchor (a block whose
-// payload commits to the snapshot's header, linked to it by parent
-// hashes), a light-client proof of the epoch record against that header
-// and anchor, and the epoch hand-offs up to the anchor's epoch. The
+// records from the snapshot's height up to an anchor (a certified block
+// whose payload commits to a header at or above the snapshot's, linked to
+// it by parent hashes), the headers from the snapshot's up to the
+// committed one, a light-client proof of the epoch record against that
+// header and anchor, and the epoch hand-offs up to the anchor's epoch. The
 // record at the snapshot's height is where block sync resumes.
 type snapshotOffer struct {
 	_        struct{} `cbor:",toarray"`
 	Manifest snapshotManifest
 	Records  []finalRecord
+	Headers  []types.Header // the headers above the snapshot's up to the one the anchor commits to
 	Proof    apitypes.LightProof
 	Handoffs []apitypes.LightHandoff
 }
@@ -67,7 +71,7 @@ func (v *validator) serveSnapshot(in p2p.Inbound) {
 		rep := snapshotReply{Height: req.Height, Chunk: req.Chunk}
 		var err error
 		if req.Offer {
-			rep.Offer, err = v.n.snapshotOffer(v.flog)
+			rep.Offer, err = v.n.snapshotOffer(v.flog, req.Below)
 		} else {
 			rep.Data, err = readChunk(SnapshotDir(v.n.cfg.Home), req.Height, req.Chunk)
 		}
@@ -87,15 +91,19 @@ func (v *validator) serveSnapshot(in p2p.Inbound) {
 // header.
 var errNoSnapshotAnchor = errors.New("node: no certified block commits to the snapshot's header")
 
-// snapshotOffer builds the offer of the newest snapshot that can be
-// verified (a certified block commits to its header); nil if none.
-func (n *Node) snapshotOffer(l *finalLog) (*snapshotOffer, error) {
+// snapshotOffer builds the offer of the newest snapshot below height below
+// (0: any) that can be verified (a certified block commits to its header);
+// nil if none.
+func (n *Node) snapshotOffer(l *finalLog, below uint64) (*snapshotOffer, error) {
 	dir := SnapshotDir(n.cfg.Home)
 	hs, err := snapshotHeights(dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range hs {
+		if below != 0 && h >= below {
+			continue
+		}
 		m, err := readManifest(dir, h)
 		if err != nil {
 			return nil, err
@@ -111,8 +119,8 @@ func (n *Node) snapshotOffer(l *finalLog) (*snapshotOffer, error) {
 
 func (n *Node) offerOf(l *finalLog, m *snapshotManifest) (*snapshotOffer, error) {
 	o := &snapshotOffer{Manifest: *m}
-	want := m.Header.Hash()
 	var anchor *finalRecord
+	var exec uint64
 	for h := m.Height; h <= m.Height+anchorSearch; h++ {
 		r, err := l.Get(h)
 		if errors.Is(err, errNoRecord) {
@@ -125,8 +133,8 @@ func (n *Node) offerOf(l *finalLog, m *snapshotManifest) (*snapshotOffer, error)
 		if h == m.Height {
 			continue
 		}
-		if p, err := decodeCertified(r.Block.Payload); err == nil && p.Exec.Height == m.Height && p.Exec.Header == want {
-			anchor = r
+		if p, err := decodeCertified(r.Block.Payload); err == nil && p.Exec.Height >= m.Height {
+			anchor, exec = r, p.Exec.Height
 			break
 		}
 	}
@@ -137,8 +145,18 @@ func (n *Node) offerOf(l *finalLog, m *snapshotManifest) (*snapshotOffer, error)
 	key := validators.EpochKey()
 	epochLen := n.exec.Config().Validators.EpochLength
 	err := n.store.View(func(v *store.View) error {
+		if v.Height() < exec {
+			return errNoSnapshotAnchor
+		}
+		for h := m.Height + 1; h <= exec; h++ {
+			hdr, err := v.Header(h)
+			if err != nil {
+				return err
+			}
+			o.Headers = append(o.Headers, *hdr)
+		}
 		var err error
-		if o.Proof, err = lightProofAt(v, key, m.Height, &a); err != nil {
+		if o.Proof, err = lightProofAt(v, key, exec, &a); err != nil {
 			return err
 		}
 		for k := range consensus.EpochOf(anchor.Block.Height, epochLen) {
@@ -147,7 +165,7 @@ func (n *Node) offerOf(l *finalLog, m *snapshotManifest) (*snapshotOffer, error)
 				return err
 			}
 			if ha == nil {
-				return fmt.Errorf("node: no hand-off recorded for epoch %d", k)
+				return fmt.Errorf("%w: no hand-off recorded for epoch %d", errNoSnapshotAnchor, k)
 			}
 			p, err := consensus.DecodePayload(ha.Block.Payload)
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
+	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
@@ -45,6 +46,9 @@ const (
 	// offerWait is how long the node collects offers after asking.
 	offerWait       = 3 * time.Second
 	penaltySnapshot = 20
+	// maxSnapshotRounds bounds how many times older snapshots are asked
+	// for after every offer failed.
+	maxSnapshotRounds = 4
 )
 
 // restorePath is where a restore is built before it becomes the chain.
@@ -121,25 +125,32 @@ func (s *stateSyncer) run(ctx context.Context) error {
 	go func() { defer close(done); _ = s.tr.Run(ctx) }()
 	defer func() { cancel(); s.tr.Close(); <-done }()
 
-	offers := s.collectOffers(ctx, set.Len(), lc)
-	for _, o := range offers {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	below := uint64(0) // after every offer failed, ask for older snapshots
+	for range maxSnapshotRounds {
+		offers := s.collectOffers(ctx, set.Len(), lc, below)
+		if len(offers) == 0 {
+			break
 		}
-		err := s.restore(ctx, o, head)
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, store.ErrRootMismatch) {
-			for _, p := range o.peers {
-				s.penalize(p, penaltySnapshot, fmt.Errorf("snapshot %d refused: %w", o.offer.Manifest.Height, err))
+		for _, o := range offers {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-			continue
+			err := s.restore(ctx, o, head)
+			if err == nil {
+				return nil
+			}
+			switch {
+			case errors.Is(err, store.ErrRootMismatch):
+				for _, p := range o.peers {
+					s.penalize(p, penaltySnapshot, fmt.Errorf("snapshot %d refused: %w", o.offer.Manifest.Height, err))
+				}
+			case errors.Is(err, ErrSnapshotChunk), errors.Is(err, ErrSnapshotStalled):
+				// every peer offering it failed (each scored down)
+			default:
+				return err
+			}
+			below = o.offer.Manifest.Height
 		}
-		if errors.Is(err, ErrSnapshotChunk) || errors.Is(err, ErrSnapshotStalled) {
-			continue // every peer offering it failed; try the next snapshot
-		}
-		return err
 	}
 	return fmt.Errorf("%w by %d validators", ErrNoSnapshot, set.Len())
 }
@@ -151,8 +162,8 @@ func (s *stateSyncer) penalize(peer, by int, err error) {
 
 // collectOffers asks every validator for its newest snapshot and returns
 // the verified offers, newest first, each with the peers offering it.
-func (s *stateSyncer) collectOffers(ctx context.Context, peers int, lc sdk.LightConfig) []*offered {
-	req := codec.MustMarshal(&snapshotRequest{Offer: true})
+func (s *stateSyncer) collectOffers(ctx context.Context, peers int, lc sdk.LightConfig, below uint64) []*offered {
+	req := codec.MustMarshal(&snapshotRequest{Offer: true, Below: below})
 	for p := range peers {
 		sctx, cancel := context.WithTimeout(ctx, s.stall)
 		if err := s.tr.Send(sctx, p, p2p.KindSnapshot, req); err != nil {
@@ -215,9 +226,9 @@ func sortOffers(m map[types.Hash]*offered) []*offered {
 
 // verifyOffer checks an offer from the genesis validator set alone: the
 // hand-offs up to the anchor's epoch, the anchor's QC and its commitment
-// to the snapshot's header (sdk.LightClient, as `account show --verify`),
-// and that the records run by parent hash from the snapshot's height to
-// the anchor.
+// to a header (sdk.LightClient, as `account show --verify`) that extends
+// the snapshot's by hash, and that the records run by parent hash from the
+// snapshot's height to the anchor.
 func verifyOffer(lc sdk.LightConfig, o *snapshotOffer) error {
 	m := &o.Manifest
 	if len(m.Chunks) == 0 || len(m.Chunks) > maxSnapshotChunks || m.Header.Height != m.Height || m.Height == 0 {
@@ -236,8 +247,13 @@ func verifyOffer(lc sdk.LightConfig, o *snapshotOffer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshotForged, err)
 	}
-	if v.Header.Hash() != m.Header.Hash() {
-		return fmt.Errorf("%w: the certified header %d is not the manifest's", ErrSnapshotForged, v.Header.Height)
+	// The certified header is the manifest's or extends it by hash.
+	tip, err := consensus.VerifyChain(append([]types.Header{m.Header}, o.Headers...))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSnapshotForged, err)
+	}
+	if tip.Hash() != v.Header.Hash() {
+		return fmt.Errorf("%w: the certified header %d does not extend the manifest's %d", ErrSnapshotForged, v.Header.Height, m.Height)
 	}
 	rs := o.Records
 	if len(rs) < 2 || rs[0].Block.Height != m.Height || rs[len(rs)-1].Block.Hash() != v.Anchor.Block.Hash() {
