@@ -128,6 +128,10 @@ func (s *stateSyncer) run(ctx context.Context) error {
 	below := uint64(0) // after every offer failed, ask for older snapshots
 	for range maxSnapshotRounds {
 		offers := s.collectOffers(ctx, set.Len(), lc, below)
+		if len(offers) == 0 && below != 0 {
+			below = 0 // the older ones may have rotated away: ask afresh
+			continue
+		}
 		if len(offers) == 0 {
 			break
 		}
