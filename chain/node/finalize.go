@@ -278,5 +278,6 @@ func (n *Node) executeFinal(ctx context.Context, r *finalRecord) error {
 	} else {
 		n.log.Debug("block", "height", blk.Header.Height, "round", b.Round, "hash", blk.Hash())
 	}
+	n.maybeSnapshot(blk.Header.Height)
 	return n.afterCommit(res)
 }

@@ -171,3 +171,15 @@ func (l *finalLog) SetMinRound(epoch, round uint64) error {
 		return b.Put(minRoundKey(epoch), be8(round))
 	})
 }
+
+// PutBase starts an empty log at a record of any height: the block a
+// state-synced node's chain starts from (statesync.go).
+func (l *finalLog) PutBase(r finalRecord) error {
+	return l.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketFinal)
+		if k, _ := b.Cursor().Last(); k != nil {
+			return fmt.Errorf("node: the finalized log is not empty (block %d)", binary.BigEndian.Uint64(k))
+		}
+		return b.Put(be8(r.Block.Height), codec.MustMarshal(&r))
+	})
+}

@@ -46,6 +46,9 @@ func (v *validator) fromGuest(in p2p.Inbound) bool {
 	case p2p.KindSync:
 		v.onSyncRequest(in)
 		return true
+	case p2p.KindSnapshot:
+		v.serveSnapshot(in) // snapshotserve.go
+		return true
 	}
 	return false
 }

@@ -110,6 +110,9 @@ type Node struct {
 	// flog is the validator loop's finalized-block log while it runs
 	// (LightAnchor reads it).
 	flog atomic.Pointer[finalLog]
+
+	snapBusy atomic.Bool    // a snapshot is being written (snapshot.go)
+	bg       sync.WaitGroup // background work Close waits for
 }
 
 // checkedTxsMax bounds the checked-transaction cache: a few blocks beyond
@@ -197,7 +200,7 @@ func (n *Node) checkGenesis() error {
 }
 
 // Close releases the database.
-func (n *Node) Close() error { return n.store.Close() }
+func (n *Node) Close() error { n.bg.Wait(); return n.store.Close() }
 
 // Genesis returns the genesis document.
 func (n *Node) Genesis() *genesis.Genesis { return n.gen }

@@ -29,6 +29,10 @@ type NodeConfig struct {
 	// (default node.key). Empty is a validator.
 	Role    string `json:"role,omitempty"`
 	NodeKey string `json:"node_key,omitempty"`
+	// SnapshotInterval is cowboyd's --snapshot-interval (nil: the flag's
+	// default); StateSync its --state-sync (full nodes).
+	SnapshotInterval *int64 `json:"snapshot_interval,omitempty"`
+	StateSync        bool   `json:"state_sync,omitempty"`
 }
 
 // NodeConfigPath is the config file of a home.

@@ -39,6 +39,15 @@ type Network struct {
 	// serve peers' fetches (default 256); a peer further behind uses block
 	// sync. Tests lower it to exercise sync.
 	Retain int
+	// SnapshotInterval is how often, in heights, the node writes a state
+	// snapshot for peers' state sync (snapshot.go): 0 takes the default
+	// 1,000, a negative value disables snapshots.
+	SnapshotInterval int64
+	// SnapshotKeep is how many snapshots are kept (default 2).
+	SnapshotKeep int
+	// StateSync lets an empty full node start from a peer's snapshot
+	// (Node.StateSync) instead of replaying from genesis.
+	StateSync bool
 }
 
 // ConsensusStatus is a consensus network node's progress, for the API.

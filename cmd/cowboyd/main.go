@@ -57,6 +57,8 @@ type runOptions struct {
 	full       bool
 	gcPercent  int
 	memLimit   string
+	snapEvery  int64
+	stateSync  bool
 }
 
 func newRoot() *cobra.Command {
@@ -90,6 +92,8 @@ func newRoot() *cobra.Command {
 	root.Flags().IntVar(&o.retain, "consensus-retain", 0, "finalized blocks kept in memory for peers' fetches (default 256; tests lower it to exercise block sync)")
 	_ = root.Flags().MarkHidden("consensus-retain")
 	root.Flags().BoolVar(&o.full, "full-node", false, "run a full node of the network: follow the --bootstrap validators, verify and execute their finalized blocks, serve the API; no vote (default from config.json's role)")
+	root.Flags().Int64Var(&o.snapEvery, "snapshot-interval", 1000, "write a state snapshot for peers' state sync every N heights; 0 disables (default from config.json's snapshot_interval)")
+	root.Flags().BoolVar(&o.stateSync, "state-sync", false, "full node with an empty home: start from a validator's verified state snapshot instead of replaying from genesis (default from config.json's state_sync)")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
 	root.Flags().IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go GC target percent (heap growth between collections; -1 is off; default unless GOGC is set)")
 	root.Flags().StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit that makes the GC collect sooner near it, e.g. 1GiB, or off (default unless GOMEMLIMIT is set)")
@@ -146,6 +150,9 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 		return err
 	}
 	defer n.Close()
+	if err := n.StateSync(ctx); err != nil {
+		return fmt.Errorf("state sync: %w", err)
+	}
 	if o.dev && n.Genesis().Multi() {
 		return fmt.Errorf("%s is a consensus network's home: run without --dev", o.home)
 	}
@@ -234,6 +241,23 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 	if err != nil {
 		return nil, err
 	}
+	nw, err := roleConfig(o, fc, listen, peers, changed)
+	if err != nil {
+		return nil, err
+	}
+	nw.SnapshotInterval = o.snapEvery
+	if !changed("snapshot-interval") && fc.SnapshotInterval != nil {
+		nw.SnapshotInterval = *fc.SnapshotInterval
+	}
+	if nw.SnapshotInterval == 0 {
+		nw.SnapshotInterval = -1 // 0 disables
+	}
+	nw.StateSync = nw.Full && (o.stateSync || !changed("state-sync") && fc.StateSync)
+	return nw, nil
+}
+
+// roleConfig is the validator's or the full node's network configuration.
+func roleConfig(o *runOptions, fc *node.NodeConfig, listen string, peers map[types.Address]string, changed func(string) bool) (*node.Network, error) {
 	if o.full || fc.Role == node.RoleFull {
 		return fullNodeConfig(o, fc, listen, peers)
 	}

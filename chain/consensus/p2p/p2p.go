@@ -39,6 +39,9 @@ const (
 	KindSync      byte = 3 // block sync request (chain/node)
 	KindSyncReply byte = 4 // finalized blocks answering KindSync
 	KindHello     byte = 5 // peer discovery: the sender's listen address and the addresses it knows
+	// State sync (chain/node snapshot*.go, statesync.go).
+	KindSnapshot      byte = 20 // a snapshot offer or chunk request
+	KindSnapshotReply byte = 21 // the offer or chunk answering KindSnapshot
 )
 
 // MaxMessage bounds a message payload.
