@@ -29,6 +29,11 @@ type NodeConfig struct {
 	// (default node.key). Empty is a validator.
 	Role    string `json:"role,omitempty"`
 	NodeKey string `json:"node_key,omitempty"`
+	// PruneKeep is the number of recent heights whose state is kept
+	// (0: DefaultPruneKeep); Archive keeps all (cowboyd --prune-keep,
+	// --archive).
+	PruneKeep uint64 `json:"prune_keep,omitempty"`
+	Archive   bool   `json:"archive,omitempty"`
 }
 
 // NodeConfigPath is the config file of a home.
