@@ -10,7 +10,9 @@
 //
 // Merkle nodes are filed under the height of the block that wrote them and
 // their hash (smt.VersionedStore), so a block's nodes are appended together;
-// a database from before that layout is refused with ErrOldLayout.
+// a database from before that layout is refused with ErrOldLayout. Every
+// commit also records the nodes it dropped, so Prune can delete the state of
+// old heights while the node runs (prune.go, docs/STATE.md §Pruning).
 package store
 
 import (
