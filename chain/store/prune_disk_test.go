@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math/big"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/state"
@@ -29,6 +29,9 @@ type pruneDisk struct {
 	Snapshot        int64 // a fresh database holding only the head's state
 	LiveKV          int64 // live state key+value bytes
 	Files           [3]int64
+	// Pruning work after each block, as the node's pruner does it:
+	// longest single write transaction (PruneStep) and the mean per block.
+	MaxStep, MeanPrune time.Duration
 }
 
 // usedBytes is the bytes of the pages s uses: high-water mark less free pages.
@@ -49,7 +52,8 @@ func (d pruneDisk) String() string {
 	return fmt.Sprintf("%d blocks × %d transfers over %d accounts, keep %d: pages in use: pruned %.1f MiB, archive %.1f MiB, live state %.1f MiB as a fresh database (%.2f MiB of key/values); pruned/live %.2fx, archive/live %.2fx, pruned/archive %.2fx; files %.1f / %.1f / %.1f MiB",
 		d.Blocks, d.Transfers, d.Accounts, d.Keep, mib(d.Pruned), mib(d.Archive), mib(d.Snapshot), mib(d.LiveKV),
 		float64(d.Pruned)/float64(d.Snapshot), float64(d.Archive)/float64(d.Snapshot), float64(d.Pruned)/float64(d.Archive),
-		mib(d.Files[0]), mib(d.Files[1]), mib(d.Files[2]))
+		mib(d.Files[0]), mib(d.Files[1]), mib(d.Files[2])) +
+		fmt.Sprintf("; pruning per block %v mean, longest transaction %v", d.MeanPrune, d.MaxStep)
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
@@ -90,6 +94,7 @@ func measurePruneDisk(tb testing.TB, blocks, transfers, accounts, keep int) prun
 		accs[i] = state.Account{Balance: big.NewInt(1_000_000_000_000)}
 	}
 	var parent *types.Header
+	var maxStep, pruneTime time.Duration
 	burned := new(big.Int)
 	for range blocks {
 		over := state.NewOverlay(state.MapReader{})
@@ -116,9 +121,16 @@ func measurePruneDisk(tb testing.TB, blocks, transfers, accounts, keep int) prun
 			blk = b
 		}
 		parent = &blk.Header
-		if _, err := pruned.Prune(context.Background(), uint64(keep), DefaultPruneBatch); err != nil {
-			tb.Fatal(err)
+		start := time.Now()
+		for more := true; more; {
+			t0 := time.Now()
+			var err error
+			if _, _, more, err = pruned.PruneStep(uint64(keep), DefaultPruneBatch); err != nil {
+				tb.Fatal(err)
+			}
+			maxStep = max(maxStep, time.Since(t0))
 		}
+		pruneTime += time.Since(start)
 	}
 	// The live state as a fresh database: the head's key/values committed
 	// as one genesis block.
@@ -141,7 +153,8 @@ func measurePruneDisk(tb testing.TB, blocks, transfers, accounts, keep int) prun
 	}
 	return pruneDisk{Blocks: blocks, Transfers: transfers, Accounts: accounts, Keep: keep,
 		Pruned: usedBytes(tb, pruned), Archive: usedBytes(tb, archive), Snapshot: usedBytes(tb, snap), LiveKV: kv,
-		Files: [3]int64{fileSize(tb, filepath.Join(dir, "pruned.db")), fileSize(tb, filepath.Join(dir, "archive.db")), fileSize(tb, filepath.Join(dir, "snapshot.db"))}}
+		Files:   [3]int64{fileSize(tb, filepath.Join(dir, "pruned.db")), fileSize(tb, filepath.Join(dir, "archive.db")), fileSize(tb, filepath.Join(dir, "snapshot.db"))},
+		MaxStep: maxStep, MeanPrune: pruneTime / time.Duration(max(blocks, 1))}
 }
 
 // BenchmarkPruneDisk records disk use after blocks of transfers with
