@@ -109,6 +109,8 @@ func failErr(c *gin.Context, err error) {
 		fail(c, http.StatusNotFound, apitypes.CodeNotFound, err.Error())
 	case errors.Is(err, store.ErrBadCursor):
 		fail(c, http.StatusBadRequest, apitypes.CodeBadCursor, err.Error())
+	case errors.Is(err, store.ErrPruned):
+		fail(c, http.StatusGone, apitypes.CodePruned, err.Error())
 	default:
 		fail(c, http.StatusInternalServerError, apitypes.CodeInternal, err.Error())
 	}

@@ -31,6 +31,9 @@ const (
 	CodeBadJSON       = "bad_json"
 	CodeInternal      = "internal"
 	CodeBadCursor     = "bad_cursor"
+	// CodePruned (HTTP 410) is a state read at a height whose state the
+	// node has pruned (cowboyd --prune-keep; --archive keeps all).
+	CodePruned = "state_pruned"
 )
 
 // Status is GET /v1/status.

@@ -49,6 +49,12 @@ type Config struct {
 	Logger  *slog.Logger
 	Now     func() time.Time
 	Metrics Metrics // block timings; nil records nothing
+	// PruneKeep is how many recent heights' state (Merkle nodes) the node
+	// keeps for proofs, light clients and snapshots; older state is
+	// deleted while the node runs (default DefaultPruneKeep). Blocks and
+	// receipts are always kept. Archive keeps every height's state.
+	PruneKeep uint64
+	Archive   bool
 }
 
 func (c *Config) fill() {
@@ -69,6 +75,9 @@ func (c *Config) fill() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.PruneKeep == 0 {
+		c.PruneKeep = DefaultPruneKeep
 	}
 }
 
@@ -147,6 +156,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.SetArchive(cfg.Archive)
 	n := &Node{cfg: cfg, log: cfg.Logger, gen: gen, store: st, exec: exec, pool: mempool.New(cfg.Mempool), feedCh: make(chan struct{}),
 		checked: newCheckedTxs(checkedTxsMax), txWake: make(chan struct{}, 1)}
 	if _, err := st.Head(); errors.Is(err, store.ErrNotInitialized) {
@@ -255,6 +265,7 @@ func (n *Node) Executor() *execution.Executor { return n.exec }
 // takes part in consensus as a validator; on a devnet it produces a block
 // every BlockInterval.
 func (n *Node) Run(ctx context.Context) error {
+	defer n.startPruner(ctx)()
 	if n.gen.Multi() {
 		if n.cfg.Network != nil && n.cfg.Network.Full {
 			return n.runFull(ctx)

@@ -33,6 +33,11 @@ type NodeConfig struct {
 	// default); StateSync its --state-sync (full nodes).
 	SnapshotInterval *int64 `json:"snapshot_interval,omitempty"`
 	StateSync        bool   `json:"state_sync,omitempty"`
+	// PruneKeep is the number of recent heights whose state is kept
+	// (0: DefaultPruneKeep); Archive keeps all (cowboyd --prune-keep,
+	// --archive).
+	PruneKeep uint64 `json:"prune_keep,omitempty"`
+	Archive   bool   `json:"archive,omitempty"`
 }
 
 // NodeConfigPath is the config file of a home.

@@ -10,7 +10,9 @@
 //
 // Merkle nodes are filed under the height of the block that wrote them and
 // their hash (smt.VersionedStore), so a block's nodes are appended together;
-// a database from before that layout is refused with ErrOldLayout.
+// a database from before that layout is refused with ErrOldLayout. Every
+// commit also records the nodes it dropped, so Prune can delete the state of
+// old heights while the node runs (prune.go, docs/STATE.md §Pruning).
 package store
 
 import (
@@ -38,18 +40,24 @@ var (
 	bucketSMT       = []byte("smt_v")
 	bucketSMTRoots  = []byte("smt_roots")
 	bucketSMTByHash = []byte("smt")
-	bucketHeaders   = []byte("headers")  // height → header
-	bucketTxs       = []byte("txs")      // height‖index → encoded transaction
-	bucketReceipts  = []byte("receipts") // height‖index → receipt
-	bucketHashes    = []byte("block_hashes")
-	bucketTxIndex   = []byte("tx_index")
-	bucketEvEmit    = []byte("ev_emitter")
-	bucketEvTopic   = []byte("ev_topic")
-	bucketMeta      = []byte("meta")
+	// Orphan records (smt.OrphanRecorder): dropping height‖node version‖
+	// hash for every Merkle node a block replaced, which Prune walks.
+	bucketSMTOrphans = []byte("smt_orphans")
+	bucketHeaders    = []byte("headers")  // height → header
+	bucketTxs        = []byte("txs")      // height‖index → encoded transaction
+	bucketReceipts   = []byte("receipts") // height‖index → receipt
+	bucketHashes     = []byte("block_hashes")
+	bucketTxIndex    = []byte("tx_index")
+	bucketEvEmit     = []byte("ev_emitter")
+	bucketEvTopic    = []byte("ev_topic")
+	bucketMeta       = []byte("meta")
 
 	metaHead = []byte("head")
+	// metaPruneBelow is the lowest height whose state is kept (absent:
+	// nothing pruned); see Prune.
+	metaPruneBelow = []byte("prune_below")
 
-	allBuckets = [][]byte{bucketState, bucketSMT, bucketSMTRoots, bucketHeaders, bucketTxs, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
+	allBuckets = [][]byte{bucketState, bucketSMT, bucketSMTRoots, bucketSMTOrphans, bucketHeaders, bucketTxs, bucketReceipts, bucketHashes, bucketTxIndex, bucketEvEmit, bucketEvTopic, bucketMeta}
 )
 
 // Errors callers match with errors.Is.
@@ -59,6 +67,9 @@ var (
 	ErrRootMismatch   = errors.New("state root mismatch")
 	// ErrOldLayout is returned by Open for a database written by a version
 	// that stored Merkle nodes by hash alone; re-initialise the node.
+	// ErrPruned is returned for a state read (a proof) at a height whose
+	// state was pruned (see Prune); blocks and receipts are never pruned.
+	ErrPruned    = errors.New("state at this height is pruned")
 	ErrOldLayout = errors.New("chain database uses the old hash-keyed Merkle node layout (re-initialise the node home)")
 )
 
@@ -74,6 +85,10 @@ type Store struct {
 	// thousands of views a second under load was a tenth of all decoding.
 	// A height's header never changes, so a hit is exact.
 	viewHead atomic.Pointer[types.Header]
+	// archive stops orphan records being written (SetArchive).
+	archive atomic.Bool
+	// pruneMu serialises Prune calls.
+	pruneMu sync.Mutex
 }
 
 // Open opens (creating if needed) the database at path.
@@ -184,6 +199,11 @@ func (s *Store) CommitEncoded(writes []state.Write, build EncodedBlockBuilder) (
 		nodes, err := smt.NewBoltVersionedStore(tx, bucketSMT, bucketSMTRoots, version)
 		if err != nil {
 			return err
+		}
+		if !s.archive.Load() {
+			if err := nodes.RecordOrphans(bucketSMTOrphans); err != nil {
+				return err
+			}
 		}
 		tree := smt.New(nodes, prevRoot)
 		flat := tx.Bucket(bucketState)
@@ -510,6 +530,9 @@ func (v *View) FindTx(hash types.Hash) (TxLocation, *types.Tx, *types.Receipt, e
 func (v *View) Prove(key []byte, height *uint64) (root types.Hash, value []byte, proof *smt.Proof, err error) {
 	hdr := v.head
 	if height != nil {
+		if below := pruneBelow(v.tx); *height < below {
+			return types.Hash{}, nil, nil, fmt.Errorf("state at height %d (kept from %d): %w", *height, below, ErrPruned)
+		}
 		blk, err := v.Block(*height)
 		if err != nil {
 			return types.Hash{}, nil, nil, err

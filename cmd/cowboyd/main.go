@@ -59,6 +59,8 @@ type runOptions struct {
 	memLimit   string
 	snapEvery  int64
 	stateSync  bool
+	pruneKeep  uint64
+	archive    bool
 }
 
 func newRoot() *cobra.Command {
@@ -94,6 +96,8 @@ func newRoot() *cobra.Command {
 	root.Flags().BoolVar(&o.full, "full-node", false, "run a full node of the network: follow the --bootstrap validators, verify and execute their finalized blocks, serve the API; no vote (default from config.json's role)")
 	root.Flags().Int64Var(&o.snapEvery, "snapshot-interval", 1000, "write a state snapshot for peers' state sync every N heights; 0 disables (default from config.json's snapshot_interval)")
 	root.Flags().BoolVar(&o.stateSync, "state-sync", false, "full node with an empty home: start from a validator's verified state snapshot instead of replaying from genesis (default from config.json's state_sync)")
+	root.Flags().Uint64Var(&o.pruneKeep, "prune-keep", 0, fmt.Sprintf("keep the state of the last N heights for proofs and snapshots, deleting older state while running (default from config.json's prune_keep, else %d); blocks and receipts are always kept", node.DefaultPruneKeep))
+	root.Flags().BoolVar(&o.archive, "archive", false, "keep the state of every height (no pruning; default from config.json's archive)")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
 	root.Flags().IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go GC target percent (heap growth between collections; -1 is off; default unless GOGC is set)")
 	root.Flags().StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit that makes the GC collect sooner near it, e.g. 1GiB, or off (default unless GOMEMLIMIT is set)")
@@ -136,6 +140,9 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 
 	met := metrics.New(log.With("component", "metrics"))
 	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log, Network: network, Metrics: met}
+	if cfg.PruneKeep, cfg.Archive, err = pruneConfig(o, changed); err != nil {
+		return err
+	}
 	if !o.noPVM {
 		engine, err := pvm.New(ctx, pvm.Config{PoolSize: o.pvmWorkers, Python: o.python, Logger: log.With("component", "pvm")})
 		if err != nil {
@@ -391,4 +398,27 @@ func newReindex() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// pruneConfig is the state pruning setting from flags and HOME/config.json
+// (flags win; a devnet home may have no config.json).
+func pruneConfig(o *runOptions, changed func(string) bool) (keep uint64, archive bool, err error) {
+	fc, err := node.LoadNodeConfig(o.home)
+	if err != nil {
+		return 0, false, err
+	}
+	keep, archive = fc.PruneKeep, fc.Archive
+	if changed("prune-keep") {
+		if o.pruneKeep == 0 {
+			return 0, false, errors.New("--prune-keep must be at least 1 (use --archive to keep everything)")
+		}
+		keep = o.pruneKeep
+	}
+	if changed("archive") {
+		archive = o.archive
+	}
+	if archive && changed("prune-keep") {
+		return 0, false, errors.New("--prune-keep and --archive exclude each other")
+	}
+	return keep, archive, nil
 }

@@ -66,9 +66,14 @@
 // keys; a caller that needs iteration must keep its own key index. Commit
 // writes the new nodes in ascending hash order.
 //
-// Stored nodes are immutable and never deleted by this package, so every root
+// Stored nodes are immutable, and a Tree never deletes one, so every root
 // that was ever committed to a store stays readable (historical reads and
-// proofs); pruning is the caller's business. The storage encoding is local to
+// proofs) until pruned. Pruning (VersionedStore only) works from orphan
+// records: Commit reports each stored node its changes dropped, with the
+// version being written (OrphanRecorder), so the node belongs only to the
+// versions from its own up to the one before; PruneOrphans deletes the
+// nodes dropped at or below a watermark, a bounded batch per transaction,
+// leaving every version at or above the watermark whole. The storage encoding is local to
 // a node (not consensus), but changing it requires a database migration. The
 // store is trusted: node bytes are checked for well-formedness when loaded,
 // not re-hashed (a corrupted store shows up as a root mismatch at the next

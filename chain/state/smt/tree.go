@@ -74,6 +74,24 @@ type Tree struct {
 	root   *node
 	hasher crypto.KeccakState
 	buf    [innerEncLen]byte
+	// orphans are the stored nodes (of a VersionedStore) this tree's
+	// changes have dropped since the last Commit; Commit records them so
+	// a pruner can delete them once no kept version references them.
+	orphans []NodeRef
+}
+
+// NodeRef names a stored node of a VersionedStore: the version it is
+// filed under and its hash.
+type NodeRef struct {
+	Version uint64
+	Hash    [32]byte
+}
+
+// orphan notes that the stored node n is no longer part of the tree.
+func (t *Tree) orphan(n *node) {
+	if t.vs != nil && n != nil && n.stored && n.located {
+		t.orphans = append(t.orphans, NodeRef{Version: n.ver, Hash: n.hash})
+	}
 }
 
 // New returns a tree over store with the given root. Use EmptyRoot for a new
@@ -118,7 +136,35 @@ func (t *Tree) Commit() ([32]byte, error) {
 			return EmptyRoot, fmt.Errorf("smt: commit: %w", err)
 		}
 	}
+	if err := t.recordOrphans(); err != nil {
+		return EmptyRoot, fmt.Errorf("smt: commit: %w", err)
+	}
 	return root, nil
+}
+
+// recordOrphans hands the nodes dropped since the last commit to a store
+// that keeps orphan records (OrphanRecorder), filed under the version
+// being written: they belong to every version from their own up to the one
+// before it. A node written and dropped at the same version is left alone
+// (it may be written again at that version under the same key; a store
+// commits one tree per version, so this does not happen there).
+func (t *Tree) recordOrphans() error {
+	rec, ok := t.vs.(OrphanRecorder)
+	if !ok || len(t.orphans) == 0 {
+		t.orphans = t.orphans[:0]
+		return nil
+	}
+	at := t.vs.Version()
+	for _, o := range t.orphans {
+		if o.Version >= at {
+			continue
+		}
+		if err := rec.PutOrphan(at, o); err != nil {
+			return err
+		}
+	}
+	t.orphans = t.orphans[:0]
+	return nil
 }
 
 // Get returns the value stored under key. found is false if key is absent.
@@ -164,8 +210,10 @@ func (t *Tree) updatePath(path [32]byte, value []byte) error {
 		return ErrEmptyValue
 	}
 	leaf := &node{kind: kindLeaf, path: path, value: bytes.Clone(value)}
+	mark := len(t.orphans)
 	root, _, err := t.insert(t.root, 0, leaf)
 	if err != nil {
+		t.orphans = t.orphans[:mark]
 		return err
 	}
 	t.root = root
@@ -182,8 +230,10 @@ func (t *Tree) Delete(key []byte) error {
 }
 
 func (t *Tree) deletePath(path [32]byte) error {
+	mark := len(t.orphans)
 	root, _, err := t.remove(t.root, 0, &path)
 	if err != nil {
+		t.orphans = t.orphans[:mark]
 		return err
 	}
 	t.root = root
@@ -209,6 +259,7 @@ func (t *Tree) insert(n *node, depth int, leaf *node) (*node, bool, error) {
 			if bytes.Equal(n.value, leaf.value) {
 				return n, false, nil // unchanged: keep the hashed/stored node
 			}
+			t.orphan(n)
 			return leaf, true, nil
 		}
 		if commonPrefixLen(&n.path, &leaf.path) < depth {
@@ -222,6 +273,7 @@ func (t *Tree) insert(n *node, depth int, leaf *node) (*node, bool, error) {
 		return n, false, err
 	}
 	if n.stored {
+		t.orphan(n)
 		cp := &node{kind: kindInner, children: n.children}
 		cp.children[b] = nc
 		return cp, true, nil
@@ -259,6 +311,7 @@ func (t *Tree) remove(n *node, depth int, path *[32]byte) (*node, bool, error) {
 	}
 	if n.kind == kindLeaf {
 		if n.path == *path {
+			t.orphan(n)
 			return nil, true, nil
 		}
 		return n, false, nil
@@ -279,12 +332,15 @@ func (t *Tree) remove(n *node, depth int, path *[32]byte) (*node, bool, error) {
 			return nil, false, err
 		}
 		if sib.kind == kindLeaf {
+			t.orphan(n)
 			return sib, true, nil
 		}
 	case sib == nil && nc.kind == kindLeaf:
 		// A leaf bubbling up through a chain of single-child inner nodes.
+		t.orphan(n)
 		return nc, true, nil
 	}
+	t.orphan(n)
 	cp := &node{kind: kindInner, children: n.children}
 	cp.children[b] = nc
 	return cp, true, nil

@@ -36,6 +36,7 @@ type BoltVersionedStore struct {
 	tx      *bbolt.Tx
 	nodes   *bbolt.Bucket // nil on a read-only tx without the bucket
 	roots   *bbolt.Bucket
+	orphans *bbolt.Bucket // nil: orphans are not recorded (RecordOrphans)
 	version uint64
 }
 
@@ -128,4 +129,97 @@ func (s *BoltVersionedStore) GetNode(hash [32]byte) ([]byte, error) {
 // PutNode implements NodeStore by writing at the store's version.
 func (s *BoltVersionedStore) PutNode(hash [32]byte, data []byte) error {
 	return s.PutNodeAt(s.version, hash, data)
+}
+
+// OrphanRecorder is implemented by a VersionedStore that keeps orphan
+// records for pruning: Tree.Commit reports every stored node its changes
+// dropped, with the version being written. The node then belongs to the
+// versions ref.Version .. at-1 only, and may be deleted once all of them
+// are pruned.
+type OrphanRecorder interface {
+	PutOrphan(at uint64, ref NodeRef) error
+}
+
+// RecordOrphans makes the store keep orphan records in the named bucket
+// (created if needed; the transaction must be writable), so PruneOrphans
+// can later delete the nodes no kept version references.
+func (s *BoltVersionedStore) RecordOrphans(bucket []byte) error {
+	b, err := s.tx.CreateBucketIfNotExists(bucket)
+	if err != nil {
+		return fmt.Errorf("smt: versioned store: orphans: %w", err)
+	}
+	s.orphans = b
+	return nil
+}
+
+// orphanKey is at‖version‖hash: orphan records sort by the version that
+// dropped them, so a pruner walks them from the start of the bucket.
+func orphanKey(at uint64, ref NodeRef) []byte {
+	k := make([]byte, 48)
+	binary.BigEndian.PutUint64(k, at)
+	binary.BigEndian.PutUint64(k[8:], ref.Version)
+	copy(k[16:], ref.Hash[:])
+	return k
+}
+
+// PutOrphan implements OrphanRecorder; without RecordOrphans it does nothing.
+func (s *BoltVersionedStore) PutOrphan(at uint64, ref NodeRef) error {
+	if s.orphans == nil {
+		return nil
+	}
+	if err := s.orphans.Put(orphanKey(at, ref), nil); err != nil {
+		return fmt.Errorf("smt: versioned store: orphan %x at %d: %w", ref.Hash, ref.Version, err)
+	}
+	return nil
+}
+
+// PruneOrphans deletes, in the writable transaction tx, at most max nodes
+// that were dropped at a version <= below, i.e. that belong only to
+// versions < below, together with their orphan records (and the root
+// version record of a dropped root). Every version >= below stays fully
+// readable: a node reachable from one of them was either never dropped or
+// dropped above below. more reports whether such orphans remain. Because
+// a node and its orphan record go in the same transaction, a crash between
+// calls loses nothing and the next call carries on.
+func PruneOrphans(tx *bbolt.Tx, nodes, roots, orphans []byte, below uint64, max int) (deleted int, more bool, err error) {
+	ob, nb, rb := tx.Bucket(orphans), tx.Bucket(nodes), tx.Bucket(roots)
+	if ob == nil || nb == nil || rb == nil {
+		return 0, false, nil
+	}
+	var keys [][]byte
+	c := ob.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) != 48 {
+			return 0, false, fmt.Errorf("%w: orphan record of %d bytes", ErrCorruptNode, len(k))
+		}
+		if binary.BigEndian.Uint64(k) > below {
+			break
+		}
+		if len(keys) == max {
+			more = true
+			break
+		}
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	for _, k := range keys {
+		ver := binary.BigEndian.Uint64(k[8:])
+		var hash [32]byte
+		copy(hash[:], k[16:])
+		if err := nb.Delete(versionedKey(ver, hash)); err != nil {
+			return deleted, false, fmt.Errorf("smt: prune node %x at %d: %w", hash, ver, err)
+		}
+		// A root that is still current (committed again at a later
+		// version) records that later version; only a record naming the
+		// deleted node goes.
+		if v := rb.Get(hash[:]); len(v) == 8 && binary.BigEndian.Uint64(v) == ver {
+			if err := rb.Delete(hash[:]); err != nil {
+				return deleted, false, fmt.Errorf("smt: prune root %x: %w", hash, err)
+			}
+		}
+		if err := ob.Delete(k); err != nil {
+			return deleted, false, fmt.Errorf("smt: prune orphan record: %w", err)
+		}
+		deleted++
+	}
+	return deleted, more, nil
 }
