@@ -12,7 +12,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/node"
 	"github.com/cowboy-foundation/cowboy/chain/store"
-	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/gin-gonic/gin"
 )
@@ -21,15 +20,16 @@ import (
 // the certified block a proof is anchored to (node.Node.LightAnchor).
 type LightBackend interface {
 	LightAnchor() (*consensus.Anchor, error)
-	// LightHandoffs returns the epoch hand-off anchors from epoch from on.
-	LightHandoffs(from uint64, max int) ([]*consensus.Anchor, error)
+	// LightHandoffs returns the epoch hand-offs from epoch from on, each
+	// with the proof of the next validator set.
+	LightHandoffs(from uint64, max int) ([]apitypes.LightHandoff, error)
 }
 
 // LightAnchor is the node's light-proof anchor.
 func (b NodeBackend) LightAnchor() (*consensus.Anchor, error) { return b.N.LightAnchor() }
 
 // LightHandoffs are the node's recorded epoch hand-offs.
-func (b NodeBackend) LightHandoffs(from uint64, max int) ([]*consensus.Anchor, error) {
+func (b NodeBackend) LightHandoffs(from uint64, max int) ([]apitypes.LightHandoff, error) {
 	return b.N.LightHandoffs(from, max)
 }
 
@@ -70,39 +70,14 @@ func (s *Server) lightHandoffs(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var as []*consensus.Anchor
+	var hs []apitypes.LightHandoff
 	if !s.withLight(c, func(lb LightBackend) (err error) {
-		as, err = lb.LightHandoffs(from, maxHandoffs)
+		hs, err = lb.LightHandoffs(from, maxHandoffs)
 		return err
 	}) {
 		return
 	}
-	out := apitypes.LightHandoffs{Handoffs: []apitypes.LightHandoff{}}
-	key := validators.EpochKey()
-	err := s.b.View(func(v *store.View) error {
-		for i, a := range as {
-			p, err := consensus.DecodePayload(a.Block.Payload)
-			if err != nil {
-				return err
-			}
-			h := p.Exec.Height
-			hdr, err := v.Header(h)
-			if err != nil {
-				return err
-			}
-			_, val, proof, err := v.Prove(key, &h)
-			if err != nil {
-				return err
-			}
-			out.Handoffs = append(out.Handoffs, apitypes.LightHandoff{Epoch: from + uint64(i), Header: codec.MustMarshal(hdr),
-				Anchor: codec.MustMarshal(a), Key: key, Value: val, Proof: proof})
-		}
-		return nil
-	})
-	if err != nil {
-		failErr(c, err)
-		return
-	}
+	out := apitypes.LightHandoffs{Handoffs: hs}
 	c.JSON(http.StatusOK, out)
 }
 

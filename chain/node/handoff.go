@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
+	"github.com/cowboy-foundation/cowboy/chain/store"
 	"go.etcd.io/bbolt"
 )
 
@@ -75,6 +77,14 @@ func (v *validator) readyToSwitch() (bool, error) {
 				return false, fmt.Errorf("node: record hand-off of epoch %d: %w", v.ep.Number, err)
 			}
 			v.log.Info("epoch hand-off certified", "epoch", v.ep.Number, "last_height", v.epochEnd, "filler", b.Height, "round", qc.Round)
+			// Prove the next set now, while the epoch's last state is the
+			// head: a pruning node deletes it later.
+			if err := v.n.store.View(func(sv *store.View) error {
+				_, err := lightHandoff(sv, v.flog, v.ep.Number, &consensus.Anchor{Block: *b, QC: qc})
+				return err
+			}); err != nil {
+				v.log.Warn("hand-off proof not recorded; it is proved when first served", "epoch", v.ep.Number, "err", err)
+			}
 			return true, nil
 		}
 	}
@@ -94,23 +104,31 @@ func (v *validator) readyToSwitch() (bool, error) {
 	return false, nil
 }
 
-// LightHandoffs returns the recorded hand-off anchors of epochs from, from+1,
-// … up to the first missing one.
-func (n *Node) LightHandoffs(from uint64, max int) ([]*consensus.Anchor, error) {
+// LightHandoffs returns the recorded hand-offs of epochs from, from+1, …
+// up to the first missing one, each with the proof of the next validator
+// set (handoffproof.go).
+func (n *Node) LightHandoffs(from uint64, max int) ([]apitypes.LightHandoff, error) {
 	l := n.flog.Load()
 	if l == nil {
 		return nil, ErrNoAnchor
 	}
-	var out []*consensus.Anchor
-	for k := from; len(out) < max; k++ {
-		a, err := l.Handoff(k)
-		if err != nil {
-			return nil, err
+	out := []apitypes.LightHandoff{}
+	err := n.store.View(func(v *store.View) error {
+		for k := from; len(out) < max; k++ {
+			a, err := l.Handoff(k)
+			if err != nil {
+				return err
+			}
+			if a == nil {
+				return nil
+			}
+			h, err := lightHandoff(v, l, k, a)
+			if err != nil {
+				return err
+			}
+			out = append(out, h)
 		}
-		if a == nil {
-			break
-		}
-		out = append(out, a)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }

@@ -167,19 +167,11 @@ func (n *Node) offerOf(l *finalLog, m *snapshotManifest) (*snapshotOffer, error)
 			if ha == nil {
 				return fmt.Errorf("%w: no hand-off recorded for epoch %d", errNoSnapshotAnchor, k)
 			}
-			p, err := consensus.DecodePayload(ha.Block.Payload)
+			h, err := lightHandoff(v, l, k, ha)
 			if err != nil {
 				return err
 			}
-			lp, err := lightProofAt(v, key, p.Exec.Height, ha)
-			if err != nil {
-				return err
-			}
-			var val types.Bytes
-			if lp.Value != nil {
-				val = *lp.Value
-			}
-			o.Handoffs = append(o.Handoffs, apitypes.LightHandoff{Epoch: k, Header: lp.Header, Anchor: lp.Anchor, Key: key, Value: val, Proof: lp.Proof})
+			o.Handoffs = append(o.Handoffs, h)
 		}
 		return nil
 	})
