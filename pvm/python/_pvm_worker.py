@@ -185,6 +185,9 @@ def execute(chan, call):
             except (cbor.CBORError, ValueError, IndexError, TypeError, UnicodeDecodeError) as e:
                 raise _Fail("InvalidPayload", "payload is not valid CBOR: " + str(e))
             plain_state = None
+            # drop the runtime's own garbage (the validator's ast helpers leave
+            # a closure cycle), so that only the actor's cycles count below
+            gc.collect()
             if call.get("init"):
                 inst = cls(*args, **kw)
                 ret = None
@@ -209,6 +212,7 @@ def execute(chan, call):
                 ret = getattr(inst, hname)(*args, **kw)
             if rt.ABORT[0] is not None:  # an abort swallowed by a user __exit__
                 rt.abort(*rt.ABORT[0])
+            _check_cycles()
             if not sdk:
                 d = {k: v for k, v in inst.__dict__.items()}
                 raw = _dump_state(d)
@@ -252,6 +256,17 @@ def execute(chan, call):
     result["tmp"] = rt.TMP[0]
     result["mem"] = rt.MEM[0]
     return result
+
+
+def _check_cycles():
+    """Spec 002 §3: the cyclic collector is disabled, so creating a reference
+    cycle must raise DeterminismError. Once the handler has returned, any
+    cycle it created is either unreachable garbage (found here by one explicit
+    collection over the call's own objects; the zygote's are frozen) or still
+    reachable (e.g. from the state, which the encoder must walk). The count
+    depends only on the call's object graph, so every node decides alike."""
+    if gc.collect():
+        raise _Fail("DeterminismError", "reference cycle created (the cyclic garbage collector is disabled)")
 
 
 class _Fail(Exception):
