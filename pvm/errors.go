@@ -35,6 +35,9 @@ const (
 	HandlerNotFound   ErrorKind = "HandlerNotFound"
 	ReturnTooLarge    ErrorKind = "ReturnTooLarge"
 	InvalidPayload    ErrorKind = "InvalidPayload"
+	// DeterminismError: the call left a reference cycle behind (spec 002
+	// §3); with the cyclic collector disabled it would leak.
+	DeterminismError ErrorKind = "DeterminismError"
 )
 
 // ExecError is a deterministic failure of actor execution. The same

@@ -186,6 +186,7 @@ def execute(chan, call):
                 raise _Fail("InvalidPayload", "payload is not valid CBOR: " + str(e))
             plain_state = None
             if call.get("init"):
+                gc.collect()  # drop the runtime's own garbage (see _check_cycles)
                 inst = cls(*args, **kw)
                 ret = None
             else:
@@ -206,9 +207,11 @@ def execute(chan, call):
                             plain_state = _dump_state(st)
                         for k, v in st.items():
                             inst.__dict__[k] = v
+                gc.collect()  # drop the runtime's own garbage (see _check_cycles)
                 ret = getattr(inst, hname)(*args, **kw)
             if rt.ABORT[0] is not None:  # an abort swallowed by a user __exit__
                 rt.abort(*rt.ABORT[0])
+            _check_cycles()
             if not sdk:
                 d = {k: v for k, v in inst.__dict__.items()}
                 raw = _dump_state(d)
@@ -252,6 +255,51 @@ def execute(chan, call):
     result["tmp"] = rt.TMP[0]
     result["mem"] = rt.MEM[0]
     return result
+
+
+_FUNC = type(lambda: 0)
+
+
+def _data_cycle(garbage):
+    """True if the garbage holds an object that no garbage function or class
+    reaches: a cycle of plain data (lists, dicts, instances) the actor made."""
+    ids = {id(o) for o in garbage}
+    seen = set()
+    todo = [o for o in garbage if type(o) is _FUNC or isinstance(o, type)]
+    while todo:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        todo.extend(r for r in gc.get_referents(o) if id(r) in ids and id(r) not in seen)
+    return len(seen) < len(ids)
+
+
+def _check_cycles():
+    """Spec 002 §3: the cyclic collector is disabled, so creating a reference
+    cycle must raise DeterminismError. Once the handler has returned, any
+    cycle it created is either unreachable garbage (found here by one explicit
+    collection over the call's own objects; the zygote's are frozen) or still
+    reachable (e.g. from the state, which the encoder must walk). The count
+    depends only on the call's object graph, so every node decides alike.
+    The runtime's own garbage (the validator's ast helpers and the state
+    decoder leave closure cycles) is collected just before the handler runs,
+    so only cycles made while it ran count.
+
+    Deviation, on purpose: cycles made by code structure are tolerated: a
+    nested function that calls itself (function -> cell -> function) and a
+    class defined inside the handler (class -> mro -> class), with whatever
+    they reach. They are common idioms, the test is still a pure function of
+    the object graph, and the worker process exits after the call anyway."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        bad = _data_cycle(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        del gc.garbage[:]
+    if bad:
+        raise _Fail("DeterminismError", "reference cycle created (the cyclic garbage collector is disabled)")
 
 
 class _Fail(Exception):
