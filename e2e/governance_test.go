@@ -64,6 +64,60 @@ func waitProposal(ctx context.Context, t *testing.T, d *daemon, home, id, status
 	}
 }
 
+// councilGenesis writes nine Council keys c0…c8.hex into dir and rewrites
+// each genesis file identically: those nine are the Council, and tier's
+// timelock is long enough to act in before the proposal executes.
+func councilGenesis(t *testing.T, dir string, tier int, gpaths ...string) {
+	t.Helper()
+	var members []string
+	for i := 0; i < 9; i++ {
+		k, err := crypto.GenerateKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, fmt.Sprintf("c%d.hex", i))
+		if err := os.WriteFile(f, []byte(hex.EncodeToString(crypto.FromECDSA(k))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, types.PubkeyToAddress(k.PublicKey).String())
+	}
+	raw, err := os.ReadFile(gpaths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]json.RawMessage
+	var gv map[string]uint64
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(g["governance"], &gv); err != nil {
+		t.Fatal(err)
+	}
+	gv[fmt.Sprintf("gov.tier%d.timelock_blocks", tier)] = 100000
+	g["governance"], _ = json.Marshal(gv)
+	g["council"], _ = json.Marshal(members)
+	if raw, err = json.Marshal(g); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gpaths {
+		if err := os.WriteFile(p, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// councilSigs has Council members c0…c(n-1), imported in home, sign action
+// on target offline and returns the --sig arguments.
+func councilSigs(t *testing.T, d *daemon, home, chainID, action, target string, n int) []string {
+	t.Helper()
+	var args []string
+	for i := 0; i < n; i++ {
+		s := strings.TrimSpace(cli(t, d, home, "council", "sign", action, target, "--nonce", "0", "--chain-id", chainID, "--from", fmt.Sprintf("c%d", i)))
+		args = append(args, "--sig", s)
+	}
+	return args
+}
+
 var proposalID = regexp.MustCompile(`Proposal (\d+) `)
 
 // A parameter change and a treasury disbursement on cowboyd --dev, from
@@ -149,40 +203,7 @@ func TestGovernanceCouncilCancel(t *testing.T) {
 		t.Fatalf("init: %v\n%s", err, out)
 	}
 	// Nine Council keys, and a Tier 0 timelock long enough to act in.
-	var members []string
-	for i := 0; i < 9; i++ {
-		k, err := crypto.GenerateKey()
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := filepath.Join(cliHome, fmt.Sprintf("c%d.hex", i))
-		if err := os.WriteFile(f, []byte(hex.EncodeToString(crypto.FromECDSA(k))), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, types.PubkeyToAddress(k.PublicKey).String())
-	}
-	gpath := filepath.Join(home, "genesis.json")
-	raw, err := os.ReadFile(gpath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g map[string]json.RawMessage
-	var gv map[string]uint64
-	if err := json.Unmarshal(raw, &g); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(g["governance"], &gv); err != nil {
-		t.Fatal(err)
-	}
-	gv["gov.tier0.timelock_blocks"] = 100000
-	g["governance"], _ = json.Marshal(gv)
-	g["council"], _ = json.Marshal(members)
-	if raw, err = json.Marshal(g); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(gpath, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	councilGenesis(t, cliHome, 0, filepath.Join(home, "genesis.json"))
 	d := startNode(t, home, freePort(t), 200*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -206,12 +227,7 @@ func TestGovernanceCouncilCancel(t *testing.T) {
 
 	registry := types.RunnerRegistryAddress.String()
 	sigsFor := func(action, target string, n int) []string {
-		var args []string
-		for i := 0; i < n; i++ {
-			s := strings.TrimSpace(cli(t, d, cliHome, "council", "sign", action, target, "--nonce", "0", "--chain-id", "7357", "--from", fmt.Sprintf("c%d", i)))
-			args = append(args, "--sig", s)
-		}
-		return args
+		return councilSigs(t, d, cliHome, "7357", action, target, n)
 	}
 	out = cliFails(t, d, cliHome, append([]string{"council", "cancel", m[1], "--from", "val"}, sigsFor("cancel", m[1], 6)...)...)
 	if !strings.Contains(out, "CouncilSignatures") {
@@ -241,10 +257,20 @@ func TestGovernanceCouncilCancel(t *testing.T) {
 
 // On a 4-validator `cowboy testnet`, the validators vote a Tier 0
 // parameter change through their own nodes; it executes and is in force on
-// every node, and the nodes agree on the chain.
+// every node, and the nodes agree on the chain. On the same network, from
+// the CLI: a Tier 2 treasury disbursement passes and is paid on every node,
+// and a Security Council cancel with seven offline signatures (six are
+// refused) cancels a queued Tier 1 proposal on every node.
 func TestGovernanceTestnet(t *testing.T) {
 	tn := newTestnet(t, 4)
 	all := []int{0, 1, 2, 3}
+	cliHome := t.TempDir()
+	var gpaths []string
+	for _, i := range all {
+		gpaths = append(gpaths, node.GenesisPath(tn.man.Nodes[i].Home))
+	}
+	// Tier 1 gets the long timelock; Tier 0 and 2 keep the short one.
+	councilGenesis(t, cliHome, 1, gpaths...)
 	for _, i := range all {
 		tn.start(i)
 	}
@@ -270,6 +296,32 @@ func TestGovernanceTestnet(t *testing.T) {
 		t.Fatalf("propose: %+v %v", r, err)
 	}
 	id := system.FromBE8(r.Receipt.Return)
+
+	// From the CLI: each validator's key, and the Council's.
+	for _, i := range all {
+		cli(t, tn.procs[i], cliHome, "keys", "import", fmt.Sprintf("val%d", i), "--key-file", filepath.Join(tn.man.Nodes[i].Home, "validator.key"), "--light-kdf")
+	}
+	for i := 0; i < 9; i++ {
+		cli(t, tn.procs[0], cliHome, "keys", "import", fmt.Sprintf("c%d", i), "--key-file", filepath.Join(cliHome, fmt.Sprintf("c%d.hex", i)), "--light-kdf")
+	}
+	bob := types.Address{0xb0, 0xb0}
+	out := cli(t, tn.procs[1], cliHome, "gov", "propose", "--tier", "2", "--disburse", bob.String()+":10", "--title", "pay bob", "--from", "val1")
+	m := proposalID.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	pay := m[1]
+	out = cli(t, tn.procs[2], cliHome, "gov", "propose", "--tier", "1", "--param", "runners.heartbeat_timeout_blocks=120", "--title", "to cancel", "--from", "val2")
+	if m = proposalID.FindStringSubmatch(out); m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	doomed := m[1]
+	for _, i := range all {
+		for _, pid := range []string{pay, doomed} {
+			cli(t, tn.procs[i], cliHome, "gov", "vote", pid, "yes", "--from", fmt.Sprintf("val%d", i))
+		}
+	}
+
 	for _, i := range all {
 		vt, err := tn.client(i).Vote(ctx, keys[i], id, types.VoteYes, sdk.TxOptions{})
 		if err != nil {
@@ -301,6 +353,49 @@ func TestGovernanceTestnet(t *testing.T) {
 		if err != nil || len(ps.Params) != 1 || ps.Params[0].Value != 90 {
 			t.Fatalf("node%d params %+v: %v", i, ps, err)
 		}
+	}
+
+	// The disbursement passes and is paid, as every node sees it.
+	ten, _ := sdk.ParseCBY("10")
+	for _, i := range all {
+		p := waitProposal(ctx, t, tn.procs[i], cliHome, pay, "executed")
+		if p.Validators.Yes != "4" || !p.QuorumReached {
+			t.Fatalf("node%d: %+v", i, p)
+		}
+		var tr apitypes.Treasury
+		cliJSON(t, tn.procs[i], cliHome, &tr, "treasury", "show")
+		if tr.Disbursed != ten.String() || tr.Disbursements != 1 {
+			t.Fatalf("node%d treasury %+v", i, tr)
+		}
+		checkBalance(t, tn.client(i), bob, ten)
+	}
+
+	// The Council cancels the queued Tier 1 proposal: six signatures are
+	// refused, seven cancel it on every node.
+	waitProposal(ctx, t, tn.procs[3], cliHome, doomed, "queued")
+	chainID := fmt.Sprint(tn.man.ChainID)
+	out = cliFails(t, tn.procs[3], cliHome, append([]string{"council", "cancel", doomed, "--from", "val3"},
+		councilSigs(t, tn.procs[3], cliHome, chainID, "cancel", doomed, 6)...)...)
+	if !strings.Contains(out, "CouncilSignatures") {
+		t.Fatalf("six signatures: %s", out)
+	}
+	cli(t, tn.procs[3], cliHome, append([]string{"council", "cancel", doomed, "--from", "val3"},
+		councilSigs(t, tn.procs[3], cliHome, chainID, "cancel", doomed, 7)...)...)
+	for _, i := range all {
+		waitProposal(ctx, t, tn.procs[i], cliHome, doomed, "cancelled")
+		var council apitypes.GovCouncil
+		cliJSON(t, tn.procs[i], cliHome, &council, "council", "show")
+		if council.Nonce != 1 {
+			t.Fatalf("node%d council %+v", i, council)
+		}
+		ps, err := tn.client(i).Params(ctx, "runners.heartbeat_timeout_blocks")
+		if err != nil || len(ps.Params) != 1 || ps.Params[0].Value != 90 {
+			t.Fatalf("node%d: a cancelled change applied: %+v %v", i, ps, err)
+		}
+	}
+	out = cliFails(t, tn.procs[0], cliHome, "gov", "execute", doomed, "--from", "val0")
+	if !strings.Contains(out, "NotQueued") {
+		t.Fatalf("execute a cancelled proposal: %s", out)
 	}
 	tn.checkSameChain(all...)
 }
