@@ -97,34 +97,12 @@ func TestTestnetValidatorPrunes(t *testing.T) {
 	// 16-block epochs: by the time the proof is checked, the state of the
 	// epoch-0 hand-off height (15) is pruned on node1, whose light client
 	// answer must still carry that hand-off's validator-set proof.
-	tn.setEpochLength(16)
-	for i := range 3 {
-		tn.start(i)
-	}
-	tn.waitHeight(2, 30*time.Second, 0, 1, 2)
-	d := tn.procs[1]
-	home := t.TempDir()
-	gen := node.GenesisPath(tn.man.Nodes[0].Home)
-	cli(t, d, home, "keys", "new", "alice", "--light-kdf")
-	if out := cli(t, tn.procs[0], home, "faucet", "alice", "--value", "7"); !strings.Contains(out, "success") {
-		t.Fatalf("faucet: %s", out)
-	}
+	d, home, gen := tn.startWithAlice(16)
 	alice := addressOf(t, d, home, "alice")
 	waitPruned(t, tn.client(1), state.AccountKey(alice))
 	tn.waitHeight(30, 60*time.Second, 1)
 
-	deadline := time.Now().Add(30 * time.Second)
-	var out string
-	for {
-		out, err = cliResult(d, home, "account", "show", "alice", "--verify", "--genesis", gen)
-		if err == nil && strings.Contains(out, "Balance   7 CBY") && strings.Contains(out, "Verified  finalized height") && !strings.Contains(out, "(epoch 0)") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("account show --verify on the pruning validator: %v\n%s", err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitVerifiedAlice(t, d, home, gen, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	one := uint64(1)
