@@ -205,6 +205,11 @@ func (x *Exec) invoke(actor, caller types.Address, value *big.Int, handler strin
 	if acc.CodeHash == nil {
 		return nil, failf(system.CodeNoActor, "NoActor: no actor at %s", actor)
 	}
+	if hook := x.rt.storageHook; hook != nil {
+		if err := hook.Enter(x, actor, !x.readOnly); err != nil {
+			return nil, err
+		}
+	}
 	src, err := x.code(*acc.CodeHash)
 	if err != nil {
 		return nil, err

@@ -53,8 +53,19 @@ func (h *Host) adjustUsage(key []byte, newLen int) error {
 	if newLen >= 0 {
 		used += uint64(len(key) + newLen)
 	}
-	if used > h.x.rt.limits.StorageQuota {
-		return fmt.Errorf("storage quota exceeded: %d bytes > %d per actor", used, h.x.rt.limits.StorageQuota)
+	quota := h.x.rt.limits.StorageQuota
+	if hook := h.x.rt.storageHook; hook != nil {
+		if quota, err = hook.Quota(h.x.o, h.actor); err != nil {
+			return fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+		}
+	}
+	if used > quota {
+		return fmt.Errorf("storage quota exceeded: %d bytes > %d for this actor", used, quota)
+	}
+	if hook := h.x.rt.storageHook; hook != nil && used != meta.StorageBytes {
+		if err := hook.Used(h.x, h.actor, meta.StorageBytes, used); err != nil {
+			return fmt.Errorf("%w: %v", pvm.ErrHostFailure, err)
+		}
 	}
 	meta.StorageBytes = used
 	writeMeta(h.x.o, h.actor, meta)

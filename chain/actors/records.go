@@ -91,6 +91,18 @@ func readMeta(r state.Reader, a types.Address) (*ActorMeta, error) {
 	return &m, nil
 }
 
+// SetStorageBytes sets the storage use recorded for actor a (the rent
+// module's eviction and restore, which write the storage directly).
+func SetStorageBytes(o *state.Overlay, a types.Address, n uint64) error {
+	m, err := readMeta(o, a)
+	if err != nil {
+		return err
+	}
+	m.StorageBytes = n
+	writeMeta(o, a, m)
+	return nil
+}
+
 func writeMeta(o *state.Overlay, a types.Address, m *ActorMeta) {
 	o.Set(actorMetaKey(a), codec.MustMarshal(m))
 }

@@ -15,6 +15,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/pvm"
 )
 
@@ -81,7 +84,28 @@ type Runtime struct {
 	chainID    uint64
 	maxTxCells uint64
 	ops        map[string]HostOp
+	// storageHook is the rent module's view of actor storage (nil: the
+	// Limits' quota for every actor, no dormant actors).
+	storageHook StorageHook
 }
+
+// StorageHook lets a module (chain/system/rent) set each actor's storage
+// quota, follow its storage use, and keep a dormant actor's handlers from
+// running.
+type StorageHook interface {
+	// Quota is actor a's storage quota in bytes.
+	Quota(r state.Reader, a types.Address) (uint64, error)
+	// Used is told that a's storage use changes from old to new bytes
+	// (after the quota check).
+	Used(x system.Tx, a types.Address, old, new uint64) error
+	// Enter runs before any handler of a; its error (a system.Failure)
+	// fails the invocation. write is false for read-only queries, which
+	// must not write.
+	Enter(x system.Tx, a types.Address, write bool) error
+}
+
+// SetStorageHook installs h; call it before the first block.
+func (rt *Runtime) SetStorageHook(h StorageHook) { rt.storageHook = h }
 
 // NewRuntime returns a Runtime over vm (nil: a transfer-only node that runs
 // no actor code). maxTxCells bounds the cells of a read-only query.

@@ -24,6 +24,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
 	"github.com/cowboy-foundation/cowboy/chain/system/models"
 	"github.com/cowboy-foundation/cowboy/chain/system/params"
+	"github.com/cowboy-foundation/cowboy/chain/system/rent"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/secrets"
 	"github.com/cowboy-foundation/cowboy/chain/system/storage"
@@ -62,6 +63,9 @@ type Config struct {
 	Lanes fees.LaneSchedule
 	// Governance configures the Governance actor and its parameter store.
 	Governance governance.Params
+	// Rent configures state rent and storage bonds (chain/system/rent);
+	// nil: rent off.
+	Rent *rent.Params
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -169,16 +173,23 @@ func New(cfg Config) (*Executor, error) {
 	verifier := tee.New(cfg.TEE, cfg.ChainID, runnerRegistry{})
 	cfg.TEE = verifier.Params()
 	dispatcher := jobs.New(registry, cfg.TEE.Policy)
-	gov, err := governance.New(cfg.Governance, append(runners.ParamDefs(cfg.Offchain), validators.ParamDefs(cfg.Validators)...)...)
+	if cfg.Rent != nil && cfg.Rent.BaseQuota == 0 {
+		p := *cfg.Rent
+		p.BaseQuota = cfg.Limits.StorageQuota
+		cfg.Rent = &p
+	}
+	rentMod := rent.New(cfg.Rent)
+	gov, err := governance.New(cfg.Governance, append(append(runners.ParamDefs(cfg.Offchain), validators.ParamDefs(cfg.Validators)...), rent.ParamDefs(cfg.Rent)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	dispatcher.UseParams(gov.Store())
 	vals.UseParams(gov.Store())
+	rentMod.UseParams(gov.Store())
 	modelRegistry := models.New(models.Params{})
 	gov.UseModels(modelRegistry)
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New()), gov, treasury.New())...)
+	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New(), rentMod), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +200,10 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if ex.jobs, err = joblane.New(rt, dispatcher, cfg.Offchain, cfg.Fees.MaxTxCycles, cfg.Fees.MaxTxCells); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if rentMod.Enabled() {
+		rentMod.UseTimers(ex.timers)
+		rt.SetStorageHook(rentMod)
 	}
 	if err := tokenops.Register(rt); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system/governance"
+	"github.com/cowboy-foundation/cowboy/chain/system/rent"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
 	"github.com/cowboy-foundation/cowboy/chain/system/validators"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -123,6 +124,9 @@ type Genesis struct {
 	// are not written into the state: the parameter store falls back to
 	// them until a proposal changes a value.
 	Governance map[string]uint64 `json:"governance,omitempty"`
+	// Rent turns on state rent and storage bonds (chain/system/rent,
+	// docs/RENT.md); zero fields keep the defaults, absent = rent off.
+	Rent *rent.Params `json:"rent,omitempty"`
 	// Council are the Security Council's 9 members (spec 002 §11.2);
 	// absent: no Council.
 	Council []types.Address `json:"council,omitempty"`
@@ -228,7 +232,12 @@ func (g *Genesis) Validate() error {
 	if err := g.validateValidators(); err != nil {
 		return err
 	}
-	if _, err := governance.New(g.GovernanceParams(), append(runners.ParamDefs(g.OffchainParams()), validators.ParamDefs(g.ValidatorParams())...)...); err != nil {
+	if g.Rent != nil {
+		if err := g.Rent.Validate(); err != nil {
+			return err
+		}
+	}
+	if _, err := governance.New(g.GovernanceParams(), append(append(runners.ParamDefs(g.OffchainParams()), validators.ParamDefs(g.ValidatorParams())...), rent.ParamDefs(g.Rent)...)...); err != nil {
 		return err
 	}
 	seen := map[types.Address]bool{}

@@ -145,7 +145,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w (run `cowboyd init --dev --home %s` first)", err, cfg.Home)
 	}
-	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM, Offchain: gen.OffchainParams(), Storage: gen.StorageParams(), Validators: gen.ValidatorParams(), Governance: gen.GovernanceParams()})
+	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM, Offchain: gen.OffchainParams(), Storage: gen.StorageParams(), Validators: gen.ValidatorParams(), Governance: gen.GovernanceParams(), Rent: gen.Rent})
 	if err != nil {
 		return nil, err
 	}

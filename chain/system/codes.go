@@ -175,6 +175,23 @@ const (
 	CodeNotBurner         Code = 1207 // the sender is neither the admin nor a TokenBurn entitlement holder
 )
 
+// Codes of the state rent and storage bond module (chain/system/rent).
+const (
+	CodeRentNoActor     Code = 1308 // the target address holds no actor
+	CodeRentNoValue     Code = 1309 // rent_pay without value, or a sponsorship of zero epochs
+	CodeSponsorBalance  Code = 1310 // the sponsor's balance does not cover the sponsorship
+	CodeNotActorOwner   Code = 1311 // only the actor's owner (its deployer) may bond its storage
+	CodeBadQuota        Code = 1312 // the quota is outside base..max, or below the actor's storage in use
+	CodeActorDormant    Code = 1313 // the actor was evicted for unpaid rent: restore it first
+	CodeNotDormant      Code = 1314 // a restore for an actor that is not evicted
+	CodeRentDebt        Code = 1315 // a restore before the rent debt is paid
+	CodeRestoreOrder    Code = 1316 // a restore chunk out of order, or a malformed chunk
+	CodeRestoreMismatch Code = 1317 // the presented chunk does not match the archive root kept at eviction
+	CodeRentBondBalance Code = 1318 // the owner's balance does not cover the storage bond
+	CodeRentNoRentDue   Code = 1319 // a sponsorship for an actor that pays no rent
+	CodeRentOff         Code = 1320 // the chain runs without state rent (no "rent" in genesis)
+)
+
 // Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
 // refused a job's CBFS volume before reading or writing anything.
 const (
@@ -329,6 +346,19 @@ var codeNames = map[Code]string{
 	CodeSupplyCapExceeded:        "SupplyCapExceeded",
 	CodeNotMinter:                "NotMinter",
 	CodeNotBurner:                "NotBurner",
+	CodeRentNoActor:              "RentNoActor",
+	CodeRentNoValue:              "RentNoValue",
+	CodeSponsorBalance:           "SponsorBalance",
+	CodeNotActorOwner:            "NotActorOwner",
+	CodeBadQuota:                 "BadQuota",
+	CodeActorDormant:             "ActorDormant",
+	CodeNotDormant:               "NotDormant",
+	CodeRentDebt:                 "RentDebt",
+	CodeRestoreOrder:             "RestoreOrder",
+	CodeRestoreMismatch:          "RestoreMismatch",
+	CodeRentBondBalance:          "RentBondBalance",
+	CodeRentNoRentDue:            "RentNoRentDue",
+	CodeRentOff:                  "RentOff",
 	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
 	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
 	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",

@@ -52,6 +52,9 @@ var (
 	// TokenModuleAddress is the CIP-20 platform token module (spec 002
 	// §17.3): token_* instructions go to it and it emits the token events.
 	TokenModuleAddress = SystemAddress(0x0E)
+	// RentModuleAddress is the state rent and storage bond module (spec
+	// 002 §4.4, §17.5): it holds prepaid rent and storage bonds.
+	RentModuleAddress = SystemAddress(0x0F)
 	// TimerEscrowAddress holds the deposits of pending timers (chain/timers)
 	// and is the caller of timer messages.
 	TimerEscrowAddress = SystemAddress(0x10)

@@ -72,6 +72,10 @@ const kindsPinned = `1 call user
 133 token_approve user
 134 token_mint user
 135 token_burn user
+136 rent_pay user
+137 rent_sponsor user
+138 storage_bond user
+139 rent_restore user
 `
 
 func TestKindTable(t *testing.T) {
