@@ -2,9 +2,11 @@ package execution
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/actors"
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/rent"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -14,6 +16,9 @@ import (
 type router struct {
 	modules []system.Module
 	kinds   map[types.InstructionKind]system.Kind
+	// publish names the modules whose end-of-block events are recorded
+	// (in the end-of-block receipt, endBlockReceipt).
+	publish map[string]bool
 }
 
 func newRouter(mods ...system.Module) (*router, error) {
@@ -42,13 +47,29 @@ func (r *router) lookup(in types.Instruction) (system.Kind, bool) {
 }
 
 // endBlock runs every module's end-of-block step in a context of its own
-// (no transaction, no budget; its events are not recorded).
-func (r *router) endBlock(x0 *actors.Exec) error {
+// (no transaction, no budget). It returns the events of the modules named
+// in publish; the others' events are not recorded.
+func (r *router) endBlock(x0 *actors.Exec) ([]types.Event, error) {
+	var events []types.Event
 	for _, m := range r.modules {
-		x := x0.Runtime().NewExec(x0.Context(), x0.State(), x0.Env(), nil, types.Address{}, &actors.Meter{}, x0.Block())
+		run := &actors.Meter{}
+		x := x0.Runtime().NewExec(x0.Context(), x0.State(), x0.Env(), nil, types.Address{}, run, x0.Block())
 		if err := m.EndBlock(x); err != nil {
-			return fmt.Errorf("%s: %w", m.Name(), err)
+			return nil, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		if r.publish[m.Name()] {
+			events = append(events, run.Events...)
 		}
 	}
-	return nil
+	return events, nil
+}
+
+// endBlockReceipt carries the published end-of-block events of the block
+// at height (nil without any): TxHash rent.SweepReceiptHash(height).
+func endBlockReceipt(height uint64, events []types.Event) *types.Receipt {
+	if len(events) == 0 {
+		return nil
+	}
+	return &types.Receipt{TxHash: rent.SweepReceiptHash(height), Status: types.ReceiptSuccess,
+		FeePaid: new(big.Int), Burned: new(big.Int), Tip: new(big.Int), Events: events, Return: []byte{}}
 }

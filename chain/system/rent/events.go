@@ -3,6 +3,7 @@ package rent
 import (
 	"math/big"
 
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -97,3 +98,11 @@ type BondedEvent struct {
 
 // Topic implements system.EventData.
 func (*BondedEvent) Topic() string { return TopicStorageBonded }
+
+// SweepReceiptHash is the TxHash of the receipt that carries the rent
+// sweep's events (charges, standings, evictions) of the block at height:
+//
+//	keccak256("cowboy/rent-sweep" ‖ height_be8)
+func SweepReceiptHash(height uint64) types.Hash {
+	return types.Keccak256([]byte("cowboy/rent-sweep"), system.BE8(height))
+}
