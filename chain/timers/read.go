@@ -93,18 +93,3 @@ func LastUsage(kv KV) (uint64, error) { return getU64(kv, usageKey()) }
 // block's bids. The block executor calls it once per block on chains with
 // timer state.
 func SetLastUsage(kv KV, cycles uint64) { setU64(kv, usageKey(), cycles) }
-
-// Owned returns the ids of owner's pending timers, in id order.
-func Owned(kv KV, owner types.Address) ([]types.Hash, error) {
-	prefix := key(tableOwned, owner[:])
-	var out []types.Hash
-	err := kv.Scan(prefix, func(k, _ []byte) error {
-		id, err := types.BytesToHash(k[len(prefix):])
-		if err != nil {
-			return err
-		}
-		out = append(out, id)
-		return nil
-	})
-	return out, err
-}

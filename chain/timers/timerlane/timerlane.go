@@ -605,18 +605,9 @@ func gateTimers(h *actors.Host, op string) error {
 // deposits to it (the rent module's eviction, spec 002 "Grace Period and
 // Eviction": active timers are pruned). It returns how many it cancelled.
 func (l *Lane) PruneOwner(o *state.Overlay, owner types.Address) (int, error) {
-	ids, err := timers.Owned(o, owner)
+	refund, n, err := l.q.DropOwner(o, owner)
 	if err != nil {
 		return 0, err
 	}
-	for _, id := range ids {
-		refund, err := l.q.Cancel(o, owner, id)
-		if err != nil {
-			return 0, err
-		}
-		if err := refundDeposit(o, owner, refund); err != nil {
-			return 0, err
-		}
-	}
-	return len(ids), nil
+	return n, refundDeposit(o, owner, refund)
 }
