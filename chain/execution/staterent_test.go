@@ -324,3 +324,65 @@ func evictedEvent(t *testing.T, rs []*types.Receipt) *rent.EvictedEvent {
 	t.Fatal("no ActorEvicted event")
 	return nil
 }
+
+// TestStorageBondQuota: the actor host's quota comes from the rent module,
+// a bond raises it, shrinking returns the bond, and the quota cannot go
+// below the storage in use.
+func TestStorageBondQuota(t *testing.T) {
+	alice, _ := genKey()
+	p := testRent
+	p.BaseQuota, p.MaxQuota, p.FreeBytes = 16<<10, 64<<10, 1<<10
+	c := stateRentChain(t, p, alice)
+	aliceA := types.PubkeyToAddress(alice.PublicKey)
+	rentAddr := types.RentModuleAddress
+	rs := c.step(c.tx(alice, nil, deployIn(hoard, "q"), 0))
+	h := *rs[0].Created
+	fill := func() *types.Receipt {
+		return c.step(c.tx(alice, &h, &types.Call{Handler: "fill", Args: cborArgs([]any{24, 1000})}, 0))[0]
+	}
+	if r := fill(); r.Status == types.ReceiptSuccess || !bytes.Contains([]byte(r.Error), []byte("quota")) {
+		t.Fatalf("24 KB into a 16 KiB quota: %v %s", r.Status, r.Error)
+	}
+	start := balanceOf(t, c, aliceA)
+	c.step(c.tx(alice, &rentAddr, &types.StorageBond{Actor: h, Quota: 32 << 10}, 0))
+	want := big.NewInt((32<<10 - 16<<10) * 1000)
+	if got := balanceOf(t, c, rentAddr); got.Cmp(want) != 0 {
+		t.Fatalf("bond held %s, want %s", got, want)
+	}
+	if r := fill(); r.Status != types.ReceiptSuccess {
+		t.Fatalf("24 KB into a bonded 32 KiB quota: %s", r.Error)
+	}
+	c.rejected(c.tx(alice, &rentAddr, &types.StorageBond{Actor: h, Quota: 16 << 10}, 0), system.CodeBadQuota)
+	c.step(c.tx(alice, &rentAddr, &types.StorageBond{Actor: h, Quota: 28 << 10}, 0))
+	want = big.NewInt((28<<10 - 16<<10) * 1000)
+	if got := balanceOf(t, c, rentAddr); got.Cmp(want) != 0 {
+		t.Fatalf("bond held %s after shrinking, want %s", got, want)
+	}
+	// Alice paid the bond's net 12 KiB (plus fees); the 4 KiB returned came back.
+	spent := new(big.Int).Sub(start, balanceOf(t, c, aliceA))
+	if spent.Cmp(want) < 0 {
+		t.Fatalf("alice spent %s, less than the bond %s", spent, want)
+	}
+	if acc := c.rentAccount(h); acc.Quota != 28<<10 || acc.Bond.Cmp(want) != 0 {
+		t.Fatalf("rent account %+v", acc)
+	}
+}
+
+// TestRentOffWritesNothing: without "rent" in genesis the module keeps no
+// state and its instructions fail with RentOff.
+func TestRentOffWritesNothing(t *testing.T) {
+	alice, _ := genKey()
+	c := newChain(t, alice)
+	rentAddr := types.RentModuleAddress
+	rs := c.step(c.tx(alice, nil, deployIn(hoard, "off"), 0))
+	h := *rs[0].Created
+	c.step(c.tx(alice, &h, &types.Call{Handler: "fill", Args: cborArgs([]any{20, 1000})}, 0))
+	c.rejected(c.tx(alice, &rentAddr, &types.RentPay{Actor: h}, 1000), system.CodeRentOff)
+	c.view(func(v *store.View) {
+		n := 0
+		v.Scan(rent.Key(), func(_, _ []byte) error { n++; return nil })
+		if n != 0 {
+			t.Fatalf("rent off wrote %d rent keys", n)
+		}
+	})
+}
