@@ -120,7 +120,7 @@ func sentinel(c system.Code) error {
 	case system.CodeNotBurner:
 		return ErrNotBurner
 	}
-	return nil
+	return rentSentinel(c)
 }
 
 // ReceiptError is a failed transaction's receipt: its stable code and the
