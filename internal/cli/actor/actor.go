@@ -81,6 +81,7 @@ func readCode(path string) ([]byte, error) {
 func NewCmdActor(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "actor", Short: "Deploy, call, query and inspect Python actors"}
 	cmd.AddCommand(newActorDeployCmd(f), newActorShowCmd(f), newActorCallCmd(f), newActorQueryCmd(f), newActorStateCmd(f), newActorCodeCmd(f), newActorPinsCmd(f))
+	cmd.AddCommand(newRentCmds(f)...)
 	return cmd
 }
 
