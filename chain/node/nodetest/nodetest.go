@@ -41,12 +41,22 @@ func New(t testing.TB) *Devnet {
 	return newDevnet(t, nil)
 }
 
-func newDevnet(t testing.TB, vm execution.VM) *Devnet {
+// NewWithGenesis is NewWithVM with the genesis document edited by edit
+// before the node starts (e.g. to turn on state rent).
+func NewWithGenesis(t testing.TB, vm execution.VM, edit func(*genesis.Genesis)) *Devnet {
+	t.Helper()
+	return newDevnet(t, vm, edit)
+}
+
+func newDevnet(t testing.TB, vm execution.VM, edits ...func(*genesis.Genesis)) *Devnet {
 	t.Helper()
 	home := t.TempDir()
 	faucet, _ := crypto.GenerateKey()
 	val, _ := crypto.GenerateKey()
 	g := genesis.Dev(1_700_000_000_000, types.PubkeyToAddress(val.PublicKey), types.PubkeyToAddress(faucet.PublicKey))
+	for _, e := range edits {
+		e(g)
+	}
 	if err := g.Save(node.GenesisPath(home)); err != nil {
 		t.Fatal(err)
 	}
