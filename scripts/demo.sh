@@ -173,6 +173,9 @@ source scripts/demo_runners.sh
 # Governance: a parameter change proposed, voted, queued and in force.
 source scripts/demo_governance.sh
 
+# State rent: eviction and restore on a second devnet with rent on.
+source scripts/demo_rent.sh
+
 step "Chain status"
 "$BIN/cowboy" status
 echo "Explorer: $COWBOY_NODE/explorer/ (blocks, jobs, volumes, relays, runners; live while the devnet runs)"
