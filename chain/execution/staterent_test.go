@@ -3,6 +3,7 @@ package execution_test
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"fmt"
 	"math/big"
 	"testing"
 
@@ -385,4 +386,67 @@ func TestRentOffWritesNothing(t *testing.T) {
 			t.Fatalf("rent off wrote %d rent keys", n)
 		}
 	})
+}
+
+// TestRentSweepBounded: the sweep visits at most SweepPerBlock actors per
+// block (its receipt names at most that many), and an actor touched by a
+// transaction is assessed in that transaction (lazy assessment).
+func TestRentSweepBounded(t *testing.T) {
+	alice, _ := genKey()
+	p := testRent
+	p.SweepPerBlock = 1
+	c := stateRentChain(t, p, alice)
+	rentAddr := types.RentModuleAddress
+	var hs []types.Address
+	for i := 0; i < 3; i++ {
+		rs := c.step(c.tx(alice, nil, deployIn(hoard, fmt.Sprint("s", i)), 0))
+		h := *rs[0].Created
+		c.step(c.tx(alice, &h, &types.Call{Handler: "fill", Args: cborArgs([]any{20, 1000})}, 0))
+		c.step(c.txValue(alice, &rentAddr, &types.RentPay{Actor: h}, cby(1)))
+		hs = append(hs, h)
+	}
+	for c.head().Height%rentEpoch != rentEpoch-1 {
+		c.step()
+	}
+	// The next block opens an epoch: a call assesses its actor before the sweep.
+	rs := c.step(c.tx(alice, &hs[2], &types.Call{Handler: "bump"}, 0))
+	if rs[0].Status != types.ReceiptSuccess || rentEvents(rs[:1], rent.TopicRentCharged) != 1 {
+		t.Fatalf("the touched actor was not assessed in its transaction: %s, %d RentCharged", rs[0].Error, rentEvents(rs[:1], rent.TopicRentCharged))
+	}
+	sweeps := 0
+	for i := 0; i < 4*rentEpoch; i++ {
+		rs := c.step()
+		for _, r := range rs {
+			if r.TxHash != rent.SweepReceiptHash(c.head().Height) {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, ev := range r.Events {
+				if ev.Topic != rent.TopicRentCharged {
+					continue
+				}
+				var e rent.ChargedEvent
+				if err := codec.Unmarshal(ev.Data, &e); err != nil {
+					t.Fatal(err)
+				}
+				seen[e.Actor.String()] = true
+			}
+			if len(seen) > 1 {
+				t.Fatalf("block %d: the sweep assessed %d actors, SweepPerBlock is 1", c.head().Height, len(seen))
+			}
+			sweeps += len(seen)
+		}
+	}
+	if sweeps < 3*3 { // 3 actors charged in each of at least 3 epochs
+		t.Fatalf("the sweep charged %d times in 4 epochs of 3 actors", sweeps)
+	}
+	// Every actor is settled through the current epoch or the one before
+	// (a visit per 3 blocks), and none owes anything.
+	now := c.head().Height / rentEpoch
+	for _, h := range hs {
+		acc := c.rentAccount(h)
+		if acc.Charged+1 < now || acc.Debt.Sign() != 0 || acc.Status != rent.StatusActive {
+			t.Fatalf("actor %s at epoch %d: %+v", h, now, acc)
+		}
+	}
 }
