@@ -450,3 +450,38 @@ func TestRentSweepBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRentTargetFromParameterStore: T of the rate rule is the governed
+// parameter rent.target_state_bytes (here its genesis value), not the rent
+// object's default.
+func TestRentTargetFromParameterStore(t *testing.T) {
+	alice, _ := genKey()
+	c := newChainWithGenesisKey(t, alice)
+	cfg := c.ex.Config()
+	p := testRent
+	cfg.Rent = &p
+	cfg.Governance.Genesis = map[string]uint64{rent.KeyTargetBytes: 1_000}
+	ex, err := execution.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.ex = ex
+	rs := c.step(c.tx(alice, nil, deployIn(hoard, "t"), 0))
+	h := *rs[0].Created
+	c.step(c.tx(alice, &h, &types.Call{Handler: "fill", Args: cborArgs([]any{20, 1000})}, 0))
+	global := func() *rent.Global {
+		var g *rent.Global
+		c.view(func(v *store.View) { g, _ = rent.ReadGlobal(v) })
+		return g
+	}
+	g0 := global()
+	for c.head().Height/rentEpoch == g0.Epoch {
+		c.step()
+	}
+	// S ≈ 20 KB is far above T = 1,000 bytes: the rate rises by δ = 1/8
+	// (with the default T = 60,000 it would fall).
+	want := rent.Next(g0.Rate, g0.TotalBytes, 1_000)
+	if got := global().Rate; got.Cmp(want) != 0 || got.Cmp(g0.Rate) <= 0 {
+		t.Fatalf("rate %s → %s, want %s", g0.Rate, got, want)
+	}
+}
