@@ -73,6 +73,8 @@ func TestDemoScript(t *testing.T) {
 		"matches the original",
 		"Full redundancy restored",
 		"TimerFired",
+		"ActorDormant: actor 0x", // state rent (scripts/demo_rent.sh)
+		"Restored 0x",
 		"LOCAL STAND-IN",
 		"state       executed",
 		`verified {"price":97000.5}`,
