@@ -601,6 +601,13 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 	return out, nil
 }
 
+// Counts returns the executable and the gapped transactions, read at once.
+func (p *Pool) Counts() (executable, gapped int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.byHash) - p.ngapped, p.ngapped
+}
+
 // Executable is the number of transactions that are not gapped.
 func (p *Pool) Executable() int {
 	p.mu.Lock()
