@@ -241,6 +241,12 @@ func (c *cowboyChain) Submit(ctx context.Context, worker int, tx wireTx) (bool, 
 	return false, fmt.Sprintf("http_%d", code), nil
 }
 
+func (c *cowboyChain) Nodes() int { return len(c.urls) }
+
+func (c *cowboyChain) Scrape(ctx context.Context, node int) (map[string]float64, error) {
+	return scrapeMempool(ctx, c.hc, c.urls[node]+"/metrics")
+}
+
 func (c *cowboyChain) Final(ctx context.Context) (uint64, error) {
 	var st apitypes.Status
 	if err := c.get(ctx, c.urls[0]+"/v1/status", &st); err != nil {

@@ -39,6 +39,7 @@ func main() {
 		drain    = flag.Duration("drain", 10*time.Second, "how long to wait for accepted transactions to finalize after a point")
 		satRate  = flag.Float64("sat-rate", 0, "saturation rate to scale Nx points by when no sat point runs")
 		jsonOut  = flag.Bool("json", false, "print one JSON object per point instead of a table")
+		jsonFile = flag.String("json-out", "", "also append one JSON object per point to this file")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -58,6 +59,16 @@ func main() {
 	if err := ch.Setup(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "cowboy-loadgen: setup: %v\n", err)
 		os.Exit(1)
+	}
+	var jf *os.File
+	if *jsonFile != "" {
+		f, err := os.OpenFile(*jsonFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cowboy-loadgen: %v\n", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		jf = f
 	}
 	sat := *satRate
 	if !*jsonOut {
@@ -98,8 +109,11 @@ func main() {
 				os.Exit(1)
 			}
 		}
+		b, _ := json.Marshal(res)
+		if jf != nil {
+			fmt.Fprintln(jf, string(b))
+		}
 		if *jsonOut {
-			b, _ := json.Marshal(res)
 			fmt.Println(string(b))
 		} else {
 			fmt.Printf("%-8s %-6s %9.0f %9d %9d %9.0f %11.2f %8.2f %8.2f %8.1f\n", res.Target, res.Point, res.OfferedTPS,
@@ -127,6 +141,7 @@ type Result struct {
 	FinalFraction float64        `json:"final_fraction"` // accepted txs final by the end of the drain
 	MaxBlockTxs   int            `json:"max_block_txs"`
 	ViewChanges   int            `json:"view_changes"` // rounds that ended without a block (Cowboy)
+	Nodes         []NodeResult   `json:"nodes"`        // per node: offered, refused, pool content
 }
 
 func quantile(xs []float64, q float64) float64 {

@@ -27,6 +27,10 @@ type chain interface {
 	Block(ctx context.Context, h uint64) (time.Time, []string, error)
 }
 
+// multiNode is a chain with several nodes: worker w submits through node
+// w mod Nodes().
+type multiNode interface{ Nodes() int }
+
 // rounder is a chain that reports consensus rounds: rounds beyond one per
 // block are view changes (timeouts).
 type rounder interface {
@@ -131,10 +135,24 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	go func() { defer close(watchDone); w.run(wctx, ch, h0, log) }()
 
 	type workerOut struct {
-		sent      map[string]time.Time
-		submitted int
-		refused   map[string]int
-		err       error
+		sent       map[string]time.Time
+		submitted  int
+		refused    map[string]int
+		staleFirst int
+		err        error
+	}
+	nodes := 1
+	if mn, ok := ch.(multiNode); ok {
+		nodes = mn.Nodes()
+	}
+	perNode := make([]NodeResult, nodes)
+	sctx, stopSample := context.WithCancel(ctx)
+	defer stopSample()
+	sampled := make(chan struct{})
+	if ps, ok := ch.(poolSampler); ok {
+		go func() { defer close(sampled); samplePools(sctx, ps, perNode) }()
+	} else {
+		close(sampled)
 	}
 	outs := make([]workerOut, cfg.Workers)
 	t0 := time.Now()
@@ -147,6 +165,7 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 			o := &outs[wi]
 			o.sent, o.refused = map[string]time.Time{}, map[string]int{}
 			slots := queues[wi]
+			tried := make([]bool, len(slots)) // a slot's first submission is made
 			var gap time.Duration
 			if cfg.Rate > 0 {
 				gap = time.Duration(float64(time.Second) * float64(cfg.Workers) / cfg.Rate)
@@ -177,12 +196,17 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 				tx := slots[s][0]
 				ok, code, err := ch.Submit(ctx, wi, tx)
 				o.submitted++
+				first := !tried[s]
+				tried[s] = true
 				if err != nil {
 					o.refused["transport"]++
 					continue
 				}
 				if !ok {
 					o.refused[code]++
+					if first && (code == "nonce_too_low" || code == "already_known" || code == "replacement_underpriced") {
+						o.staleFirst++
+					}
 					if code == "nonce_too_low" || code == "already_known" {
 						slots[s] = slots[s][1:] // it (or its nonce) is in already
 					} else if gap == 0 {
@@ -197,10 +221,24 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	}
 	wg.Wait()
 	t1 := time.Now()
+	stopSample()
+	<-sampled
 	res := &Result{RefusedBy: map[string]int{}}
 	sent := map[string]time.Time{}
 	submitted := 0
-	for _, o := range outs {
+	for wi, o := range outs {
+		nr := &perNode[wi%nodes]
+		nr.Node = wi % nodes
+		nr.Senders += len(queues[wi])
+		nr.Offered += o.submitted
+		nr.Accepted += len(o.sent)
+		nr.StaleFirst += o.staleFirst
+		if nr.RefusedBy == nil {
+			nr.RefusedBy = map[string]int{}
+		}
+		for c, k := range o.refused {
+			nr.RefusedBy[c] += k
+		}
 		submitted += o.submitted
 		for id, t := range o.sent {
 			sent[id] = t
@@ -267,6 +305,14 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	}
 	res.CommittedTPS = float64(committed) / t1.Sub(from).Seconds()
 	res.BlockInterval = quantile(gaps, 0.5)
+	res.Nodes = perNode
+	for _, nr := range perNode {
+		log.Info("node", "node", nr.Node, "senders", nr.Senders, "offered", nr.Offered, "accepted", nr.Accepted,
+			"refused", nr.RefusedBy, "stale_first", nr.StaleFirst,
+			"executable_mean", fmt.Sprintf("%.0f", nr.ExecutableMean), "executable_max", nr.ExecutableMax,
+			"gapped_mean", fmt.Sprintf("%.0f", nr.GappedMean), "gapped_max", nr.GappedMax,
+			"pool_refused", nr.PoolRefused, "gossip_dropped", nr.GossipDropped)
+	}
 	log.Info("point done", "offered_tps", fmt.Sprintf("%.0f", res.OfferedTPS), "accepted", res.Accepted, "refused", res.RefusedBy,
 		"committed_tps", fmt.Sprintf("%.0f", res.CommittedTPS), "blocks", res.Blocks, "max_block_txs", res.MaxBlockTxs,
 		"max_interval_s", fmt.Sprintf("%.2f", quantile(gaps, 1)), "view_changes", res.ViewChanges)
