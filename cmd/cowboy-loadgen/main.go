@@ -140,8 +140,9 @@ type Result struct {
 	LatencyP90    float64        `json:"latency_p90_s"`
 	FinalFraction float64        `json:"final_fraction"` // accepted txs final by the end of the drain
 	MaxBlockTxs   int            `json:"max_block_txs"`
-	ViewChanges   int            `json:"view_changes"` // rounds that ended without a block (Cowboy)
-	Nodes         []NodeResult   `json:"nodes"`        // per node: offered, refused, pool content
+	ViewChanges   int            `json:"view_changes"`    // rounds that ended without a block (Cowboy)
+	Nodes         []NodeResult   `json:"nodes"`           // per node: offered, refused, pool content
+	GeneratorCPU  float64        `json:"generator_cpu_s"` // the load generator's own CPU over the point
 }
 
 func quantile(xs []float64, q float64) float64 {

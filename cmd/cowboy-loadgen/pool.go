@@ -34,6 +34,14 @@ type NodeResult struct {
 	// "code/source" (client or relay), and gossip batches it dropped.
 	PoolRefused   map[string]float64 `json:"pool_refused,omitempty"`
 	GossipDropped float64            `json:"gossip_dropped,omitempty"`
+	// Where the node's CPU went over the point, in seconds: all of it
+	// (process_cpu_seconds_total), and the wall time spent executing and
+	// committing blocks (mostly CPU); the rest is admission, HTTP,
+	// gossip and consensus.
+	CPU         float64 `json:"cpu_s,omitempty"`
+	ExecSeconds float64 `json:"exec_s,omitempty"`
+	CommitSecs  float64 `json:"commit_s,omitempty"`
+	TxsExecuted float64 `json:"txs_executed,omitempty"`
 }
 
 // poolSampler is a chain whose nodes export their pool's content.
@@ -84,7 +92,12 @@ func samplePools(ctx context.Context, ps poolSampler, res []NodeResult) {
 							r.PoolRefused[code+"/"+src] = v - first[k]
 						}
 					}
-					r.GossipDropped = last["cowboy_mempool_gossip_batches_dropped_total"] - first["cowboy_mempool_gossip_batches_dropped_total"]
+					diff := func(k string) float64 { return last[k] - first[k] }
+					r.GossipDropped = diff("cowboy_mempool_gossip_batches_dropped_total")
+					r.CPU = diff("process_cpu_seconds_total")
+					r.ExecSeconds = diff("cowboy_state_block_execution_seconds_sum")
+					r.CommitSecs = diff("cowboy_state_commit_seconds_sum")
+					r.TxsExecuted = diff("cowboy_state_txs_executed_total")
 					return
 				case <-t.C:
 				}
@@ -113,7 +126,8 @@ func refusalKey(k string) (code, src string, ok bool) {
 	return code, src, code != ""
 }
 
-// scrapeMempool reads the cowboy_mempool_* series of one /metrics page.
+// scrapeMempool reads the cowboy_mempool_* series of one /metrics page,
+// and the series that say where the node's CPU went.
 func scrapeMempool(ctx context.Context, hc *http.Client, url string) (map[string]float64, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	resp, err := hc.Do(req)
@@ -128,7 +142,7 @@ func scrapeMempool(ctx context.Context, hc *http.Client, url string) (map[string
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "cowboy_mempool_") {
+		if !strings.HasPrefix(line, "cowboy_mempool_") && !strings.HasPrefix(line, "cowboy_state_") && !strings.HasPrefix(line, "process_cpu_seconds_total") {
 			continue
 		}
 		i := strings.LastIndexByte(line, ' ')

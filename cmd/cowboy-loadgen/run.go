@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -146,6 +147,9 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 		nodes = mn.Nodes()
 	}
 	perNode := make([]NodeResult, nodes)
+	for i := range perNode {
+		perNode[i].Node = i
+	}
 	sctx, stopSample := context.WithCancel(ctx)
 	defer stopSample()
 	sampled := make(chan struct{})
@@ -155,6 +159,7 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 		close(sampled)
 	}
 	outs := make([]workerOut, cfg.Workers)
+	cpu0 := selfCPU()
 	t0 := time.Now()
 	end := t0.Add(cfg.Duration)
 	var wg sync.WaitGroup
@@ -221,6 +226,7 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	}
 	wg.Wait()
 	t1 := time.Now()
+	genCPU := selfCPU() - cpu0
 	stopSample()
 	<-sampled
 	res := &Result{RefusedBy: map[string]int{}}
@@ -228,7 +234,6 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	submitted := 0
 	for wi, o := range outs {
 		nr := &perNode[wi%nodes]
-		nr.Node = wi % nodes
 		nr.Senders += len(queues[wi])
 		nr.Offered += o.submitted
 		nr.Accepted += len(o.sent)
@@ -306,15 +311,27 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	res.CommittedTPS = float64(committed) / t1.Sub(from).Seconds()
 	res.BlockInterval = quantile(gaps, 0.5)
 	res.Nodes = perNode
+	res.GeneratorCPU = genCPU.Seconds()
 	for _, nr := range perNode {
 		log.Info("node", "node", nr.Node, "senders", nr.Senders, "offered", nr.Offered, "accepted", nr.Accepted,
 			"refused", nr.RefusedBy, "stale_first", nr.StaleFirst,
 			"executable_mean", fmt.Sprintf("%.0f", nr.ExecutableMean), "executable_max", nr.ExecutableMax,
 			"gapped_mean", fmt.Sprintf("%.0f", nr.GappedMean), "gapped_max", nr.GappedMax,
-			"pool_refused", nr.PoolRefused, "gossip_dropped", nr.GossipDropped)
+			"pool_refused", nr.PoolRefused, "gossip_dropped", nr.GossipDropped,
+			"cpu_s", fmt.Sprintf("%.2f", nr.CPU), "exec_s", fmt.Sprintf("%.2f", nr.ExecSeconds), "commit_s", fmt.Sprintf("%.2f", nr.CommitSecs),
+			"txs_executed", nr.TxsExecuted)
 	}
-	log.Info("point done", "offered_tps", fmt.Sprintf("%.0f", res.OfferedTPS), "accepted", res.Accepted, "refused", res.RefusedBy,
+	log.Info("point done", "generator_cpu_s", fmt.Sprintf("%.2f", res.GeneratorCPU), "offered_tps", fmt.Sprintf("%.0f", res.OfferedTPS), "accepted", res.Accepted, "refused", res.RefusedBy,
 		"committed_tps", fmt.Sprintf("%.0f", res.CommittedTPS), "blocks", res.Blocks, "max_block_txs", res.MaxBlockTxs,
 		"max_interval_s", fmt.Sprintf("%.2f", quantile(gaps, 1)), "view_changes", res.ViewChanges)
 	return res, nil
+}
+
+// selfCPU is the CPU time this process has used (user and system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
