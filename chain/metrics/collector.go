@@ -35,7 +35,7 @@ var (
 	descMempool = desc("mempool", "size",
 		"Transactions waiting in the mempool.")
 	descMempoolTxs = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "mempool", "txs"),
-		"Transactions in the mempool by state: executable (a contiguous run from the sender's state nonce) or gapped (waiting for a missing earlier nonce).",
+		"Transactions in the mempool by state: ordered (in a proposed or final block not yet executed), executable (a contiguous run from the sender's state nonce, not ordered yet) or gapped (waiting for a missing earlier nonce).",
 		[]string{"state"}, nil)
 	descRefused = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "mempool", "refused_total"),
 		"Transactions refused at admission, by refusal code and source (client: submitted to this node; relay: gossiped by a peer).",
@@ -84,6 +84,7 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descMempool, uint64(c.n.Pool().Len()))
 	ms := c.n.MempoolStats()
 	ch <- prometheus.MustNewConstMetric(descMempoolTxs, prometheus.GaugeValue, float64(ms.Executable), "executable")
+	ch <- prometheus.MustNewConstMetric(descMempoolTxs, prometheus.GaugeValue, float64(ms.Ordered), "ordered")
 	ch <- prometheus.MustNewConstMetric(descMempoolTxs, prometheus.GaugeValue, float64(ms.Gapped), "gapped")
 	for _, r := range ms.Refused {
 		src := "client"

@@ -48,9 +48,11 @@ func (s *admitStats) refuse(err error, relayed bool) {
 
 // MempoolStats is the mempool's content and admission's refusals so far.
 type MempoolStats struct {
-	// Executable transactions form a contiguous run from their sender's
-	// state nonce; gapped ones wait for a missing earlier nonce.
-	Executable, Gapped int
+	// Ordered transactions are in a block proposed or final but not yet
+	// executed; of the others, executable ones form a contiguous run from
+	// their sender's state nonce and gapped ones wait for a missing
+	// earlier nonce.
+	Executable, Ordered, Gapped int
 	// Refused, sorted by code then source.
 	Refused []RefusalCount
 	// GossipBatchesDropped counts gossiped batches dropped because
@@ -60,8 +62,8 @@ type MempoolStats struct {
 
 // MempoolStats reports the pool's content and the refusals so far.
 func (n *Node) MempoolStats() MempoolStats {
-	exe, gap := n.pool.Counts()
-	st := MempoolStats{Executable: exe, Gapped: gap, GossipBatchesDropped: n.admit.dropped.Load()}
+	exe, ord, gap := n.pool.Counts()
+	st := MempoolStats{Executable: exe, Ordered: ord, Gapped: gap, GossipBatchesDropped: n.admit.dropped.Load()}
 	n.admit.mu.Lock()
 	for r, k := range n.admit.refused {
 		st.Refused = append(st.Refused, RefusalCount{r, k})

@@ -28,6 +28,8 @@ type NodeResult struct {
 	Samples        int     `json:"samples,omitempty"`
 	ExecutableMean float64 `json:"executable_mean,omitempty"`
 	ExecutableMax  float64 `json:"executable_max,omitempty"`
+	OrderedMean    float64 `json:"ordered_mean,omitempty"` // in blocks proposed or final, not yet executed
+	OrderedMax     float64 `json:"ordered_max,omitempty"`
 	GappedMean     float64 `json:"gapped_mean,omitempty"`
 	GappedMax      float64 `json:"gapped_max,omitempty"`
 	// Admission refusals counted by the node over the point, by
@@ -78,6 +80,9 @@ func samplePools(ctx context.Context, ps poolSampler, res []NodeResult) {
 					r.Samples++
 					r.ExecutableMean += e
 					r.GappedMean += g
+					o := m[`cowboy_mempool_txs{state="ordered"}`]
+					r.OrderedMean += o
+					r.OrderedMax = max(r.OrderedMax, o)
 					r.ExecutableMax, r.GappedMax = max(r.ExecutableMax, e), max(r.GappedMax, g)
 				}
 				select {
@@ -85,6 +90,7 @@ func samplePools(ctx context.Context, ps poolSampler, res []NodeResult) {
 					if r.Samples > 0 {
 						r.ExecutableMean /= float64(r.Samples)
 						r.GappedMean /= float64(r.Samples)
+						r.OrderedMean /= float64(r.Samples)
 					}
 					r.PoolRefused = map[string]float64{}
 					for k, v := range last {

@@ -316,6 +316,7 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 		log.Info("node", "node", nr.Node, "senders", nr.Senders, "offered", nr.Offered, "accepted", nr.Accepted,
 			"refused", nr.RefusedBy, "stale_first", nr.StaleFirst,
 			"executable_mean", fmt.Sprintf("%.0f", nr.ExecutableMean), "executable_max", nr.ExecutableMax,
+			"ordered_mean", fmt.Sprintf("%.0f", nr.OrderedMean), "ordered_max", nr.OrderedMax,
 			"gapped_mean", fmt.Sprintf("%.0f", nr.GappedMean), "gapped_max", nr.GappedMax,
 			"pool_refused", nr.PoolRefused, "gossip_dropped", nr.GossipDropped,
 			"cpu_s", fmt.Sprintf("%.2f", nr.CPU), "exec_s", fmt.Sprintf("%.2f", nr.ExecSeconds), "commit_s", fmt.Sprintf("%.2f", nr.CommitSecs),
