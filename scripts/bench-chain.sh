@@ -9,6 +9,7 @@
 #   CHAIN_BENCH_POINTS    default lat,sat,1x,2x,4x
 #   CHAIN_BENCH_SKIP_COMET=1  Cowboy only
 #   CHAIN_BENCH_SKIP_SWEEP=1  no in-process sweep first
+#   CHAIN_BENCH_SKIP_COWBOY=1 CometBFT only
 # For Cowboy the generator also samples each node's /metrics every 250 ms
 # during a point (executable and gapped transactions in its pool,
 # admission refusals by code and source) and logs them per node with what
@@ -110,5 +111,5 @@ bench_comet() {
 }
 
 echo "chain load benchmark: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-bench_cowboy
+[ "${CHAIN_BENCH_SKIP_COWBOY:-}" = 1 ] || bench_cowboy
 [ "${CHAIN_BENCH_SKIP_COMET:-}" = 1 ] || bench_comet
