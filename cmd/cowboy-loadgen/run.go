@@ -212,8 +212,10 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 					if first && (code == "nonce_too_low" || code == "already_known" || code == "replacement_underpriced") {
 						o.staleFirst++
 					}
-					if code == "nonce_too_low" || code == "already_known" {
-						slots[s] = slots[s][1:] // it (or its nonce) is in already
+					if code == "nonce_too_low" || code == "already_known" || code == "replacement_underpriced" {
+						// It, or another transaction with its nonce, is in
+						// already: a wallet moves on to the next nonce.
+						slots[s] = slots[s][1:]
 					} else if gap == 0 {
 						time.Sleep(refusedBackoff)
 					}
