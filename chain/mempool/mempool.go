@@ -99,8 +99,8 @@ type entry struct {
 	// ordered: the transaction is in a proposed or final block that is
 	// not executed yet (MarkOrdered).
 	ordered bool
-	fee     *big.Int // fees.EffectiveFee at feeBf (feeAt); read only
-	feeBf   fees.Basefees
+	fee    *big.Int  // fees.EffectiveFee at feeBf (feeAt); read only
+	feeBf  fees.Basefees
 }
 
 // feeAt is fees.EffectiveFee(e.tx, e.in, bf), kept for the last basefees
@@ -242,7 +242,11 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 			dropped = p.evict(v)
 		}
 	}
-	if dropped == nil && (len(p.byHash) >= p.cfg.MaxTotal || !relayed && p.waiting() >= p.limit) {
+	limit := p.limit
+	if relayed {
+		limit = p.cfg.MaxTotal
+	}
+	if dropped == nil && len(p.byHash) >= limit {
 		v := p.victimFor(tx, in, gapped, bf)
 		if v == nil {
 			return nil, ErrPoolFull
@@ -316,9 +320,6 @@ func (p *Pool) victimsLocked(bf fees.Basefees) *victims {
 func (v *victims) fold(a *account) {
 	if a.ngapped > 0 {
 		t := a.txs[a.top]
-		if t.ordered {
-			return // evicting it frees nothing the limit counts
-		}
 		if v.gapped == nil || t.gapped.Before(v.gapped.gapped) || (t.gapped.Equal(v.gapped.gapped) && lessHash(t.tx.Hash(), v.gapped.tx.Hash())) {
 			v.gapped = t
 		}
@@ -327,9 +328,6 @@ func (v *victims) fold(a *account) {
 		return
 	}
 	t := a.txs[a.end-1]
-	if t.ordered {
-		return
-	}
 	if fees.Includable(t.tx, v.bf) != nil {
 		if v.stuck == nil || lessHash(t.tx.Hash(), v.stuck.tx.Hash()) {
 			v.stuck = t
@@ -470,7 +468,6 @@ func (p *Pool) MarkOrdered(hs ...types.Hash) {
 		if e, ok := p.byHash[h]; ok && !e.ordered {
 			e.ordered = true
 			p.nordered++
-			p.victims = nil // an ordered tail is no eviction candidate
 		}
 	}
 }
@@ -660,7 +657,7 @@ func (p *Pool) Executable() int {
 func (p *Pool) Refuses(tx *types.Tx, in types.Instruction, bf fees.Basefees) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.fullLocked() {
+	if len(p.byHash) < p.limit {
 		return false
 	}
 	v := p.victimsLocked(bf)
@@ -677,22 +674,10 @@ func (p *Pool) Refuses(tx *types.Tx, in types.Instruction, bf fees.Basefees) boo
 func (p *Pool) Full() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.fullLocked()
+	return len(p.byHash) >= p.limit
 }
 
-func (p *Pool) fullLocked() bool {
-	return len(p.byHash) >= p.cfg.MaxTotal || p.waiting() >= p.limit
-}
-
-// waiting is the number of transactions not marked ordered: what the
-// admission limit bounds. Ordered ones are on their way out; counting
-// them would let the blocks in flight fill the pool, so that the next
-// block finds little to carry and throughput sinks to what the pipeline
-// leaves room for (docs/BENCHMARKS.md, issue 14's overload runs).
-func (p *Pool) waiting() int { return len(p.byHash) - p.nordered }
-
-// SetLimit sets the admission limit to n (at most MaxTotal, at least 1),
-// a bound on the transactions waiting, not counting those marked ordered:
+// SetLimit sets the admission limit to n (at most MaxTotal, at least 1):
 // a node sizes its pool to a few blocks of what it can execute, so that
 // under overload the excess is refused at admission, cheaply and at once,
 // instead of queueing for many intervals (what is already in stays).
