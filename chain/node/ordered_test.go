@@ -11,9 +11,10 @@ import (
 )
 
 // TestVotedTxsMarkedOrdered: on a four-validator network, a validator
-// that votes for a block marks its transactions ordered in its pool (they
-// no longer count against the admission limit, docs/BENCHMARKS.md issue
-// 14), and the marks leave with the transactions once the block executes.
+// that votes for a block marks its transactions ordered in its pool
+// (cowboy_mempool_txs{state="ordered"}: what of a full pool is already on
+// its way into blocks, docs/BENCHMARKS.md issue 14), and the marks leave
+// with the transactions once the block executes.
 // Batches of transfers are sent until some validator is seen holding
 // ordered transactions (each batch is in a block for at least a quorum
 // round trip before it executes; polled every millisecond), so a fast
