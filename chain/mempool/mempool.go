@@ -99,8 +99,8 @@ type entry struct {
 	// ordered: the transaction is in a proposed or final block that is
 	// not executed yet (MarkOrdered).
 	ordered bool
-	fee    *big.Int  // fees.EffectiveFee at feeBf (feeAt); read only
-	feeBf  fees.Basefees
+	fee     *big.Int // fees.EffectiveFee at feeBf (feeAt); read only
+	feeBf   fees.Basefees
 }
 
 // feeAt is fees.EffectiveFee(e.tx, e.in, bf), kept for the last basefees
