@@ -4,10 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/crypto"
-
 	"github.com/cowboy-foundation/cowboy/chain/types"
-	"github.com/cowboy-foundation/cowboy/sdk"
 )
 
 // TestVotedTxsMarkedOrdered: on a four-validator network, a validator
@@ -23,15 +20,8 @@ func TestVotedTxsMarkedOrdered(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four validators")
 	}
-	nw := startNetwork(t, 4, 500*time.Millisecond)
-	nw.waitHeight(t, 0, 2, 30*time.Second)
+	nw, key := startFunded(t, 500*time.Millisecond)
 	n0 := nw.nodes[0]
-	key, _ := crypto.GenerateKey()
-	h, err := n0.Faucet(types.PubkeyToAddress(key.PublicKey), sdk.MustCBY("10"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitTx(t, n0, h)
 	const batch = 40
 	var nonce uint64
 	var last types.Hash
