@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -21,7 +24,7 @@ var nodeSeries = []string{
 	"cowboy_consensus_height", "cowboy_consensus_finalized_height", "cowboy_consensus_committed_height",
 	"cowboy_consensus_round", "cowboy_consensus_validators", "cowboy_consensus_epoch",
 	"cowboy_p2p_peers", "cowboy_p2p_message_send_bytes_total", "cowboy_p2p_message_receive_bytes_total",
-	"cowboy_mempool_size", "cowboy_sync_target_height", "cowboy_sync_behind_blocks", "cowboy_sync_syncing",
+	"cowboy_mempool_size", "cowboy_mempool_gossip_batches_dropped_total", "cowboy_sync_target_height", "cowboy_sync_behind_blocks", "cowboy_sync_syncing",
 	"cowboy_state_block_execution_seconds", "cowboy_state_commit_seconds",
 	"cowboy_state_txs_executed_total", "cowboy_state_blocks_committed_total",
 }
@@ -51,20 +54,43 @@ func scrape(t testing.TB, hc *http.Client, url string) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for name, f := range fams {
+		for _, m := range f.Metric {
+			if len(m.Label) == 0 {
+				continue
+			}
+			var ls []string
+			for _, l := range m.Label {
+				ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			sort.Strings(ls)
+			if v := metricValue(m); v != nil {
+				out[name+"{"+strings.Join(ls, ",")+"}"] = *v
+			}
+		}
 		if len(f.Metric) != 1 {
 			continue
 		}
-		m := f.Metric[0]
-		switch {
-		case m.Gauge != nil:
-			out[name] = m.Gauge.GetValue()
-		case m.Counter != nil:
-			out[name] = m.Counter.GetValue()
-		case m.Histogram != nil:
-			out[name] = float64(m.Histogram.GetSampleCount())
+		if v := metricValue(f.Metric[0]); v != nil {
+			out[name] = *v
 		}
 	}
 	return out
+}
+
+// metricValue is a gauge's or counter's value, a histogram's sample count.
+func metricValue(m *dto.Metric) *float64 {
+	var v float64
+	switch {
+	case m.Gauge != nil:
+		v = m.Gauge.GetValue()
+	case m.Counter != nil:
+		v = m.Counter.GetValue()
+	case m.Histogram != nil:
+		v = float64(m.Histogram.GetSampleCount())
+	default:
+		return nil
+	}
+	return &v
 }
 
 // TestMetricsDevnet scrapes a real devnet process twice, on the API
@@ -130,6 +156,18 @@ func TestMetricsDevnet(t *testing.T) {
 	}
 	if second["cowboy_mempool_size"] != 1 {
 		t.Errorf("mempool_size %v with one gapped transaction pending", second["cowboy_mempool_size"])
+	}
+	if g, e := second[`cowboy_mempool_txs{state="gapped"}`], second[`cowboy_mempool_txs{state="executable"}`]; g != 1 || e != 0 {
+		t.Errorf("mempool_txs gapped %v executable %v, want 1 and 0", g, e)
+	}
+	// A nonce already used is refused at admission, and counted by its code.
+	stale := tx.Nonce()
+	if _, err := c.Transfer(ctx, key, types.Address{0xb1}, big.NewInt(6), sdk.TxOptions{Nonce: &stale}); err == nil {
+		t.Fatal("a transfer reusing an included nonce was admitted")
+	}
+	third := scrape(t, nil, d.url()+"/metrics")
+	if k := `cowboy_mempool_refused_total{code="nonce_too_low",source="client"}`; third[k] != 1 {
+		t.Errorf("%s = %v after one stale nonce, want 1", k, third[k])
 	}
 	if second["cowboy_consensus_validators"] != 1 || second["cowboy_sync_syncing"] != 0 {
 		t.Errorf("devnet: validators %v syncing %v", second["cowboy_consensus_validators"], second["cowboy_sync_syncing"])

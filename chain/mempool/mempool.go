@@ -96,8 +96,11 @@ type entry struct {
 	from   types.Address
 	gapped time.Time // when it last became gapped; zero while executable
 	cost   *big.Int  // fees.MaxCost(tx), computed once at admission; read only
-	fee    *big.Int  // fees.EffectiveFee at feeBf (feeAt); read only
-	feeBf  fees.Basefees
+	// ordered: the transaction is in a proposed or final block that is
+	// not executed yet (MarkOrdered).
+	ordered bool
+	fee     *big.Int // fees.EffectiveFee at feeBf (feeAt); read only
+	feeBf   fees.Basefees
 }
 
 // feeAt is fees.EffectiveFee(e.tx, e.in, bf), kept for the last basefees
@@ -128,6 +131,7 @@ type Pool struct {
 	byHash   map[types.Hash]*entry
 	accounts map[types.Address]*account
 	ngapped  int
+	nordered int // entries marked ordered
 	// gen counts changes; victims caches the eviction candidates computed
 	// at gen, so that refusing a flood of transactions at a full pool costs
 	// one scan, not one per transaction.
@@ -210,6 +214,7 @@ func (p *Pool) add(tx *types.Tx, in types.Instruction, acc AccountState, bf fees
 			}
 			h := old.tx.Hash()
 			ne.gapped = old.gapped
+			p.unorder(old)
 			delete(p.byHash, h)
 			a.txs[nonce] = ne
 			p.byHash[tx.Hash()] = ne
@@ -426,6 +431,7 @@ func (p *Pool) recount(from types.Address, a *account) {
 func (p *Pool) rebase(from types.Address, a *account, nonce uint64) {
 	for n, e := range a.txs {
 		if n < nonce {
+			p.unorder(e)
 			delete(p.byHash, e.tx.Hash())
 			delete(a.txs, n)
 		}
@@ -435,10 +441,35 @@ func (p *Pool) rebase(from types.Address, a *account, nonce uint64) {
 }
 
 func (p *Pool) removeLocked(e *entry) {
+	p.unorder(e)
 	delete(p.byHash, e.tx.Hash())
 	a := p.accounts[e.from]
 	delete(a.txs, e.tx.Nonce())
 	p.recount(e.from, a)
+}
+
+func (p *Pool) unorder(e *entry) {
+	if e.ordered {
+		e.ordered = false
+		p.nordered--
+	}
+}
+
+// MarkOrdered records that these transactions are in a block proposed or
+// finalized but not executed yet (hashes not in the pool are ignored).
+// They stay in the pool, and selectable, until execution moves their
+// senders' nonces past them, or a later block includes them if the one
+// that held them is abandoned; the mark only says they are already on
+// their way.
+func (p *Pool) MarkOrdered(hs ...types.Hash) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, h := range hs {
+		if e, ok := p.byHash[h]; ok && !e.ordered {
+			e.ordered = true
+			p.nordered++
+		}
+	}
 }
 
 // Get returns a pending transaction.
@@ -599,6 +630,16 @@ func (p *Pool) Select(nonceOf func(types.Address) (uint64, error), bf fees.Basef
 		}
 	}
 	return out, nil
+}
+
+// Counts returns, read at once, the transactions marked ordered
+// (MarkOrdered), and the others that are executable or gapped.
+func (p *Pool) Counts() (executable, ordered, gapped int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ordered = p.nordered
+	gapped = min(p.ngapped, len(p.byHash)-ordered) // an ordered one counts as ordered
+	return len(p.byHash) - ordered - gapped, ordered, gapped
 }
 
 // Executable is the number of transactions that are not gapped.

@@ -34,6 +34,14 @@ var (
 		"Message bytes (kind and payload) received from peers; QUIC/TLS overhead excluded.")
 	descMempool = desc("mempool", "size",
 		"Transactions waiting in the mempool.")
+	descMempoolTxs = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "mempool", "txs"),
+		"Transactions in the mempool by state: ordered (in a proposed or final block not yet executed), executable (a contiguous run from the sender's state nonce, not ordered yet) or gapped (waiting for a missing earlier nonce).",
+		[]string{"state"}, nil)
+	descRefused = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "mempool", "refused_total"),
+		"Transactions refused at admission, by refusal code and source (client: submitted to this node; relay: gossiped by a peer).",
+		[]string{"code", "source"}, nil)
+	descGossipDropped = desc("mempool", "gossip_batches_dropped_total",
+		"Gossiped transaction batches dropped unread because admission was behind.")
 	descSyncTarget = desc("sync", "target_height",
 		"Highest height known final on the network (peers' reports, or this node's consensus).")
 	descSyncBehind = desc("sync", "behind_blocks",
@@ -52,7 +60,7 @@ type nodeCollector struct {
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHeight, descFinalized, descCommitted, descRound, descValidators, descEpoch,
-		descPeers, descSent, descRecv, descMempool, descSyncTarget, descSyncBehind, descSyncing, descRole} {
+		descPeers, descSent, descRecv, descMempool, descMempoolTxs, descRefused, descGossipDropped, descSyncTarget, descSyncBehind, descSyncing, descRole} {
 		ch <- d
 	}
 }
@@ -74,6 +82,18 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	height := head.Height
 	gauge(descHeight, height)
 	gauge(descMempool, uint64(c.n.Pool().Len()))
+	ms := c.n.MempoolStats()
+	ch <- prometheus.MustNewConstMetric(descMempoolTxs, prometheus.GaugeValue, float64(ms.Executable), "executable")
+	ch <- prometheus.MustNewConstMetric(descMempoolTxs, prometheus.GaugeValue, float64(ms.Ordered), "ordered")
+	ch <- prometheus.MustNewConstMetric(descMempoolTxs, prometheus.GaugeValue, float64(ms.Gapped), "gapped")
+	for _, r := range ms.Refused {
+		src := "client"
+		if r.Relayed {
+			src = "relay"
+		}
+		ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(r.N), r.Code, src)
+	}
+	counter(descGossipDropped, ms.GossipBatchesDropped)
 	// A devnet has no consensus: its head is final as soon as committed.
 	cs, ok := c.n.Consensus()
 	if !ok {

@@ -76,6 +76,13 @@ func (v *validator) Verify(b *consensus.Block, path []*consensus.Block) error {
 			return fmt.Errorf("tx %d (%s): %w", at[k], fresh[k].Hash(), err)
 		}
 	}
+	// This node votes for the block: its transactions are on their way
+	// and no longer count against the pool's admission limit.
+	hs := make([]types.Hash, 0, len(seen))
+	for h := range seen {
+		hs = append(hs, h)
+	}
+	v.n.pool.MarkOrdered(hs...)
 	return nil
 }
 

@@ -168,6 +168,7 @@ func (v *validator) onInbound(ctx context.Context, in p2p.Inbound) {
 		case v.txIn <- in.Data:
 		default:
 			v.log.Debug("gossiped batch dropped: admission behind", "from", in.From)
+			v.n.admit.dropped.Add(1)
 		}
 	case p2p.KindSync:
 		v.onSyncRequest(in)

@@ -41,6 +41,7 @@ func (v *validator) fromGuest(in p2p.Inbound) bool {
 		case v.txIn <- in.Data:
 		default:
 			v.log.Debug("guest's transactions dropped: admission behind", "from", in.From)
+			v.n.admit.dropped.Add(1)
 		}
 		return true
 	case p2p.KindSync:

@@ -25,15 +25,8 @@ func TestTransferFinalWithinOneInterval(t *testing.T) {
 		t.Skip("four validators")
 	}
 	const interval = 900 * time.Millisecond
-	nw := startNetwork(t, 4, interval)
-	nw.waitHeight(t, 0, 2, 30*time.Second)
+	nw, key := startFunded(t, interval)
 	n0 := nw.nodes[0]
-	key, _ := crypto.GenerateKey()
-	h, err := n0.Faucet(types.PubkeyToAddress(key.PublicKey), sdk.MustCBY("10"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitTx(t, n0, h)
 	var lat []time.Duration
 	for nonce := range uint64(3) {
 		time.Sleep(2 * interval) // idle: the chain is back to empty blocks
@@ -54,6 +47,21 @@ func TestTransferFinalWithinOneInterval(t *testing.T) {
 	if lat[1] >= interval {
 		t.Fatalf("median submit -> final %v, want under the %v interval", lat[1], interval)
 	}
+}
+
+// startFunded starts four validators with blocks every interval and
+// returns them with a key the faucet funded through node 0 (executed).
+func startFunded(t *testing.T, interval time.Duration) (*network, *ecdsa.PrivateKey) {
+	t.Helper()
+	nw := startNetwork(t, 4, interval)
+	nw.waitHeight(t, 0, 2, 30*time.Second)
+	key, _ := crypto.GenerateKey()
+	h, err := nw.nodes[0].Faucet(types.PubkeyToAddress(key.PublicKey), sdk.MustCBY("10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTx(t, nw.nodes[0], h)
+	return nw, key
 }
 
 func signedTransfer(t *testing.T, n *node.Node, key *ecdsa.PrivateKey, nonce uint64) *types.Tx {

@@ -102,6 +102,7 @@ type Node struct {
 	// block builder takes it.
 	txWake chan struct{}
 	pace   execPace // execution rate, for the mempool's admission limit
+	admit  admitStats
 	// bf caches the basefees of the latest head read (basefees).
 	bf atomic.Pointer[basefeesAt]
 
@@ -443,6 +444,14 @@ var ErrInvalidCode = types.NewError("invalid_code", "code refused by the PVM val
 // consensus network. A client's transaction is held to the pool's
 // admission limit; a relayed one only to its capacity.
 func (n *Node) submit(tx *types.Tx, relay bool) (types.Hash, error) {
+	h, err := n.admitTx(tx, relay)
+	if err != nil {
+		n.admit.refuse(err, !relay)
+	}
+	return h, err
+}
+
+func (n *Node) admitTx(tx *types.Tx, relay bool) (types.Hash, error) {
 	if relay && n.refusedEarly(tx) {
 		return types.Hash{}, mempool.ErrPoolFull
 	}

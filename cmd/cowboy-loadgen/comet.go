@@ -104,6 +104,8 @@ func (c *cometChain) Submit(ctx context.Context, worker int, tx wireTx) (bool, s
 	return true, "", nil
 }
 
+func (c *cometChain) Nodes() int { return len(c.urls) }
+
 func (c *cometChain) Final(ctx context.Context) (uint64, error) {
 	var st struct {
 		SyncInfo struct {

@@ -160,7 +160,10 @@ func (c *cowboyChain) sign(key *ecdsa.PrivateKey, nonce uint64, to types.Address
 }
 
 // Prepare signs n transfers in parallel: sender s belongs to worker
-// s mod workers and its nonces continue from its pending nonce.
+// s mod workers, so it submits through one node only (the worker's), and
+// its nonces continue from its pending nonce at that node, which holds
+// every transaction it accepted from the sender (another node's pool may
+// lack some it was gossiped, and would hand out nonces already used).
 func (c *cowboyChain) Prepare(ctx context.Context, workers, n int) ([][][]wireTx, error) {
 	nonces := make([]uint64, len(c.keys))
 	var (
@@ -176,7 +179,8 @@ func (c *cowboyChain) Prepare(ctx context.Context, workers, n int) ([][][]wireTx
 			defer wg.Done()
 			defer func() { <-sem }()
 			var a apitypes.Account
-			if err := c.get(ctx, fmt.Sprintf("%s/v1/accounts/%s", c.urls[0], types.PubkeyToAddress(k.PublicKey)), &a); err != nil {
+			url := c.urls[(i%workers)%len(c.urls)] // Submit's node for the sender's worker
+			if err := c.get(ctx, fmt.Sprintf("%s/v1/accounts/%s", url, types.PubkeyToAddress(k.PublicKey)), &a); err != nil {
 				mu.Lock()
 				ferr = err
 				mu.Unlock()
@@ -239,6 +243,12 @@ func (c *cowboyChain) Submit(ctx context.Context, worker int, tx wireTx) (bool, 
 		return false, e.Error.Code, nil
 	}
 	return false, fmt.Sprintf("http_%d", code), nil
+}
+
+func (c *cowboyChain) Nodes() int { return len(c.urls) }
+
+func (c *cowboyChain) Scrape(ctx context.Context, node int) (map[string]float64, error) {
+	return scrapeMempool(ctx, c.hc, c.urls[node]+"/metrics")
 }
 
 func (c *cowboyChain) Final(ctx context.Context) (uint64, error) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +27,10 @@ type chain interface {
 	// Block returns a final block's timestamp and transaction ids.
 	Block(ctx context.Context, h uint64) (time.Time, []string, error)
 }
+
+// multiNode is a chain with several nodes: worker w submits through node
+// w mod Nodes().
+type multiNode interface{ Nodes() int }
 
 // rounder is a chain that reports consensus rounds: rounds beyond one per
 // block are view changes (timeouts).
@@ -57,7 +62,8 @@ type loadConfig struct {
 
 type blockSeen struct {
 	height uint64
-	ts     time.Time
+	ts     time.Time // the block's timestamp (when it was proposed)
+	seen   time.Time // when the watcher first saw it final
 	txs    int
 }
 
@@ -98,7 +104,7 @@ func (w *watcher) run(ctx context.Context, ch chain, from uint64, log *slog.Logg
 					w.finals[id] = now
 				}
 			}
-			w.blocks = append(w.blocks, blockSeen{height: next, ts: ts, txs: len(ids)})
+			w.blocks = append(w.blocks, blockSeen{height: next, ts: ts, seen: now, txs: len(ids)})
 			w.mu.Unlock()
 		}
 	}
@@ -131,12 +137,30 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	go func() { defer close(watchDone); w.run(wctx, ch, h0, log) }()
 
 	type workerOut struct {
-		sent      map[string]time.Time
-		submitted int
-		refused   map[string]int
-		err       error
+		sent       map[string]time.Time
+		submitted  int
+		refused    map[string]int
+		staleFirst int
+		err        error
+	}
+	nodes := 1
+	if mn, ok := ch.(multiNode); ok {
+		nodes = mn.Nodes()
+	}
+	perNode := make([]NodeResult, nodes)
+	for i := range perNode {
+		perNode[i].Node = i
+	}
+	sctx, stopSample := context.WithCancel(ctx)
+	defer stopSample()
+	sampled := make(chan struct{})
+	if ps, ok := ch.(poolSampler); ok {
+		go func() { defer close(sampled); samplePools(sctx, ps, perNode) }()
+	} else {
+		close(sampled)
 	}
 	outs := make([]workerOut, cfg.Workers)
+	cpu0 := selfCPU()
 	t0 := time.Now()
 	end := t0.Add(cfg.Duration)
 	var wg sync.WaitGroup
@@ -147,6 +171,7 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 			o := &outs[wi]
 			o.sent, o.refused = map[string]time.Time{}, map[string]int{}
 			slots := queues[wi]
+			tried := make([]bool, len(slots)) // a slot's first submission is made
 			var gap time.Duration
 			if cfg.Rate > 0 {
 				gap = time.Duration(float64(time.Second) * float64(cfg.Workers) / cfg.Rate)
@@ -177,14 +202,21 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 				tx := slots[s][0]
 				ok, code, err := ch.Submit(ctx, wi, tx)
 				o.submitted++
+				first := !tried[s]
+				tried[s] = true
 				if err != nil {
 					o.refused["transport"]++
 					continue
 				}
 				if !ok {
 					o.refused[code]++
-					if code == "nonce_too_low" || code == "already_known" {
-						slots[s] = slots[s][1:] // it (or its nonce) is in already
+					if first && (code == "nonce_too_low" || code == "already_known" || code == "replacement_underpriced") {
+						o.staleFirst++
+					}
+					if code == "nonce_too_low" || code == "already_known" || code == "replacement_underpriced" {
+						// It, or another transaction with its nonce, is in
+						// already: a wallet moves on to the next nonce.
+						slots[s] = slots[s][1:]
 					} else if gap == 0 {
 						time.Sleep(refusedBackoff)
 					}
@@ -197,10 +229,24 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	}
 	wg.Wait()
 	t1 := time.Now()
+	genCPU := selfCPU() - cpu0
+	stopSample()
+	<-sampled
 	res := &Result{RefusedBy: map[string]int{}}
 	sent := map[string]time.Time{}
 	submitted := 0
-	for _, o := range outs {
+	for wi, o := range outs {
+		nr := &perNode[wi%nodes]
+		nr.Senders += len(queues[wi])
+		nr.Offered += o.submitted
+		nr.Accepted += len(o.sent)
+		nr.StaleFirst += o.staleFirst
+		if nr.RefusedBy == nil {
+			nr.RefusedBy = map[string]int{}
+		}
+		for c, k := range o.refused {
+			nr.RefusedBy[c] += k
+		}
 		submitted += o.submitted
 		for id, t := range o.sent {
 			sent[id] = t
@@ -250,12 +296,15 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 	// past its first quarter (the pipeline filling up is not steady state).
 	sort.Slice(w.blocks, func(i, j int) bool { return w.blocks[i].height < w.blocks[j].height })
 	var gaps []float64
-	committed := 0
+	committed, final := 0, 0
 	for _, b := range w.blocks {
 		res.MaxBlockTxs = max(res.MaxBlockTxs, b.txs)
 	}
 	from := t0.Add(t1.Sub(t0) / 4)
 	for i, b := range w.blocks {
+		if !b.seen.Before(from) && !b.seen.After(t1) {
+			final += b.txs
+		}
 		if b.ts.Before(from) || b.ts.After(t1) {
 			continue
 		}
@@ -265,10 +314,32 @@ func run(ctx context.Context, ch chain, cfg loadConfig, log *slog.Logger) (*Resu
 			gaps = append(gaps, b.ts.Sub(w.blocks[i-1].ts).Seconds())
 		}
 	}
-	res.CommittedTPS = float64(committed) / t1.Sub(from).Seconds()
+	res.StampedTPS = float64(committed) / t1.Sub(from).Seconds()
+	res.CommittedTPS = float64(final) / t1.Sub(from).Seconds()
 	res.BlockInterval = quantile(gaps, 0.5)
-	log.Info("point done", "offered_tps", fmt.Sprintf("%.0f", res.OfferedTPS), "accepted", res.Accepted, "refused", res.RefusedBy,
-		"committed_tps", fmt.Sprintf("%.0f", res.CommittedTPS), "blocks", res.Blocks, "max_block_txs", res.MaxBlockTxs,
+	res.Nodes = perNode
+	res.GeneratorCPU = genCPU.Seconds()
+	for _, nr := range perNode {
+		log.Info("node", "node", nr.Node, "senders", nr.Senders, "offered", nr.Offered, "accepted", nr.Accepted,
+			"refused", nr.RefusedBy, "stale_first", nr.StaleFirst,
+			"executable_mean", fmt.Sprintf("%.0f", nr.ExecutableMean), "executable_max", nr.ExecutableMax,
+			"ordered_mean", fmt.Sprintf("%.0f", nr.OrderedMean), "ordered_max", nr.OrderedMax,
+			"gapped_mean", fmt.Sprintf("%.0f", nr.GappedMean), "gapped_max", nr.GappedMax,
+			"pool_refused", nr.PoolRefused, "gossip_dropped", nr.GossipDropped,
+			"cpu_s", fmt.Sprintf("%.2f", nr.CPU), "exec_s", fmt.Sprintf("%.2f", nr.ExecSeconds), "commit_s", fmt.Sprintf("%.2f", nr.CommitSecs),
+			"txs_executed", nr.TxsExecuted)
+	}
+	log.Info("point done", "generator_cpu_s", fmt.Sprintf("%.2f", res.GeneratorCPU), "offered_tps", fmt.Sprintf("%.0f", res.OfferedTPS), "accepted", res.Accepted, "refused", res.RefusedBy,
+		"committed_tps", fmt.Sprintf("%.0f", res.CommittedTPS), "stamped_tps", fmt.Sprintf("%.0f", res.StampedTPS), "blocks", res.Blocks, "max_block_txs", res.MaxBlockTxs,
 		"max_interval_s", fmt.Sprintf("%.2f", quantile(gaps, 1)), "view_changes", res.ViewChanges)
 	return res, nil
+}
+
+// selfCPU is the CPU time this process has used (user and system).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,11 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // fullChain refuses every transaction as a full pool does.
@@ -51,5 +58,76 @@ func TestClosedLoopBacksOffWhenRefused(t *testing.T) {
 	}
 	if int64(res.RefusedBy["pool_full"]) != n || res.Accepted != 0 {
 		t.Fatalf("%d submissions, result %+v", n, res)
+	}
+}
+
+// takenChain refuses transaction "a" as a pool does whose sender already
+// has another transaction pending at that nonce, and takes the others.
+type takenChain struct {
+	fullChain
+	mu   sync.Mutex
+	took []string
+}
+
+func (c *takenChain) Prepare(_ context.Context, workers, _ int) ([][][]wireTx, error) {
+	return [][][]wireTx{{{{id: "a"}, {id: "b"}}}}, nil
+}
+
+func (c *takenChain) Submit(_ context.Context, _ int, tx wireTx) (bool, string, error) {
+	if tx.id == "a" {
+		return false, "replacement_underpriced", nil
+	}
+	c.mu.Lock()
+	c.took = append(c.took, tx.id)
+	c.mu.Unlock()
+	return true, "", nil
+}
+
+// A sender refused replacement_underpriced moves on to its next nonce, as
+// a wallet does: its nonce is taken. The generator used to resend the same
+// transaction until it was refused nonce_too_low, stalling the sender.
+func TestTakenNonceMovesOn(t *testing.T) {
+	ch := &takenChain{}
+	cfg := loadConfig{Workers: 1, Rate: 200, Duration: 200 * time.Millisecond}
+	res, err := run(context.Background(), ch, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.took) != 1 || ch.took[0] != "b" || res.RefusedBy["replacement_underpriced"] != 1 {
+		t.Fatalf("accepted %v, refused %v; want b accepted after one refusal of a", ch.took, res.RefusedBy)
+	}
+	if res.Nodes[0].StaleFirst != 1 {
+		t.Fatalf("stale first nonces %d, want 1", res.Nodes[0].StaleFirst)
+	}
+}
+
+// Each sender's nonces start from its pending nonce at the node it
+// submits through (worker w submits through node w mod nodes), not at
+// node 0, whose pool may lack transactions it was gossiped.
+func TestPrepareNoncesFromSendersNode(t *testing.T) {
+	var urls []string
+	for _, pending := range []uint64{5, 9} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_ = json.NewEncoder(w).Encode(apitypes.Account{PendingNonce: pending})
+		}))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL)
+	}
+	c := newCowboy(urls, 4, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c.chainID, c.maxFee = 1, 10
+	queues, err := c.Prepare(context.Background(), 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w, slots := range queues {
+		for _, slot := range slots {
+			tx, err := types.DecodeTx(slot[0].body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []uint64{5, 9}[w%len(urls)]; tx.Nonce() != want {
+				t.Fatalf("worker %d (node %d): first nonce %d, want %d", w, w%len(urls), tx.Nonce(), want)
+			}
+		}
 	}
 }
