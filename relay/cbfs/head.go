@@ -228,7 +228,7 @@ func (v *Volume) putHead(ctx context.Context, relays []RelayInfo, enc []byte, h 
 // commitHead commits next (built on the state st) as a head.
 // cs, when not nil, is what changed from cur to next (else it is computed).
 func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manifest, cs *changeSet) (*headState, error) {
-	relays, _, err := v.c.relays(ctx)
+	relays, cached, err := v.c.headRelays(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +263,18 @@ func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manif
 		return nil, err
 	}
 	enc := h.Encode()
-	if err := v.putHead(ctx, relays, enc, h, sealed, st != nil && st.confirmed); err != nil {
+	err = v.putHead(ctx, relays, enc, h, sealed, st != nil && st.confirmed)
+	if err != nil && cached && ctx.Err() == nil && !errors.Is(err, errHeadConflict) {
+		// The reused listing may be out of date (a relay marked unhealthy
+		// since): send the same head to the relays healthy now. Those that
+		// stored it already answer OK.
+		v.c.forgetHeadRelays()
+		if relays, _, err = v.c.headRelays(ctx); err == nil {
+			err = v.putHead(ctx, relays, enc, h, sealed, st != nil && st.confirmed)
+		}
+	}
+	if err != nil {
+		v.c.forgetHeadRelays()
 		return nil, fmt.Errorf("cbfs: commit v%d: %w", next.Version, err)
 	}
 	ns := &headState{head: h, hash: wire.HeadHash(enc), confirmed: true}
