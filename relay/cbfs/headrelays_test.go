@@ -87,7 +87,11 @@ func TestCommitsReuseRelayListing(t *testing.T) {
 		}
 		dir.setHealthy(i, false)
 	}
+	start = time.Now()
 	put("/after-three-died")
+	t.Logf("commit after three relays died: %v", time.Since(start))
+	start = time.Now()
+	defer func() { t.Logf("read back: %v", time.Since(start)) }()
 	var got bytes.Buffer
 	if _, err := vol.Get(ctx, "/after-three-died", &got); err != nil || got.String() != "/after-three-died" {
 		t.Fatalf("get after the relays died: %v %q", err, got.String())
