@@ -109,12 +109,12 @@ type mfs struct {
 	lastCh     time.Time         // time of the last local change
 	puts       atomic.Int64      // cache blocks stored since the last eviction check
 	clock      atomic.Int64
-	journaled  atomic.Bool     // pending changes were written to the journal
+	journaled  atomic.Bool // pending changes were written to the journal
 	// Commits made and entries they changed (for tests: a commit's work
 	// follows the change, and a close commits once).
 	commits, commitChanges atomic.Int64
-	bg         context.Context // lifetime of the mount, for read-ahead
-	wg         sync.WaitGroup  // read-ahead goroutines
+	bg                     context.Context // lifetime of the mount, for read-ahead
+	wg                     sync.WaitGroup  // read-ahead goroutines
 }
 
 func (m *mfs) now() int64 { return time.Now().UnixNano() }
