@@ -52,8 +52,9 @@
 // open keeps the kernel's page cache of the file (FOPEN_KEEP_CACHE) unless
 // the content changed behind the kernel's back since the last open (another
 // mount's version arrived, or a truncate), so re-reading an unchanged file
-// costs no FUSE round trip. go-fuse v2.12 does not let a file system enable
-// the kernel's writeback cache (FUSE_WRITEBACK_CACHE), so writes reach the
+// costs no FUSE round trip. go-fuse v2.12 (v2.12.1, the newest release on
+// the module proxy on 2026-11-29) does not let a file system enable the
+// kernel's writeback cache (FUSE_WRITEBACK_CACHE), so writes reach the
 // mount as they are made (in requests of up to 1 MiB). A file written
 // sequentially from empty is uploaded while it is written, so close(2) or
 // fsync(2) only sends its tail; a write before what was already sent, a
@@ -103,7 +104,13 @@
 // and fsync(2) upload the file's dirty data and commit before returning;
 // namespace changes (create of an empty file, mkdir, rename, unlink, link,
 // chmod, chown, utimens, symlink) are batched and committed within
-// Options.CommitDelay, or at once by fsync/close. Commits are path
+// Options.CommitDelay, or at once by fsync/close. A commit takes every
+// change pending at the time, so metadata set right after a close (tar's
+// and cp -p's utimensat, chmod and chown) makes no commit of its own: it
+// rides with the next file's close, and a writer of many files makes one
+// commit per file (TestFUSE/CommitsPerFile). Like the other namespace
+// changes it is durable once a later close or fsync of any file, or fsync
+// of a directory, returns. Commits are path
 // operations applied to the relays' latest head (cbfs.Volume.Apply). The
 // mount marks the inodes and paths each operation changes, and a commit
 // looks only at those, so its work follows the change, not the number of

@@ -7,3 +7,9 @@ func WithDirtyCheck(o Options) Options {
 	o.verifyDirty = true
 	return o
 }
+
+// CommitCounts returns how many commits the mount made and how many
+// entries they changed in all.
+func (mt *Mounted) CommitCounts() (commits, changes int64) {
+	return mt.m.commits.Load(), mt.m.commitChanges.Load()
+}

@@ -109,9 +109,12 @@ type mfs struct {
 	lastCh     time.Time         // time of the last local change
 	puts       atomic.Int64      // cache blocks stored since the last eviction check
 	clock      atomic.Int64
-	journaled  atomic.Bool     // pending changes were written to the journal
-	bg         context.Context // lifetime of the mount, for read-ahead
-	wg         sync.WaitGroup  // read-ahead goroutines
+	journaled  atomic.Bool // pending changes were written to the journal
+	// Commits made and entries they changed (for tests: a commit's work
+	// follows the change, and a close commits once).
+	commits, commitChanges atomic.Int64
+	bg                     context.Context // lifetime of the mount, for read-ahead
+	wg                     sync.WaitGroup  // read-ahead goroutines
 }
 
 func (m *mfs) now() int64 { return time.Now().UnixNano() }
@@ -525,6 +528,8 @@ func (m *mfs) commitLocked(ctx context.Context) error {
 		return fmt.Errorf("fuse: commit %d changes: %w", len(changes), err)
 	}
 	m.log.Debug("committed", "version", next.Version, "changes", len(changes), "took", time.Since(start))
+	m.commits.Add(1)
+	m.commitChanges.Add(int64(len(changes)))
 	m.mu.Lock()
 	if next.Version != base.Version+1 {
 		// Someone else committed since base: merge their changes.

@@ -44,6 +44,7 @@ func TestFUSE(t *testing.T) {
 	t.Run("HardLinks", func(t *testing.T) { testHardLinks(t, e) })
 	t.Run("HardLinksTwoMounts", func(t *testing.T) { testHardLinksTwoMounts(t, e) })
 	t.Run("StreamedWrite", func(t *testing.T) { testStreamedWrite(t, e) })
+	t.Run("CommitsPerFile", func(t *testing.T) { testCommitsPerFile(t, e) })
 	t.Run("SegmentReads", func(t *testing.T) { testSegmentReads(t, e) })
 	t.Run("TwoMounts", func(t *testing.T) { testTwoMounts(t, e) })
 	t.Run("ReadOnlyToken", func(t *testing.T) { testReadOnly(t, e) })

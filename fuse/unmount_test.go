@@ -92,7 +92,19 @@ func TestUnmountNeverDropsPendingChanges(t *testing.T) {
 	}
 	t.Cleanup(func() { lazyUnmount(t, mnt); waitTimeout(t, mt, time.Minute) })
 
-	dir.fail.Store(true) // from here every commit fails
+	dir.fail.Store(true) // from here listing the relays fails, so commits fail
+	// Commits reuse a listing of the relays for up to a second (cbfs): wait
+	// until one lists them again, and fails.
+	for i := 0; ; i++ {
+		if err := os.WriteFile(filepath.Join(mnt, "probe"), []byte{byte(i)}, 0o644); err != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("closes kept committing with the relay directory down")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	content := bytes.Repeat([]byte("pending data "), 10_000)
 	if err := os.WriteFile(filepath.Join(mnt, "big.txt"), content, 0o644); err == nil {
 		t.Fatal("close committed although the relays are unreachable")

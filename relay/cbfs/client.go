@@ -113,6 +113,10 @@ type Client struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	vols   map[*Volume]bool // volumes that scheduled checkpoints
+	// The healthy relays commits were last sent to, and when they were
+	// listed (headRelays); guarded by mu.
+	headList []RelayInfo
+	headAt   time.Time
 }
 
 func (c *Client) track(v *Volume) {
@@ -166,6 +170,40 @@ func (c *Client) relays(ctx context.Context) ([]RelayInfo, map[RelayID]RelayInfo
 		}
 	}
 	return healthy, byID, nil
+}
+
+// headRelaysTTL is how long commits reuse a listing of the healthy relays.
+// Listing them asks the chain node (a round trip of about a millisecond,
+// more on a busy node), which a commit made on every close(2) cannot
+// afford each time; the registry's health marks change on the scale of
+// heartbeats, seconds.
+const headRelaysTTL = time.Second
+
+// headRelays lists the healthy relays for a commit: a listing at most
+// headRelaysTTL old (cached says it was reused). A commit that fails calls
+// forgetHeadRelays, so that its retry lists them afresh.
+func (c *Client) headRelays(ctx context.Context) (list []RelayInfo, cached bool, err error) {
+	c.mu.Lock()
+	list, at := c.headList, c.headAt
+	c.mu.Unlock()
+	if list != nil && time.Since(at) < headRelaysTTL {
+		return list, true, nil
+	}
+	at = time.Now()
+	if list, _, err = c.relays(ctx); err != nil {
+		return nil, false, err
+	}
+	c.mu.Lock()
+	c.headList, c.headAt = list, at
+	c.mu.Unlock()
+	return list, false, nil
+}
+
+// forgetHeadRelays drops the listing headRelays reuses.
+func (c *Client) forgetHeadRelays() {
+	c.mu.Lock()
+	c.headList = nil
+	c.mu.Unlock()
 }
 
 // statusError maps a relay status to the package errors.

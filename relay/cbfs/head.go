@@ -18,13 +18,31 @@ import (
 // head (wire.Head) signed by the writer and stored, compare-and-swap, on a
 // majority of the healthy relays; its body is the sealed full manifest or,
 // usually, the sealed change set against the previous version (changeSet),
-// so a commit costs what it changes. A full manifest is written every
-// fullEvery versions so readers start from one and apply at most that many
+// so a commit costs what it changes. A full manifest is written now and
+// then (fullDue) so readers start from one and apply a bounded number of
 // change sets. The anchor (on chain) is a checkpoint of some head, written
 // asynchronously (checkpoint.go).
 
-// fullEvery bounds the change sets between two full manifests.
-const fullEvery = 256
+// When a full manifest is due (fullDue): besides when the change sets
+// since the last one outgrow it (commitHead), after fullEvery change sets
+// if a reader replaying them would copy the entry list more than
+// replayEntries entries' worth (each change set is applied to a copy of
+// the list), and always after maxSinceFull. A manifest of few entries but
+// many bytes (small files inline) is thus not rewritten every fullEvery
+// commits: a 5,000-file tar -x wrote 20 full manifests of up to 23 MB each
+// (243 MB sealed, to each of six relays) for 25 MB of change sets.
+const (
+	fullEvery     = 256
+	replayEntries = 1 << 21
+	maxSinceFull  = 1024 // well below wire.MaxLog, the entries one log request returns
+)
+
+// fullDue reports whether the commit that would make since change sets
+// after the last full manifest, of a manifest of files entries, must be a
+// full manifest instead.
+func fullDue(since, files int) bool {
+	return since >= maxSinceFull || since >= fullEvery && since*max(files, 1) >= replayEntries
+}
 
 // changeSet is the body of a commit that is not full: the entries set (new
 // or replaced) and the paths removed since the previous version.
@@ -228,13 +246,13 @@ func (v *Volume) putHead(ctx context.Context, relays []RelayInfo, enc []byte, h 
 // commitHead commits next (built on the state st) as a head.
 // cs, when not nil, is what changed from cur to next (else it is computed).
 func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manifest, cs *changeSet) (*headState, error) {
-	relays, _, err := v.c.relays(ctx)
+	relays, cached, err := v.c.headRelays(ctx)
 	if err != nil {
 		return nil, err
 	}
 	h := &wire.Head{Volume: v.id, Version: next.Version, Prev: next.Prev}
 	var plain []byte
-	full := cur == nil || st == nil || st.head == nil || st.sinceFull+1 >= fullEvery || v.needFull.Swap(false)
+	full := cur == nil || st == nil || st.head == nil || fullDue(st.sinceFull+1, len(next.Files)) || v.needFull.Swap(false)
 	if !full {
 		if cs == nil {
 			d := diff(cur, next)
@@ -263,7 +281,18 @@ func (v *Volume) commitHead(ctx context.Context, st *headState, cur, next *Manif
 		return nil, err
 	}
 	enc := h.Encode()
-	if err := v.putHead(ctx, relays, enc, h, sealed, st != nil && st.confirmed); err != nil {
+	err = v.putHead(ctx, relays, enc, h, sealed, st != nil && st.confirmed)
+	if err != nil && cached && ctx.Err() == nil && !errors.Is(err, errHeadConflict) {
+		// The reused listing may be out of date (a relay marked unhealthy
+		// since): send the same head to the relays healthy now. Those that
+		// stored it already answer OK.
+		v.c.forgetHeadRelays()
+		if relays, _, err = v.c.headRelays(ctx); err == nil {
+			err = v.putHead(ctx, relays, enc, h, sealed, st != nil && st.confirmed)
+		}
+	}
+	if err != nil {
+		v.c.forgetHeadRelays()
 		return nil, fmt.Errorf("cbfs: commit v%d: %w", next.Version, err)
 	}
 	ns := &headState{head: h, hash: wire.HeadHash(enc), confirmed: true}

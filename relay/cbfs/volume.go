@@ -897,11 +897,10 @@ func (u *Upload) Write(p []byte) (int, error) {
 		if u.buf == nil {
 			if b, ok := u.plain.Get().(*[]byte); ok {
 				u.buf = (*b)[:0]
-			} else {
-				u.buf = make([]byte, 0, u.segSz)
 			}
 		}
 		k := min(len(p), u.segSz-len(u.buf))
+		u.grow(k)
 		u.buf = append(u.buf, p[:k]...)
 		p = p[k:]
 		if len(u.buf) == u.segSz {
@@ -911,6 +910,27 @@ func (u *Upload) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// minSegBuf is the first capacity of a segment buffer: a small file (most
+// files) never needs the whole segment size, which was allocated and
+// zeroed for every file before.
+const minSegBuf = 64 << 10
+
+// grow makes room for k more bytes in the segment buffer, doubling it up
+// to the segment size.
+func (u *Upload) grow(k int) {
+	need := len(u.buf) + k
+	if need <= cap(u.buf) {
+		return
+	}
+	c := max(cap(u.buf), min(minSegBuf, u.segSz))
+	for c < need {
+		c = min(2*c, u.segSz)
+	}
+	b := make([]byte, len(u.buf), c)
+	copy(b, u.buf)
+	u.buf = b
 }
 
 // fail records the first error and stops new work. Requests already in
