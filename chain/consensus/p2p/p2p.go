@@ -392,6 +392,30 @@ func (t *Transport) SetPeers(peers []Peer) {
 	}
 }
 
+// AddPeer configures one more peer (a full node found by discovery) under
+// an index no other peer uses, without touching other connections; it
+// reports false if the key or the index is taken. The peer is dialled and
+// admitted like a validator (its TLS binding must name Key), but a
+// validator's Broadcast is the caller's business: full nodes send to
+// such peers one by one.
+func (t *Transport) AddPeer(p Peer) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.byKey[string(p.Key)]; ok || string(p.Key) == string(t.cfg.Key.PublicKey().Bytes()) {
+		return false
+	}
+	if _, ok := t.byIndex[p.Index]; ok || IsGuest(p.Index) {
+		return false
+	}
+	if i, ok := t.guests[string(p.Key)]; ok { // it dialled in first: forget the guest slot
+		delete(t.guests, string(p.Key))
+		delete(t.conns, i)
+	}
+	t.byKey[string(p.Key)] = p
+	t.byIndex[p.Index] = p
+	return true
+}
+
 // SetAddr records the dial address of validator index (learnt through
 // discovery). It reports whether the address changed.
 func (t *Transport) SetAddr(index int, addr string) bool {
