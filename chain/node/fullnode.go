@@ -91,9 +91,9 @@ type follower struct {
 	// behind holds when a full peer last reported a finalized height not
 	// above this node's root: it is not asked for blocks for a while.
 	behind map[int]time.Time
-	gb        *txBatcher
-	out       peerQueues
-	wg        sync.WaitGroup
+	gb     *txBatcher
+	out    peerQueues
+	wg     sync.WaitGroup
 }
 
 // runFull is Run for a full node.

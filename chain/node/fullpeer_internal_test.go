@@ -1,6 +1,9 @@
 package node
 
 import (
+	"context"
+	"time"
+
 	"os"
 	"strings"
 	"testing"
@@ -87,4 +90,42 @@ func TestFullNodeSyncsFromFullNode(t *testing.T) {
 	h := submitTransfer(t, b, alice, types.Address{0xb0})
 	waitFor(t, "B's transfer on the validator", func() bool { return receiptOf(t, val, h) != nil })
 	waitFor(t, "B's transfer on B", func() bool { return receiptOf(t, b, h) != nil })
+}
+
+// TestStateSyncFromFullNode: full node A follows the validator and writes
+// snapshots; full node B, given only A's discovery record, restores A's
+// snapshot (verified from the genesis set alone, as from a validator) and
+// then follows the chain through A.
+func TestStateSyncFromFullNode(t *testing.T) {
+	nw := newOneValidatorNet(t, 0)
+	val := nw.validator(t)
+	run(t, val)
+	a := nw.fullNodeWith(t, map[types.Address]string{nw.addr: nw.listen}, nil)
+	a.cfg.Network.SnapshotInterval = 10
+	a.cfg.Network.SnapshotKeep = 100
+	run(t, a)
+	waitFor(t, "a snapshot offer on full node A", func() bool {
+		o := offerNow(a)
+		return o != nil && o.Manifest.Height >= 10
+	})
+
+	b := nw.fullNodeWith(t, nil, []string{nodeRecord(t, a)})
+	b.cfg.Network.StateSync = true
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := b.StateSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hdr := head(t, b)
+	if hdr.Height < 10 || hdr.Height%10 != 0 {
+		t.Fatalf("restored height %d, want a snapshot's", hdr.Height)
+	}
+	var want *types.Header
+	_ = val.Store().View(func(v *store.View) error { want, _ = v.Header(hdr.Height); return nil })
+	if want == nil || want.Hash() != hdr.Hash() {
+		t.Fatal("restored header is not the validator's")
+	}
+	run(t, b)
+	target := head(t, val).Height + 3
+	waitFor(t, "the state-synced node to follow", func() bool { return head(t, b).Height >= target })
 }

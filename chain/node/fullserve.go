@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"net"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -154,4 +155,53 @@ func (f *follower) sourceOf(i int) string {
 		return "inbound"
 	}
 	return sourceDiscovered
+}
+
+// stateSyncDiscovery is how long a state-syncing node looks for full
+// nodes through discovery before it asks for snapshot offers.
+const stateSyncDiscovery = 3 * time.Second
+
+// findFullPeers runs discovery on the state syncer's transport (when
+// enabled and given bootnodes) for stateSyncDiscovery, adds the full nodes
+// it finds as peers, and returns their indices: they are asked for offers
+// beside the genesis validators, and their offers are verified the same.
+func (s *stateSyncer) findFullPeers(ctx context.Context, spawn func(func())) []int {
+	nc := s.n.cfg.Network
+	if !nc.Discovery || len(nc.Bootnodes) == 0 {
+		return nil
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	disc, err := s.n.startDiscovery(dctx, s.tr, discovery.RoleFull, spawn)
+	if err != nil || disc == nil {
+		cancel()
+		s.log.Warn("state sync without discovery", "err", err)
+		return nil
+	}
+	defer cancel() // the walk stops; the records found are kept below
+	select {
+	case <-ctx.Done():
+	case <-time.After(stateSyncDiscovery):
+	}
+	var out []int
+	for _, p := range disc.Peers() {
+		if p.Role != discovery.RoleFull || len(out) >= maxFullPeers {
+			continue
+		}
+		fp := p2p.Peer{Index: fullBase + len(out), Addr: p.Addr.String(), Key: p.Key}
+		if s.tr.AddPeer(fp) {
+			out = append(out, fp.Index)
+			s.log.Info("full node found for state sync", "addr", fp.Addr, "peer", fp.Index)
+		}
+	}
+	return out
+}
+
+// ephemeralListen is listen's host with port 0 (a second socket beside
+// the node's own), or 127.0.0.1:0.
+func ephemeralListen(listen string) string {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil || host == "" {
+		return "127.0.0.1:0"
+	}
+	return net.JoinHostPort(host, "0")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p/discovery"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -440,6 +441,9 @@ func (v *validator) run(ctx context.Context) error {
 		}
 	})
 	v.restartSenders(ctx)
+	if _, err := v.n.startDiscovery(ctx, v.tr, discovery.RoleValidator, v.goTracked); err != nil {
+		return err // validators announce themselves; they keep their configured links
+	}
 	execErr := make(chan error, 1)
 	v.goTracked(func() { execErr <- v.executor(ctx) })
 	v.goTracked(func() { v.admitGossip(ctx) })

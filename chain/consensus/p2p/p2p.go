@@ -588,5 +588,9 @@ func (t *Transport) dial(ctx context.Context, addr string) (*quic.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if la, ok := t.udp.LocalAddr().(*net.UDPAddr); ok && la.IP.IsLoopback() && !ua.IP.IsLoopback() {
+		// A loopback socket cannot reach another host: dial from a new one.
+		return quic.DialAddr(ctx, addr, t.tlsConf, quicConfig())
+	}
 	return t.qt.Dial(ctx, ua, t.tlsConf, quicConfig())
 }
