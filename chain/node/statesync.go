@@ -175,15 +175,18 @@ func (s *stateSyncer) penalize(peer, by int, err error) {
 // the verified offers, newest first, each with the peers offering it.
 func (s *stateSyncer) collectOffers(ctx context.Context, peers []int, lc sdk.LightConfig, below uint64) []*offered {
 	req := codec.MustMarshal(&snapshotRequest{Offer: true, Below: below})
+	answered := map[int]bool{}
 	for _, p := range peers {
 		sctx, cancel := context.WithTimeout(ctx, s.stall)
 		if err := s.tr.Send(sctx, p, p2p.KindSnapshot, req); err != nil {
+			// Unreachable (no address known, say): not waited for, and
+			// not scored down, since it was never asked.
 			s.log.Debug("ask for a snapshot offer", "peer", p, "err", err)
+			answered[p] = true
 		}
 		cancel()
 	}
 	byHash := map[types.Hash]*offered{}
-	answered := map[int]bool{}
 	deadline := time.NewTimer(s.offerWait)
 	defer deadline.Stop()
 	for len(answered) < len(peers) {
