@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,6 +97,22 @@ func TestTestnetDiscoveryAndFullPeers(t *testing.T) {
 	log1, _ := os.ReadFile(filepath.Join(full1.Home, "cowboyd.log"))
 	if !strings.Contains(string(log1), `via=discovery`) || strings.Count(string(log1), "validator address learnt") < vals {
 		t.Fatalf("full1 did not learn every validator, the first through discovery:\n%s", tailLines(string(log1), 30))
+	}
+	// full1's /metrics counts the validators it hears from by source.
+	for {
+		body := ""
+		if resp, err := http.Get("http://" + full1.RPC + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
+		if strings.Contains(body, `cowboy_p2p_peers_by_source{role="validator",source="discovered"}`) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("full1's /metrics has no discovered validator peers:\n%s", body)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	log2, _ := os.ReadFile(filepath.Join(full2.Home, "cowboyd.log"))
 	for _, want := range []string{"full node found for state sync", "state restored from snapshot", "peer=65536"} {
