@@ -39,7 +39,8 @@ func netnsFullNodes(t *testing.T, vals int) {
 	followers := append(all(vals), a, b)
 	tn.waitHeight(2, 2*time.Minute, followers...)
 
-	key := tn.fund()
+	key := tn.fund() // final on validator 0; A executes it a hop later
+	tn.waitHeight(tn.height(0), time.Minute, a)
 	// Through A, then through B once B has executed as far as A (the
 	// sdk reads the sender's nonce from the node it sends through; a full
 	// node is a hop behind another node's receipt).
