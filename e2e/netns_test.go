@@ -84,14 +84,26 @@ func newLab(t *testing.T, n int, link netns.Link) *netns.Lab {
 // starts every validator in its namespace.
 func newNSNet(t *testing.T, n int, link netns.Link, initFlags ...string) *nsnet {
 	t.Helper()
+	tn := newNSNetFull(t, n, 0, link, initFlags...)
+	for i := range n {
+		tn.start(i)
+	}
+	return tn
+}
+
+// newNSNetFull writes a testnet of vals validators and fulls full nodes,
+// each in a namespace of its own, and starts none of them.
+func newNSNetFull(t *testing.T, vals, fulls int, link netns.Link, initFlags ...string) *nsnet {
+	t.Helper()
+	n := vals + fulls
 	lab := newLab(t, n, link)
 	var hosts []string
 	for i := range n {
 		hosts = append(hosts, netns.HostAddr(i).String())
 	}
 	dir := t.TempDir()
-	args := append([]string{"testnet", "init", "--dir", dir, "--validators", strconv.Itoa(n), "--hosts", strings.Join(hosts, ","),
-		"--rpc-port", "8645", "--p2p-port", "26656"}, initFlags...)
+	args := append([]string{"testnet", "init", "--dir", dir, "--validators", strconv.Itoa(vals), "--full-nodes", strconv.Itoa(fulls),
+		"--hosts", strings.Join(hosts, ","), "--rpc-port", "8645", "--p2p-port", "26656"}, initFlags...)
 	if out, err := exec.Command(filepath.Join(binDir, "cowboy"), args...).CombinedOutput(); err != nil {
 		t.Fatalf("testnet init: %v\n%s", err, out)
 	}
@@ -109,9 +121,6 @@ func newNSNet(t *testing.T, n int, link netns.Link, initFlags ...string) *nsnet 
 			}
 		}
 	})
-	for i := range n {
-		tn.start(i)
-	}
 	return tn
 }
 

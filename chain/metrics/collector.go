@@ -28,6 +28,9 @@ var (
 		"Epoch whose validator set the consensus core runs.")
 	descPeers = desc("p2p", "peers",
 		"Validators heard from in the last 5 seconds.")
+	descPeersBy = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "p2p", "peers_by_source"),
+		"Peers a full node heard from in the last 5 seconds, by role (validator, full) and by where their address came from (bootstrap, discovered, inbound).",
+		[]string{"role", "source"}, nil)
 	descSent = desc("p2p", "message_send_bytes_total",
 		"Message bytes (kind and payload) sent to peers; QUIC/TLS overhead excluded.")
 	descRecv = desc("p2p", "message_receive_bytes_total",
@@ -60,7 +63,7 @@ type nodeCollector struct {
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descHeight, descFinalized, descCommitted, descRound, descValidators, descEpoch,
-		descPeers, descSent, descRecv, descMempool, descMempoolTxs, descRefused, descGossipDropped, descSyncTarget, descSyncBehind, descSyncing, descRole} {
+		descPeers, descPeersBy, descSent, descRecv, descMempool, descMempoolTxs, descRefused, descGossipDropped, descSyncTarget, descSyncBehind, descSyncing, descRole} {
 		ch <- d
 	}
 }
@@ -107,6 +110,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descValidators, uint64(cs.Validators))
 	gauge(descEpoch, cs.Epoch)
 	gauge(descPeers, uint64(cs.Peers))
+	for _, pc := range cs.PeerCounts {
+		ch <- prometheus.MustNewConstMetric(descPeersBy, prometheus.GaugeValue, float64(pc.N), pc.Role, pc.Source)
+	}
 	counter(descSent, cs.BytesSent)
 	counter(descRecv, cs.BytesReceived)
 	target := max(cs.SyncTarget, final)

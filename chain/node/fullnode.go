@@ -10,6 +10,7 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p/discovery"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/store"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -79,6 +80,17 @@ type follower struct {
 	lastResend time.Time
 
 	faults chan peerFault // frame faults from the transport
+
+	// Discovery and full peers (discover.go, fullserve.go).
+	disc      *discovery.Service
+	fullPeers []p2p.Peer     // full nodes followed, indices from fullBase
+	fullIdx   map[string]int // BLS key → index in fullPeers' range
+	source    map[int]string // where a peer's address came from
+	lastLearn time.Time
+	serving   chan struct{} // answers to other full nodes in flight
+	// behind holds when a full peer last reported a finalized height not
+	// above this node's root: it is not asked for blocks for a while.
+	behind map[int]time.Time
 	gb     *txBatcher
 	out    peerQueues
 	wg     sync.WaitGroup
@@ -102,6 +114,7 @@ func (n *Node) newFollower() (*follower, error) {
 	f := &follower{
 		n: n, log: n.log.With("component", "fullnode"), chainID: n.gen.ChainID, epochLen: n.exec.Config().Validators.EpochLength,
 		scores: newPeerScores(), learnt: map[types.Address]string{}, lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(),
+		fullIdx: map[string]int{}, source: map[int]string{}, serving: make(chan struct{}, guestServing), behind: map[int]time.Time{},
 	}
 	ok := false
 	defer func() {
@@ -128,7 +141,7 @@ func (n *Node) newFollower() (*follower, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	if f.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: f.log, OnFault: f.onFault}); err != nil {
+	if f.tr, err = p2p.New(p2p.Config{Key: nc.Key, Listen: listen, Peers: peers, Logger: f.log, OnFault: f.onFault, Guests: maxGuests}); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -188,9 +201,16 @@ func (f *follower) configure() ([]p2p.Peer, error) {
 	if err != nil {
 		return nil, err
 	}
+	for k := range f.source {
+		if !isFullPeer(k) {
+			delete(f.source, k) // validator indices name another set now
+		}
+	}
 	for i := range peers {
-		if peers[i].Addr == "" {
-			peers[i].Addr = f.learnt[ep.Members[i].Address]
+		if peers[i].Addr != "" {
+			f.source[i] = sourceBootstrap
+		} else if peers[i].Addr = f.learnt[ep.Members[i].Address]; peers[i].Addr != "" {
+			f.source[i] = sourceDiscovered
 		}
 	}
 	f.ep, f.set = ep, set
@@ -229,6 +249,10 @@ func (f *follower) run(ctx context.Context) error {
 		}
 	})
 	f.restartSenders(ctx)
+	var err error
+	if f.disc, err = f.n.startDiscovery(ctx, f.tr, discovery.RoleFull, f.goTracked); err != nil {
+		return err
+	}
 	g := f.gb.add
 	f.n.gossip.Store(&g)
 	defer f.n.gossip.Store(nil)
@@ -249,7 +273,9 @@ func (f *follower) run(ctx context.Context) error {
 			f.flush()
 		case in := <-f.tr.Inbound():
 			f.lastSeen[in.From] = time.Now()
-			f.onInbound(ctx, in)
+			if !f.serveRequest(in) {
+				f.onInbound(ctx, in)
+			}
 		case flt := <-f.faults:
 			f.penalize(flt.peer, penaltyFrame, flt.err)
 		}
@@ -298,6 +324,10 @@ func (f *follower) step(ctx context.Context) error {
 		f.penalize(f.asked, penaltyStall, fmt.Errorf("no answer to a sync request in %v", syncStall))
 		f.waiting = false
 	}
+	if time.Since(f.lastLearn) > time.Second {
+		f.lastLearn = time.Now()
+		f.learnDiscovered()
+	}
 	if !f.waiting {
 		f.request()
 	}
@@ -337,7 +367,7 @@ func (f *follower) reconfigure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.tr.SetPeers(peers)
+	f.tr.SetPeers(append(peers, f.fullPeers...))
 	f.restartSenders(ctx)
 	f.waiting = false
 	f.log.Info("new epoch", "epoch", f.ep.Number, "previous", old, "validators", f.set.Len(), "from_height", f.ep.StartHeight, "until_height", f.epochEnd)
@@ -346,15 +376,24 @@ func (f *follower) reconfigure(ctx context.Context) error {
 
 func (f *follower) publish() {
 	peers := 0
-	for _, t := range f.lastSeen {
-		if time.Since(t) < 5*time.Second {
-			peers++
+	var counts []PeerCount
+	for i, t := range f.lastSeen {
+		if time.Since(t) >= 5*time.Second {
+			continue
 		}
+		role := RoleValidator
+		switch {
+		case isFullPeer(i) || p2p.IsGuest(i):
+			role = RoleFull
+		default:
+			peers++ // validators, as before
+		}
+		counts = addPeerCount(counts, role, f.sourceOf(i))
 	}
 	sent, recv := f.tr.Traffic()
 	f.n.setConsensus(ConsensusStatus{
 		Index: -1, Validators: f.set.Len(), Round: f.root.Round, CommittedHeight: f.root.Height, FinalizedHeight: f.root.Height,
 		Peers: peers, Epoch: f.ep.Number, EpochEnd: f.epochEnd, SyncTarget: max(f.target, f.root.Height),
-		BytesSent: sent, BytesReceived: recv, Role: RoleFull,
+		BytesSent: sent, BytesReceived: recv, Role: RoleFull, PeerCounts: counts,
 	})
 }

@@ -13,16 +13,39 @@ import (
 // A full node's block sync: requests, answers checked against the epoch's
 // validator set, peer scoring, and the validators' addresses it learns.
 
-// request asks the best-scored validator for the blocks after the root.
+// request asks the best-scored validator or full peer for the blocks
+// after the root.
 func (f *follower) request() {
 	addrs := f.tr.Addrs()
-	peer := f.scores.pick(f.set.Len(), func(i int) bool { return addrs[i] != "" })
+	var cands []int
+	for i := range f.set.Len() {
+		if addrs[i] != "" {
+			cands = append(cands, i)
+		}
+	}
+	for _, p := range f.fullPeers {
+		if time.Since(f.behind[p.Index]) > 2*time.Second {
+			cands = append(cands, p.Index)
+		}
+	}
+	peer := f.scores.pickAmong(cands)
 	if peer < 0 {
-		f.log.Warn("no address for any validator of the epoch; add them to the bootstrap list", "epoch", f.ep.Number)
+		f.log.Warn("no address for any validator of the epoch nor any full node; add them to the bootstrap list or --bootnodes", "epoch", f.ep.Number)
 		return
 	}
 	f.asked, f.askedAt, f.waiting = peer, time.Now(), true
-	f.out.send(peer, p2p.KindSync, codec.MustMarshal(&syncRequest{From: f.root.Height + 1}))
+	req := codec.MustMarshal(&syncRequest{From: f.root.Height + 1})
+	if !isFullPeer(peer) {
+		f.out.send(peer, p2p.KindSync, req)
+		return
+	}
+	f.goTracked(func() { // one request at a time: no queue needed
+		ctx, cancel := context.WithTimeout(context.Background(), syncStall)
+		defer cancel()
+		if err := f.tr.Send(ctx, peer, p2p.KindSync, req); err != nil {
+			f.log.Debug("ask a full node", "peer", peer, "err", err)
+		}
+	})
 }
 
 func (f *follower) onInbound(ctx context.Context, in p2p.Inbound) {
@@ -68,6 +91,9 @@ func (f *follower) onSyncReply(ctx context.Context, in p2p.Inbound) (int, error)
 	var rep syncReply
 	if err := codec.Unmarshal(in.Data, &rep); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrSyncGarbage, err)
+	}
+	if isFullPeer(in.From) && rep.Finalized <= f.root.Height {
+		f.behind[in.From] = time.Now()
 	}
 	recs, err := verifySynced(syncEpoch{rootHeight: f.root.Height, rootHash: f.rootHash, epochEnd: f.epochEnd, domain: f.domain, set: f.set}, rep.Records)
 	if err != nil {

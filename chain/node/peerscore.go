@@ -45,6 +45,23 @@ func (s *peerScores) pick(n int, usable func(int) bool) int {
 	return best
 }
 
+// pickAmong is pick over the peer indices cands (validators and full
+// peers).
+func (s *peerScores) pickAmong(cands []int) int {
+	n := len(cands)
+	best, at := -1, 0
+	for k := range n {
+		c := cands[(s.next+k)%n]
+		if best < 0 || s.score[c] > s.score[best] {
+			best, at = c, (s.next+k)%n
+		}
+	}
+	if best >= 0 {
+		s.next = (at + 1) % n
+	}
+	return best
+}
+
 // down lowers a peer's score and returns it.
 func (s *peerScores) down(peer, by int) int {
 	s.score[peer] -= by

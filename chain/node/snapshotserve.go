@@ -68,13 +68,7 @@ func (v *validator) serveSnapshot(in p2p.Inbound) {
 	}
 	v.goTracked(func() {
 		defer func() { <-v.guestSem }()
-		rep := snapshotReply{Height: req.Height, Chunk: req.Chunk}
-		var err error
-		if req.Offer {
-			rep.Offer, err = v.n.snapshotOffer(v.flog, req.Below)
-		} else {
-			rep.Data, err = readChunk(SnapshotDir(v.n.cfg.Home), req.Height, req.Chunk)
-		}
+		rep, err := v.n.answerSnapshot(v.flog, req)
 		if err != nil {
 			v.log.Debug("serve a snapshot request", "guest", in.From, "err", err)
 			return
@@ -85,6 +79,20 @@ func (v *validator) serveSnapshot(in p2p.Inbound) {
 			v.log.Debug("answer a snapshot request", "guest", in.From, "err", err)
 		}
 	})
+}
+
+// answerSnapshot builds the answer to a snapshot request from the
+// snapshots on disk and the finalized-block log l (validators and full
+// nodes serve the same).
+func (n *Node) answerSnapshot(l *finalLog, req snapshotRequest) (snapshotReply, error) {
+	rep := snapshotReply{Height: req.Height, Chunk: req.Chunk}
+	var err error
+	if req.Offer {
+		rep.Offer, err = n.snapshotOffer(l, req.Below)
+	} else {
+		rep.Data, err = readChunk(SnapshotDir(n.cfg.Home), req.Height, req.Chunk)
+	}
+	return rep, err
 }
 
 // errNoSnapshotAnchor: no finalized block (yet) commits to a snapshot's

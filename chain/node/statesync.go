@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -117,17 +118,23 @@ func (s *stateSyncer) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.tr, err = p2p.New(p2p.Config{Key: n.cfg.Network.Key, Listen: "127.0.0.1:0", Peers: peers, Logger: s.log}); err != nil {
+	if s.tr, err = p2p.New(p2p.Config{Key: n.cfg.Network.Key, Listen: ephemeralListen(n.cfg.Network.Listen), Peers: peers, Logger: s.log}); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = s.tr.Run(ctx) }()
-	defer func() { cancel(); s.tr.Close(); <-done }()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = s.tr.Run(ctx) }()
+	defer func() { cancel(); s.tr.Close(); wg.Wait() }()
+	asked := make([]int, set.Len())
+	for i := range asked {
+		asked[i] = i
+	}
+	asked = append(asked, s.findFullPeers(ctx, func(fn func()) { wg.Add(1); go func() { defer wg.Done(); fn() }() })...)
 
 	below := uint64(0) // after every offer failed, ask for older snapshots
 	for range maxSnapshotRounds {
-		offers := s.collectOffers(ctx, set.Len(), lc, below)
+		offers := s.collectOffers(ctx, asked, lc, below)
 		if len(offers) == 0 && below != 0 {
 			below = 0 // the older ones may have rotated away: ask afresh
 			continue
@@ -156,7 +163,7 @@ func (s *stateSyncer) run(ctx context.Context) error {
 			below = o.offer.Manifest.Height
 		}
 	}
-	return fmt.Errorf("%w by %d validators", ErrNoSnapshot, set.Len())
+	return fmt.Errorf("%w by %d validators and %d full nodes", ErrNoSnapshot, set.Len(), len(asked)-set.Len())
 }
 
 func (s *stateSyncer) penalize(peer, by int, err error) {
@@ -166,26 +173,29 @@ func (s *stateSyncer) penalize(peer, by int, err error) {
 
 // collectOffers asks every validator for its newest snapshot and returns
 // the verified offers, newest first, each with the peers offering it.
-func (s *stateSyncer) collectOffers(ctx context.Context, peers int, lc sdk.LightConfig, below uint64) []*offered {
+func (s *stateSyncer) collectOffers(ctx context.Context, peers []int, lc sdk.LightConfig, below uint64) []*offered {
 	req := codec.MustMarshal(&snapshotRequest{Offer: true, Below: below})
-	for p := range peers {
+	answered := map[int]bool{}
+	for _, p := range peers {
 		sctx, cancel := context.WithTimeout(ctx, s.stall)
 		if err := s.tr.Send(sctx, p, p2p.KindSnapshot, req); err != nil {
+			// Unreachable (no address known, say): not waited for, and
+			// not scored down, since it was never asked.
 			s.log.Debug("ask for a snapshot offer", "peer", p, "err", err)
+			answered[p] = true
 		}
 		cancel()
 	}
 	byHash := map[types.Hash]*offered{}
-	answered := map[int]bool{}
 	deadline := time.NewTimer(s.offerWait)
 	defer deadline.Stop()
-	for len(answered) < peers {
+	for len(answered) < len(peers) {
 		var in p2p.Inbound
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-deadline.C:
-			for p := range peers {
+			for _, p := range peers {
 				if !answered[p] {
 					s.penalize(p, penaltyStall, fmt.Errorf("%w: no snapshot offer in %v", ErrSnapshotStalled, s.offerWait))
 				}

@@ -38,6 +38,11 @@ type NodeConfig struct {
 	// --archive).
 	PruneKeep uint64 `json:"prune_keep,omitempty"`
 	Archive   bool   `json:"archive,omitempty"`
+	// Peer discovery (cowboyd --bootnodes, --discovery, --max-peers):
+	// bootnode records ("enr:…"), discovery on unless NoDiscovery.
+	Bootnodes   []string `json:"bootnodes,omitempty"`
+	NoDiscovery bool     `json:"no_discovery,omitempty"`
+	MaxPeers    int      `json:"max_peers,omitempty"`
 }
 
 // NodeConfigPath is the config file of a home.

@@ -14,6 +14,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/consensus"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/bls"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p"
+	"github.com/cowboy-foundation/cowboy/chain/consensus/p2p/discovery"
 	"github.com/cowboy-foundation/cowboy/chain/consensus/wal"
 	"github.com/cowboy-foundation/cowboy/chain/execution"
 	"github.com/cowboy-foundation/cowboy/chain/types"
@@ -48,6 +49,12 @@ type Network struct {
 	// StateSync lets an empty full node start from a peer's snapshot
 	// (Node.StateSync) instead of replaying from genesis.
 	StateSync bool
+	// Discovery runs peer discovery on the p2p socket (discover.go),
+	// seeded by Bootnodes (records, "enr:…"). MaxPeers bounds the records
+	// kept (default discovery.DefaultMaxPeers).
+	Discovery bool
+	Bootnodes []string
+	MaxPeers  int
 }
 
 // ConsensusStatus is a consensus network node's progress, for the API.
@@ -65,6 +72,9 @@ type ConsensusStatus struct {
 	Role            string // "validator", or "full" on a full node (Index -1)
 	BytesSent       uint64 // p2p message bytes sent since start
 	BytesReceived   uint64 // and received
+	// PeerCounts are the peers heard from in the last 5 s by role and by
+	// where their address came from (full nodes; discover.go).
+	PeerCounts []PeerCount
 }
 
 // Consensus reports the consensus status; ok is false on a --dev node.
@@ -431,6 +441,9 @@ func (v *validator) run(ctx context.Context) error {
 		}
 	})
 	v.restartSenders(ctx)
+	if _, err := v.n.startDiscovery(ctx, v.tr, discovery.RoleValidator, v.goTracked); err != nil {
+		return err // validators announce themselves; they keep their configured links
+	}
 	execErr := make(chan error, 1)
 	v.goTracked(func() { execErr <- v.executor(ctx) })
 	v.goTracked(func() { v.admitGossip(ctx) })

@@ -61,6 +61,9 @@ type runOptions struct {
 	stateSync  bool
 	pruneKeep  uint64
 	archive    bool
+	bootnodes  []string
+	discovery  bool
+	maxPeers   int
 }
 
 func newRoot() *cobra.Command {
@@ -98,6 +101,9 @@ func newRoot() *cobra.Command {
 	root.Flags().BoolVar(&o.stateSync, "state-sync", false, "full node with an empty home: start from a validator's verified state snapshot instead of replaying from genesis (default from config.json's state_sync)")
 	root.Flags().Uint64Var(&o.pruneKeep, "prune-keep", 0, fmt.Sprintf("keep the state of the last N heights for proofs and snapshots, deleting older state while running (default from config.json's prune_keep, else %d); blocks and receipts are always kept", node.DefaultPruneKeep))
 	root.Flags().BoolVar(&o.archive, "archive", false, "keep the state of every height (no pruning; default from config.json's archive)")
+	root.Flags().StringSliceVar(&o.bootnodes, "bootnodes", nil, "discovery bootnode records (enr:…, e.g. a node's HOME/node.enr), comma-separated (default from config.json's bootnodes)")
+	root.Flags().BoolVar(&o.discovery, "discovery", true, "find peers through the discovery DHT on the p2p port (default from config.json's no_discovery)")
+	root.Flags().IntVar(&o.maxPeers, "max-peers", 0, "discovered peer records kept (default from config.json's max_peers, else 256)")
 	root.Flags().StringVar(&o.metrics, "metrics", "", "also serve Prometheus /metrics on this address (it is always served on the HTTP API at /metrics)")
 	root.Flags().IntVar(&o.gcPercent, "gc-percent", defaultGCPercent, "Go GC target percent (heap growth between collections; -1 is off; default unless GOGC is set)")
 	root.Flags().StringVar(&o.memLimit, "memory-limit", defaultMemoryLimit, "soft memory limit that makes the GC collect sooner near it, e.g. 1GiB, or off (default unless GOMEMLIMIT is set)")
@@ -248,10 +254,20 @@ func networkConfig(o *runOptions, changed func(string) bool) (*node.Network, err
 	if err != nil {
 		return nil, err
 	}
+	if !changed("bootnodes") {
+		o.bootnodes = fc.Bootnodes
+	}
+	if !changed("discovery") {
+		o.discovery = !fc.NoDiscovery
+	}
+	if !changed("max-peers") {
+		o.maxPeers = fc.MaxPeers
+	}
 	nw, err := roleConfig(o, fc, listen, peers, changed)
 	if err != nil {
 		return nil, err
 	}
+	nw.Discovery, nw.Bootnodes, nw.MaxPeers = o.discovery, o.bootnodes, o.maxPeers
 	nw.SnapshotInterval = o.snapEvery
 	if !changed("snapshot-interval") && fc.SnapshotInterval != nil {
 		nw.SnapshotInterval = *fc.SnapshotInterval
@@ -299,8 +315,8 @@ func roleConfig(o *runOptions, fc *node.NodeConfig, listen string, peers map[typ
 // fullNodeConfig is networkConfig for a full node: its p2p identity is
 // HOME/node.key (or config.json's node_key), created on first start.
 func fullNodeConfig(o *runOptions, fc *node.NodeConfig, listen string, peers map[types.Address]string) (*node.Network, error) {
-	if len(peers) == 0 {
-		return nil, errors.New("a full node needs validators to follow: --bootstrap 0xADDRESS@host:port,… or config.json's bootstrap")
+	if len(peers) == 0 && (len(o.bootnodes) == 0 || !o.discovery) {
+		return nil, errors.New("a full node needs peers to follow: validators (--bootstrap 0xADDRESS@host:port,… or config.json's bootstrap) or discovery bootnodes (--bootnodes enr:…)")
 	}
 	keyPath := node.NodeKeyPath(o.home)
 	if fc.NodeKey != "" {

@@ -104,6 +104,8 @@ type Transport struct {
 	cfg     Config
 	log     *slog.Logger
 	tlsConf *tls.Config
+	udp     *net.UDPConn
+	qt      *quic.Transport // owns udp; QUIC and discovery share it
 	ln      *quic.Listener
 	byKey   map[string]Peer
 	byIndex map[int]Peer
@@ -173,8 +175,17 @@ func New(cfg Config) (*Transport, error) {
 		_, ok := t.byKey[string(k)]
 		return ok || cfg.Guests > 0 // a guest is admitted in Run, inbound only
 	})
-	ln, err := quic.ListenAddr(cfg.Listen, conf, quicConfig())
+	ua, err := net.ResolveUDPAddr("udp", cfg.Listen)
 	if err != nil {
+		return nil, fmt.Errorf("p2p: listen %s: %w", cfg.Listen, err)
+	}
+	if t.udp, err = net.ListenUDP("udp", ua); err != nil {
+		return nil, fmt.Errorf("p2p: listen %s: %w", cfg.Listen, err)
+	}
+	t.qt = &quic.Transport{Conn: t.udp}
+	ln, err := t.qt.Listen(conf, quicConfig())
+	if err != nil {
+		_ = t.udp.Close()
 		return nil, fmt.Errorf("p2p: listen %s: %w", cfg.Listen, err)
 	}
 	t.ln = ln
@@ -381,6 +392,30 @@ func (t *Transport) SetPeers(peers []Peer) {
 	}
 }
 
+// AddPeer configures one more peer (a full node found by discovery) under
+// an index no other peer uses, without touching other connections; it
+// reports false if the key or the index is taken. The peer is dialled and
+// admitted like a validator (its TLS binding must name Key), but a
+// validator's Broadcast is the caller's business: full nodes send to
+// such peers one by one.
+func (t *Transport) AddPeer(p Peer) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.byKey[string(p.Key)]; ok || string(p.Key) == string(t.cfg.Key.PublicKey().Bytes()) {
+		return false
+	}
+	if _, ok := t.byIndex[p.Index]; ok || IsGuest(p.Index) {
+		return false
+	}
+	if i, ok := t.guests[string(p.Key)]; ok { // it dialled in first: forget the guest slot
+		delete(t.guests, string(p.Key))
+		delete(t.conns, i)
+	}
+	t.byKey[string(p.Key)] = p
+	t.byIndex[p.Index] = p
+	return true
+}
+
 // SetAddr records the dial address of validator index (learnt through
 // discovery). It reports whether the address changed.
 func (t *Transport) SetAddr(index int, addr string) bool {
@@ -445,7 +480,7 @@ func (t *Transport) conn(ctx context.Context, to int) (*quic.Conn, error) {
 		t.dials[to] = done
 		t.mu.Unlock()
 
-		c, err := quic.DialAddr(ctx, p.Addr, t.tlsConf, quicConfig())
+		c, err := t.dial(ctx, p.Addr)
 		if err == nil {
 			var got Peer
 			if got, err = t.peerOf(c); err == nil && got.Index != to {
@@ -541,5 +576,21 @@ func (t *Transport) Close() error {
 	}
 	err := t.ln.Close()
 	t.wg.Wait()
+	err = errors.Join(err, t.qt.Close())
+	_ = t.udp.Close() // the quic.Transport may have closed it already
 	return err
+}
+
+// dial opens a QUIC connection from the transport's own socket, so that
+// peers see the address it listens on.
+func (t *Transport) dial(ctx context.Context, addr string) (*quic.Conn, error) {
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if la, ok := t.udp.LocalAddr().(*net.UDPAddr); ok && la.IP.IsLoopback() && !ua.IP.IsLoopback() {
+		// A loopback socket cannot reach another host: dial from a new one.
+		return quic.DialAddr(ctx, addr, t.tlsConf, quicConfig())
+	}
+	return t.qt.Dial(ctx, ua, t.tlsConf, quicConfig())
 }
