@@ -33,6 +33,24 @@ func TestProgramsSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	mt, dir := mount(t, v, fuse.Options{})
+	mctx, mcancel := context.WithCancel(context.Background())
+	defer mcancel()
+	go func() {
+		for mctx.Err() == nil {
+			rs, err := e.c.Relays(mctx)
+			if err == nil {
+				line := ""
+				for _, r := range rs {
+					line += fmt.Sprintf(" [h=%v hb=%d/%d fl=%v m=%d a=%d]", r.Healthy, r.LastHeartbeat, r.Height, r.Challenges.Flagged, r.Challenges.Missed, r.Challenges.Answered)
+				}
+				t.Logf("%s relays:%s", time.Now().Format("15:04:05.0"), line)
+			}
+			select {
+			case <-mctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}()
 	src := filepath.Join(t.TempDir(), "tree")
 	const files = 5013
 	r := rand.New(rand.NewPCG(5, 13))
