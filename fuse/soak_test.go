@@ -33,24 +33,7 @@ func TestProgramsSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	mt, dir := mount(t, v, fuse.Options{})
-	mctx, mcancel := context.WithCancel(context.Background())
-	defer mcancel()
-	go func() {
-		for mctx.Err() == nil {
-			rs, err := e.c.Relays(mctx)
-			if err == nil {
-				line := ""
-				for _, r := range rs {
-					line += fmt.Sprintf(" [h=%v hb=%d/%d fl=%v m=%d a=%d]", r.Healthy, r.LastHeartbeat, r.Height, r.Challenges.Flagged, r.Challenges.Missed, r.Challenges.Answered)
-				}
-				t.Logf("%s relays:%s", time.Now().Format("15:04:05.0"), line)
-			}
-			select {
-			case <-mctx.Done():
-			case <-time.After(2 * time.Second):
-			}
-		}
-	}()
+	logRelayHealth(t, e)
 	src := filepath.Join(t.TempDir(), "tree")
 	const files = 5013
 	r := rand.New(rand.NewPCG(5, 13))
@@ -84,4 +67,41 @@ func TestProgramsSoak(t *testing.T) {
 	if out := run(t, dir2, "sqlite3", filepath.Join(dir2, "db.sqlite"), "SELECT count(*) FROM t; PRAGMA integrity_check;"); out != "7500\nok\n" {
 		t.Fatalf("sqlite3 after remount: %q", out)
 	}
+}
+
+// logRelayHealth logs the relay directory every 10 s until the test ends:
+// how many relays are healthy, their heartbeat lag and challenge counts.
+// Once TestProgramsSoak failed because every relay had been flagged
+// unhealthy; this shows when and why.
+func logRelayHealth(t *testing.T, e *env) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
+			rs, err := e.c.Relays(ctx)
+			if err != nil {
+				continue
+			}
+			healthy, lag := 0, uint64(0)
+			var answered, missed, failed uint64
+			for _, r := range rs {
+				if r.Healthy {
+					healthy++
+				}
+				lag = max(lag, r.Height-min(r.Height, r.LastHeartbeat))
+				if c := r.Challenges; c != nil {
+					answered, missed, failed = answered+c.Answered, missed+c.Missed, failed+c.Failed
+				}
+			}
+			t.Logf("relays: %d of %d healthy, heartbeat lag ≤ %d blocks, challenges answered %d, missed %d, failed %d",
+				healthy, len(rs), lag, answered, missed, failed)
+		}
+	}()
 }
