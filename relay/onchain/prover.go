@@ -70,7 +70,7 @@ func (p *Prover) event(kind string, vol types.Hash, epoch uint64, err error) {
 
 // Run polls until ctx ends: every Interval, and more often when the
 // challenges' response window is shorter in time (fast blocks), so that
-// at least three polls fall in every window. Node errors are logged and
+// at least four polls fall in every window. Node errors are logged and
 // retried.
 func (p *Prover) Run(ctx context.Context) error {
 	iv := p.Interval
@@ -90,7 +90,7 @@ func (p *Prover) Run(ctx context.Context) error {
 		}
 		next := min(iv, probePace) // block time not known yet
 		if p.clock.per != 0 {
-			next = p.clock.within(p.window, 3, iv)
+			next = p.clock.within(p.window, 4, iv)
 		}
 		t.Reset(next)
 	}
