@@ -36,40 +36,7 @@ func TestRelaysStayHealthyOnFastBlocks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	var ids []types.Address
-	for range 2 {
-		key, _ := crypto.GenerateKey()
-		id := types.PubkeyToAddress(key.PublicKey)
-		h, err := c.Faucet(ctx, id, genesis.CBY(1000))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.WaitForReceipt(ctx, h); err != nil {
-			t.Fatal(err)
-		}
-		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rctx, rcancel := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		t.Cleanup(func() { rcancel(); wg.Wait() })
-		wg.Add(1)
-		go func() { defer wg.Done(); node.Run(rctx) }()
-		<-node.Ready()
-		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("relay", id)
-		mu := new(sync.Mutex)
-		reg := &onchain.Registrar{Client: c, Key: key, Addr: node.Addr().String(), Capacity: 1 << 30, Stake: genesis.CBY(100),
-			Interval: 5 * time.Second, Logger: log, SendMu: mu}
-		if err := reg.Register(ctx); err != nil {
-			t.Fatal(err)
-		}
-		prover := &onchain.Prover{Client: c, Key: key, Holdings: node, Refusable: relay.IsRefusable, Logger: log, SendMu: mu}
-		wg.Add(2)
-		go func() { defer wg.Done(); reg.Run(rctx) }()
-		go func() { defer wg.Done(); prover.Run(rctx) }()
-		ids = append(ids, id)
-	}
+	ids, _ := startChainRelays(t, ctx, c, 2)
 
 	owner, _ := crypto.GenerateKey()
 	h, err := c.Faucet(ctx, types.PubkeyToAddress(owner.PublicKey), genesis.CBY(100))
@@ -141,6 +108,49 @@ func TestRelaysStayHealthyOnFastBlocks(t *testing.T) {
 			t.Fatalf("relay %s challenges: %+v", id, *ch)
 		}
 	}
+}
+
+// startChainRelays runs n relays in process, each registered on the chain
+// at c with a registrar and a prover as cowboy-relay runs them (default
+// intervals: 5 s heartbeats, 1 s challenge polls). They stop at cleanup.
+func startChainRelays(t *testing.T, ctx context.Context, c *sdk.Client, n int) ([]types.Address, []*relay.Node) {
+	t.Helper()
+	var ids []types.Address
+	var nodes []*relay.Node
+	for range n {
+		key, _ := crypto.GenerateKey()
+		id := types.PubkeyToAddress(key.PublicKey)
+		h, err := c.Faucet(ctx, id, genesis.CBY(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.WaitForReceipt(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, rcancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		t.Cleanup(func() { rcancel(); wg.Wait(); node.Close() })
+		wg.Add(1)
+		go func() { defer wg.Done(); node.Run(rctx) }()
+		<-node.Ready()
+		log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("relay", id)
+		mu := new(sync.Mutex)
+		reg := &onchain.Registrar{Client: c, Key: key, Addr: node.Addr().String(), Capacity: 1 << 30, Stake: genesis.CBY(100),
+			Interval: 5 * time.Second, Logger: log, SendMu: mu}
+		if err := reg.Register(ctx); err != nil {
+			t.Fatal(err)
+		}
+		prover := &onchain.Prover{Client: c, Key: key, Holdings: node, Refusable: relay.IsRefusable, Logger: log, SendMu: mu}
+		wg.Add(2)
+		go func() { defer wg.Done(); reg.Run(rctx) }()
+		go func() { defer wg.Done(); prover.Run(rctx) }()
+		ids, nodes = append(ids, id), append(nodes, node)
+	}
+	return ids, nodes
 }
 
 // testWriter sends a logger's lines to t.Log.
