@@ -41,12 +41,22 @@ func New(t testing.TB) *Devnet {
 	return newDevnet(t, nil)
 }
 
-func newDevnet(t testing.TB, vm execution.VM) *Devnet {
+// NewWithGenesis is New with the dev genesis changed by edit before the
+// node first opens (e.g. storage windows sized for fast blocks).
+func NewWithGenesis(t testing.TB, edit func(*genesis.Genesis)) *Devnet {
+	t.Helper()
+	return newDevnet(t, nil, edit)
+}
+
+func newDevnet(t testing.TB, vm execution.VM, edits ...func(*genesis.Genesis)) *Devnet {
 	t.Helper()
 	home := t.TempDir()
 	faucet, _ := crypto.GenerateKey()
 	val, _ := crypto.GenerateKey()
 	g := genesis.Dev(1_700_000_000_000, types.PubkeyToAddress(val.PublicKey), types.PubkeyToAddress(faucet.PublicKey))
+	for _, edit := range edits {
+		edit(g)
+	}
 	if err := g.Save(node.GenesisPath(home)); err != nil {
 		t.Fatal(err)
 	}
