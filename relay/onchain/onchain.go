@@ -147,12 +147,23 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
-	r, err := a.Client.WaitForReceipt(ctx, tx.Hash())
-	if err != nil {
+	if err := succeeded(ctx, a.Client, tx, timeout); err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
+	return nil
+}
+
+// succeeded waits up to timeout for tx's receipt and reports a failed one
+// as an error wrapping the receipt's failure (sdk.ReceiptErr).
+func succeeded(ctx context.Context, c *sdk.Client, tx *types.Tx, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := c.WaitForReceipt(ctx, tx.Hash())
+	if err != nil {
+		return err
+	}
 	if err := sdk.ReceiptErr(r.Receipt); err != nil {
-		return fmt.Errorf("storage manager %s failed: %w", in.InstructionKind(), err)
+		return fmt.Errorf("failed: %w", err)
 	}
 	return nil
 }
@@ -289,14 +300,8 @@ func (r *Registrar) Heartbeat(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("send heartbeat: %w", err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	res, err := r.Client.WaitForReceipt(wctx, tx.Hash())
-	if err != nil {
+	if err := succeeded(ctx, r.Client, tx, 30*time.Second); err != nil {
 		return fmt.Errorf("heartbeat %s: %w", tx.Hash(), err)
-	}
-	if err := sdk.ReceiptErr(res.Receipt); err != nil {
-		return fmt.Errorf("heartbeat %s failed on chain: %w", tx.Hash(), err)
 	}
 	return nil
 }
