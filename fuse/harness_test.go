@@ -67,11 +67,16 @@ func startRelays(t *testing.T, c *sdk.Client, n int) []func() {
 		t.Cleanup(stop)
 		stops = append(stops, stop)
 		<-node.Ready()
-		reg := &onchain.Registrar{Client: c, Key: key, Addr: node.Addr().String(), Capacity: 1 << 30, Stake: genesis.CBY(100), Interval: time.Second, Logger: slog.New(slog.DiscardHandler)}
+		// Like cowboy-relay: a registrar and a prover sharing the key's
+		// send lock (a funded volume's challenges must be answered, or its
+		// relays are flagged unhealthy).
+		mu := new(sync.Mutex)
+		reg := &onchain.Registrar{Client: c, Key: key, Addr: node.Addr().String(), Capacity: 1 << 30, Stake: genesis.CBY(100), Interval: time.Second, Logger: slog.New(slog.DiscardHandler), SendMu: mu}
 		if err := reg.Register(ctx); err != nil {
 			t.Fatal(err)
 		}
 		go reg.Run(ctx)
+		go (&onchain.Prover{Client: c, Key: key, Holdings: node, Refusable: relay.IsRefusable, Logger: slog.New(slog.DiscardHandler), SendMu: mu}).Run(rctx)
 	}
 	return stops
 }

@@ -48,6 +48,8 @@ type Node struct {
 	ready    chan struct{}
 
 	mu       sync.Mutex
+	udp      net.PacketConn  // the listening socket, owned here so that Close releases it
+	tr       *quic.Transport // on udp
 	listener *quic.Listener
 	httpSrv  *http.Server
 	metricsL net.Listener
@@ -125,7 +127,8 @@ func (n *Node) spawn(f func()) {
 }
 
 // Run listens and serves until ctx ends, Shutdown or Close. It returns
-// ErrClosed after a shutdown, or the listen error.
+// ErrClosed after a shutdown, or the listen error. Connections accepted
+// before ctx ended are served until Close, which also releases the socket.
 func (n *Node) Run(ctx context.Context) error {
 	first := false
 	n.runOnce.Do(func() { first = true })
@@ -136,8 +139,18 @@ func (n *Node) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := quic.ListenAddr(n.cfg.Listen, tlsConf, transport.QUICConfig())
+	// The socket and its quic.Transport are ours, not quic.ListenAddr's:
+	// that one closes its socket in the background once the last
+	// connection has drained, so a relay restarted on the same address
+	// just after Close could find it still bound.
+	udp, err := net.ListenPacket("udp", n.cfg.Listen)
 	if err != nil {
+		return fmt.Errorf("relay: listen %s: %w", n.cfg.Listen, err)
+	}
+	tr := &quic.Transport{Conn: udp}
+	ln, err := tr.Listen(tlsConf, transport.QUICConfig())
+	if err != nil {
+		closeUDP(tr, udp)
 		return fmt.Errorf("relay: listen %s: %w", n.cfg.Listen, err)
 	}
 	var ml net.Listener
@@ -145,6 +158,7 @@ func (n *Node) Run(ctx context.Context) error {
 		ml, err = net.Listen("tcp", n.cfg.Metrics)
 		if err != nil {
 			ln.Close()
+			closeUDP(tr, udp)
 			return fmt.Errorf("relay: metrics listen %s: %w", n.cfg.Metrics, err)
 		}
 	}
@@ -152,12 +166,13 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.closed {
 		n.mu.Unlock()
 		ln.Close()
+		closeUDP(tr, udp)
 		if ml != nil {
 			ml.Close()
 		}
 		return ErrClosed
 	}
-	n.listener, n.metricsL = ln, ml
+	n.listener, n.metricsL, n.tr, n.udp = ln, ml, tr, udp
 	if ml != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{}))
@@ -252,7 +267,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	return n.Close()
 }
 
-// Close stops everything at once and closes the store. Safe to call twice.
+// Close stops everything at once, releases the listening socket (the
+// address can be bound again when Close returns) and closes the store.
+// Safe to call twice.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -260,7 +277,7 @@ func (n *Node) Close() error {
 		return n.closeErr
 	}
 	n.closed = true
-	ln, srv := n.listener, n.httpSrv
+	ln, srv, tr, udp := n.listener, n.httpSrv, n.tr, n.udp
 	n.mu.Unlock()
 	n.hardCancel()
 	if ln != nil {
@@ -269,12 +286,22 @@ func (n *Node) Close() error {
 	if srv != nil {
 		srv.Close()
 	}
-	n.wg.Wait()
+	n.wg.Wait() // connections closed (CONNECTION_CLOSE sent) by serveConn
+	if tr != nil {
+		closeUDP(tr, udp) // the address is free when Close returns
+	}
 	err := n.store.Close()
 	n.mu.Lock()
 	n.closeErr = err
 	n.mu.Unlock()
 	return err
+}
+
+// closeUDP stops the transport (waiting for its read loop) and closes the
+// socket under it.
+func closeUDP(tr *quic.Transport, udp net.PacketConn) {
+	tr.Close()
+	udp.Close()
 }
 
 // Stat reports the relay's usage.

@@ -38,7 +38,7 @@ func relayJSON(v *store.View, r *storage.Relay, p execution.StorageParams) (apit
 	flagged := st.Flagged(p.Epoch(height))
 	return apitypes.Relay{ID: r.ID, Addr: r.Addr, PubKey: r.PubKey, Capacity: r.Capacity, Used: r.Used, Stake: r.Stake.String(),
 		RegisteredAt: r.RegisteredAt, LastHeartbeat: r.LastHeartbeat, Status: status,
-		Healthy: r.Healthy(height, p.HeartbeatTimeout) && !flagged, Height: height,
+		Healthy: r.Healthy(height, p.HeartbeatTimeout) && !flagged, Height: height, HeartbeatTimeout: p.HeartbeatTimeout,
 		Challenges: &apitypes.RelayChallengeStats{Answered: st.Answered, Failed: st.Failed, Missed: st.Missed,
 			Consecutive: st.Consecutive, Reputation: st.Reputation, Flagged: flagged, FlaggedUntil: st.FlaggedUntil,
 			Earned: st.Earned.String(), Slashed: st.Slashed.String(), UnbondAt: st.UnbondAt}}, nil
@@ -58,7 +58,7 @@ func (s *Server) relayChallenges(c *gin.Context) {
 		return
 	}
 	p := s.b.StorageParams()
-	out := apitypes.RelayChallenges{EpochBlocks: p.EpochBlocks, Challenges: []apitypes.ChallengeInfo{}}
+	out := apitypes.RelayChallenges{EpochBlocks: p.EpochBlocks, ResponseWindow: p.ResponseWindow, Challenges: []apitypes.ChallengeInfo{}}
 	err := s.b.View(func(v *store.View) error {
 		out.Height = v.Head().Height
 		out.Epoch = p.Epoch(out.Height)

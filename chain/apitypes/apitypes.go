@@ -282,6 +282,10 @@ type Relay struct {
 	Status        string        `json:"status"`  // active | unbonding | exited
 	Healthy       bool          `json:"healthy"` // heartbeating and not flagged by a failed challenge
 	Height        uint64        `json:"height"`
+	// HeartbeatTimeout is the registry's liveness window in blocks: a
+	// relay not heard from for longer is unhealthy. Relays pace their
+	// heartbeats by it (at fast block times it is short).
+	HeartbeatTimeout uint64 `json:"heartbeat_timeout,omitempty"`
 	// Challenges is the relay's availability-challenge record.
 	Challenges *RelayChallengeStats `json:"challenges,omitempty"`
 }

@@ -61,8 +61,11 @@ type ChallengeInfo struct {
 
 // RelayChallenges lists a relay's challenges still on record.
 type RelayChallenges struct {
-	Height      uint64          `json:"height"`
-	Epoch       uint64          `json:"epoch"`
-	EpochBlocks uint64          `json:"epoch_blocks"`
-	Challenges  []ChallengeInfo `json:"challenges"` // by epoch, then volume
+	Height      uint64 `json:"height"`
+	Epoch       uint64 `json:"epoch"`
+	EpochBlocks uint64 `json:"epoch_blocks"`
+	// ResponseWindow is how many blocks after its issue a challenge may be
+	// answered; provers pace their polling by it.
+	ResponseWindow uint64          `json:"response_window,omitempty"`
+	Challenges     []ChallengeInfo `json:"challenges"` // by epoch, then volume
 }

@@ -59,32 +59,26 @@ func TestUploadWaitsOutDownMarks(t *testing.T) {
 	}
 }
 
-// restartAt starts a relay with cfg, retrying while its address is still
-// held by the relay that was closed there.
+// restartAt starts a relay with cfg on the address of one just closed
+// there: Node.Close releases its socket before it returns, so no retry.
 func restartAt(t *testing.T, ctx context.Context, cfg relay.Config) {
 	t.Helper()
-	for {
-		node, err := relay.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- node.Run(context.Background()) }()
-		select {
-		case <-node.Ready():
-			t.Cleanup(func() {
-				node.Close()
-				<-done
-			})
-			return
-		case err := <-done:
-			node.Close()
-			t.Logf("restart on %s: %v; retrying", cfg.Listen, err)
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("relay could not listen on %s again", cfg.Listen)
-		case <-time.After(50 * time.Millisecond):
-		}
+	node, err := relay.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runErr error
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); runErr = node.Run(context.Background()) }()
+	t.Cleanup(func() {
+		node.Close()
+		<-stopped
+	})
+	select {
+	case <-node.Ready():
+	case <-stopped:
+		t.Fatalf("restart on %s: %v", cfg.Listen, runErr)
+	case <-ctx.Done():
+		t.Fatalf("relay on %s neither listened nor failed", cfg.Listen)
 	}
 }

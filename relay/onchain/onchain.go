@@ -147,12 +147,23 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
-	r, err := a.Client.WaitForReceipt(ctx, tx.Hash())
-	if err != nil {
+	if err := succeeded(ctx, a.Client, tx, timeout); err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
+	return nil
+}
+
+// succeeded waits up to timeout for tx's receipt and reports a failed one
+// as an error wrapping the receipt's failure (sdk.ReceiptErr).
+func succeeded(ctx context.Context, c *sdk.Client, tx *types.Tx, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := c.WaitForReceipt(ctx, tx.Hash())
+	if err != nil {
+		return err
+	}
 	if err := sdk.ReceiptErr(r.Receipt); err != nil {
-		return fmt.Errorf("storage manager %s failed: %w", in.InstructionKind(), err)
+		return fmt.Errorf("failed: %w", err)
 	}
 	return nil
 }
@@ -226,8 +237,12 @@ func (r *Registrar) Register(ctx context.Context) error {
 	return nil
 }
 
-// Run registers, then heartbeats every Interval until ctx ends. Failures
-// are logged and retried: a node outage must not stop the relay serving.
+// Run registers, then heartbeats until ctx ends: every Interval, and more
+// often when the registry's liveness window (HeartbeatTimeout blocks) is
+// shorter in time, so that at least three heartbeats land in every window
+// at any block time. A heartbeat counts once its receipt succeeds; one
+// that cannot be sent or fails on chain is logged as an error and retried
+// at the next beat. Failures never stop the relay serving.
 func (r *Registrar) Run(ctx context.Context) error {
 	log := r.Logger
 	if log == nil {
@@ -252,22 +267,58 @@ func (r *Registrar) Run(ctx context.Context) error {
 		}
 	}
 	log.Info("relay registered", "id", r.ID(), "addr", r.Addr)
-	t := time.NewTicker(interval)
+	var clock blockClock
+	next := r.pace(ctx, &clock, interval)
+	t := time.NewTimer(next)
 	defer t.Stop()
+	failed := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			used := uint64(0)
-			if r.Used != nil {
-				used = r.Used()
-			}
-			if _, err := r.sendSystem(ctx, &types.RelayHeartbeat{Used: used, Capacity: r.Capacity}, nil); err != nil && ctx.Err() == nil {
-				log.Warn("relay heartbeat failed", "err", err)
-			}
 		}
+		if err := r.Heartbeat(ctx); err != nil && ctx.Err() == nil {
+			failed++
+			log.Error("relay heartbeat failed; retrying", "id", r.ID(), "consecutive", failed, "err", err)
+		} else if failed > 0 && ctx.Err() == nil {
+			log.Info("relay heartbeat recovered", "id", r.ID(), "after_failures", failed)
+			failed = 0
+		}
+		t.Reset(r.pace(ctx, &clock, interval))
 	}
+}
+
+// Heartbeat sends one heartbeat and waits for its receipt: an error if it
+// was not included within the wait or failed on chain.
+func (r *Registrar) Heartbeat(ctx context.Context) error {
+	used := uint64(0)
+	if r.Used != nil {
+		used = r.Used()
+	}
+	tx, err := r.sendSystem(ctx, &types.RelayHeartbeat{Used: used, Capacity: r.Capacity}, nil)
+	if err != nil {
+		return fmt.Errorf("send heartbeat: %w", err)
+	}
+	if err := succeeded(ctx, r.Client, tx, 30*time.Second); err != nil {
+		return fmt.Errorf("heartbeat %s: %w", tx.Hash(), err)
+	}
+	return nil
+}
+
+// pace reads the relay's record and returns the pause before the next
+// heartbeat: interval, or a third of the liveness window if that is
+// shorter at the chain's observed block time.
+func (r *Registrar) pace(ctx context.Context, clock *blockClock, interval time.Duration) time.Duration {
+	rec, err := r.Client.Relay(ctx, r.ID())
+	if err != nil {
+		return min(interval, time.Second) // the node is down or slow: ask again soon
+	}
+	clock.observe(rec.Height, time.Now())
+	if clock.per == 0 {
+		return min(interval, probePace) // block time not known yet
+	}
+	return clock.within(rec.HeartbeatTimeout, 3, interval)
 }
 
 // RevocationCache answers revocation lookups from the chain with a short

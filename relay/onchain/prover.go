@@ -45,7 +45,9 @@ type Prover struct {
 	// SendMu is shared with the Registrar of the same key (see there).
 	SendMu *sync.Mutex
 
-	given map[givenUp]bool // challenges that cannot be answered: logged once
+	given  map[givenUp]bool // challenges that cannot be answered: logged once
+	clock  blockClock       // the chain's block time, from the heights Step sees
+	window uint64           // the response window in blocks, as Step last saw it
 }
 
 type givenUp struct {
@@ -66,23 +68,31 @@ func (p *Prover) event(kind string, vol types.Hash, epoch uint64, err error) {
 	}
 }
 
-// Run polls until ctx ends. Node errors are logged and retried.
+// Run polls until ctx ends: every Interval, and more often when the
+// challenges' response window is shorter in time (fast blocks), so that
+// at least four polls fall in every window. Node errors are logged and
+// retried.
 func (p *Prover) Run(ctx context.Context) error {
 	iv := p.Interval
 	if iv <= 0 {
 		iv = time.Second
 	}
-	t := time.NewTicker(iv)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		if err := p.Step(ctx); err != nil && ctx.Err() == nil {
-			p.log().Warn("storage challenges", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+		if err := p.Step(ctx); err != nil && ctx.Err() == nil {
+			p.log().Warn("storage challenges", "err", err)
+		}
+		next := min(iv, probePace) // block time not known yet
+		if p.clock.per != 0 {
+			next = p.clock.within(p.window, 4, iv)
+		}
+		t.Reset(next)
 	}
 }
 
@@ -106,6 +116,8 @@ func (p *Prover) Step(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list challenges: %w", err)
 	}
+	p.clock.observe(rc.Height, time.Now())
+	p.window = rc.ResponseWindow
 	claim := map[uint64][]types.Hash{}
 	var errs []error
 	var txs []sent
