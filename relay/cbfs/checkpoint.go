@@ -22,6 +22,47 @@ type checkpointer struct {
 	mu     sync.Mutex
 	timer  *time.Timer
 	warned bool
+	doomed []doomedShards // guarded by Volume.mu
+}
+
+// doomedShards are shards no manifest from version on references; they are
+// deleted once a checkpoint at or after version is anchored, because the
+// anchored placement (which the chain challenges) may still name them.
+type doomedShards struct {
+	version uint64
+	segs    []Segment
+}
+
+// doom queues dead shards for deletion after the next anchor (or deletes
+// them now when the volume is never anchored with a placement).
+func (v *Volume) doom(ctx context.Context, version uint64, segs []Segment) {
+	if _, ok := v.c.cfg.Anchor.(PlacementAnchor); !ok || v.c.cfg.CheckpointInterval < 0 {
+		v.deleteShards(ctx, FileEntry{Segments: segs})
+		return
+	}
+	v.mu.Lock()
+	v.ckpt.doomed = append(v.ckpt.doomed, doomedShards{version, segs})
+	v.mu.Unlock()
+	v.checkpointSoon()
+}
+
+// reap deletes the doomed shards that the anchored version no longer names.
+func (v *Volume) reap(ctx context.Context, anchored uint64) {
+	v.mu.Lock()
+	var now []Segment
+	keep := v.ckpt.doomed[:0]
+	for _, d := range v.ckpt.doomed {
+		if d.version <= anchored {
+			now = append(now, d.segs...)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	v.ckpt.doomed = keep
+	v.mu.Unlock()
+	if len(now) > 0 {
+		v.deleteShards(ctx, FileEntry{Segments: now})
+	}
 }
 
 // checkpointSoon schedules a checkpoint within the interval.
@@ -103,6 +144,7 @@ func (v *Volume) Checkpoint(ctx context.Context) error {
 			return fmt.Errorf("cbfs: checkpoint: read anchor: %w", err)
 		}
 		if root == hash {
+			v.reap(ctx, m.Version)
 			return nil
 		}
 		if pa, ok := v.c.cfg.Anchor.(PlacementAnchor); ok {
@@ -122,6 +164,7 @@ func (v *Volume) Checkpoint(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("cbfs: checkpoint v%d: %w", m.Version, err)
 		}
+		v.reap(ctx, m.Version)
 		return nil
 	}
 	return fmt.Errorf("%w: checkpoint: anchor kept moving", ErrConflict)

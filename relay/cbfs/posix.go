@@ -201,7 +201,7 @@ func (v *Volume) dropReplaced(ctx context.Context, prev, next *Manifest, cs *cha
 		gone(f.Path)
 	}
 	if len(dead) > 0 {
-		v.deleteShards(ctx, FileEntry{Segments: dead})
+		v.doom(ctx, next.Version, dead)
 	}
 }
 
