@@ -91,7 +91,7 @@ func TestRelaysOnFullNode(t *testing.T) {
 		})
 	}
 	for {
-		rs, err := c.Relays(ctx)
+		rs, err := c.Relays().List(ctx)
 		healthy := 0
 		for _, r := range rs {
 			if r.Healthy {

@@ -324,7 +324,7 @@ func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) 
 		d.relays = append(d.relays, relayProc{home, id, cmd})
 	}
 	waitFor(t, 60*time.Second, fmt.Sprintf("%d healthy relays", n), func() bool {
-		rs, err := c.Relays(ctx)
+		rs, err := c.Relays().List(ctx)
 		k := 0
 		for _, r := range rs {
 			if r.Healthy {

@@ -115,7 +115,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 		for _, m := range moved.Shards {
 			mv[m.Shard] = m.Holder
 		}
-		rs, err := c.Relays(ctx)
+		rs, err := c.Relays().List(ctx)
 		if err != nil {
 			return false
 		}

@@ -264,7 +264,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	// Take P+1..P+3 from outside: they wait in the mempool for P, which the
 	// runner's next transaction fills, and the runner's own P+1..P+3 then
 	// collide with them.
-	acc, err := n.client.Account(ctx, r.d.Address())
+	acc, err := n.client.Chain().Account(ctx, r.d.Address())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func (s *txSender) start(ctx context.Context, floor uint64) error {
 	if err != nil {
 		return fmt.Errorf("node status: %w", err)
 	}
-	acc, err := s.client.Account(ctx, s.from)
+	acc, err := s.client.Chain().Account(ctx, s.from)
 	if err != nil {
 		return fmt.Errorf("account %s: %w", s.from, err)
 	}
@@ -117,7 +117,7 @@ func (s *txSender) refresh(ctx context.Context, height uint64) error {
 	if err != nil {
 		return fmt.Errorf("fees: %w", err)
 	}
-	acc, err := s.client.Account(ctx, s.from)
+	acc, err := s.client.Chain().Account(ctx, s.from)
 	if err != nil {
 		return fmt.Errorf("account %s: %w", s.from, err)
 	}

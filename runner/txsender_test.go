@@ -102,7 +102,7 @@ func TestTxSenderFillsHoles(t *testing.T) {
 	// After a refusal the next build resyncs with the node's pending nonce.
 	s.submitted(after, errors.New("refused"))
 	height++
-	acc, err := c.Account(ctx, from)
+	acc, err := c.Chain().Account(ctx, from)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestTEEAndSecrets(t *testing.T) {
 	if _, err := c.OpenSecret(ctx(t), other, runner, owner, "llm-key"); !errors.Is(err, attest.ErrSeal) {
 		t.Fatalf("foreign key: %v", err)
 	}
-	ss, err := c.Secrets(ctx(t), owner)
+	ss, err := c.Secrets().List(ctx(t), owner)
 	if err != nil || len(ss) != 1 || ss[0].Grants != 1 || len(ss[0].Ciphertext) != 0 {
 		t.Fatalf("list %+v %v", ss, err)
 	}

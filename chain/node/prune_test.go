@@ -115,7 +115,7 @@ func TestDevNodePrunesWhileRunning(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for a, v := range want {
-		acc, err := c.Account(wait, a)
+		acc, err := c.Chain().Account(wait, a)
 		if err != nil || acc.Balance != v.String() {
 			t.Fatalf("API balance of %s: %v, %v; want %s", a, acc, err, v)
 		}

@@ -75,7 +75,7 @@ func TestTimerCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(h.must("tx", "show", timerRcpt.String(), "--json")), &r); err != nil || r.Kind != apitypes.ReceiptKindTimer || r.Receipt == nil || r.Receipt.Tip == "0" {
 		t.Fatalf("tx show --json (the GBA's bid pays a tip): %+v %v", r, err)
 	}
-	l, err := c.Timers(ctx, owner)
+	l, err := c.Timers().List(ctx, owner)
 	if err != nil || len(l.Timers) != 1 || l.Timers[0].GBA == nil || l.Timers[0].GBA.String() != gba {
 		t.Fatalf("timers of %s: %+v %v", hb, l, err)
 	}

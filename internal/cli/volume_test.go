@@ -121,7 +121,7 @@ func TestVolumeCommands(t *testing.T) {
 	if !strings.Contains(info, "per epoch") || !strings.Contains(info, "escrow      0.99") {
 		t.Fatalf("rent in info: %s", info)
 	}
-	rs, err := c.Relays(context.Background())
+	rs, err := c.Relays().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ var _ heal.Chain = (*Healer)(nil)
 
 // Relays implements heal.Chain.
 func (h *Healer) Relays(ctx context.Context) ([]heal.Relay, error) {
-	rs, err := h.Client.Relays(ctx)
+	rs, err := h.Client.Relays().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("relay registry: %w", err)
 	}
@@ -120,7 +120,7 @@ func (p *PeerCache) Active(ctx context.Context, addr [20]byte) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.active == nil || time.Since(p.at) > ttl || (!p.active[addr] && time.Since(p.at) > time.Second) {
-		rs, err := p.Client.Relays(ctx)
+		rs, err := p.Client.Relays().List(ctx)
 		if err != nil {
 			if p.active != nil {
 				return p.active[addr], nil

@@ -47,7 +47,7 @@ func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]
 
 // Relays implements cbfs.Directory.
 func (d Directory) Relays(ctx context.Context) ([]cbfs.RelayInfo, error) {
-	rs, err := d.Client.Relays(ctx)
+	rs, err := d.Client.Relays().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("relay registry: %w", err)
 	}

@@ -180,7 +180,7 @@ func newEntitlementListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			es, err := f.Client().Entitlements(cmd.Context(), addr)
+			es, err := f.Client().Entitlements().List(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}

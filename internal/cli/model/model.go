@@ -114,7 +114,7 @@ func newModelListCmd(f *Factory) *cobra.Command {
 		Short: "List the registered models",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ms, err := f.Client().Models(cmd.Context())
+			ms, err := f.Client().Models().List(cmd.Context())
 			if err != nil {
 				return err
 			}

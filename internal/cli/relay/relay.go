@@ -17,7 +17,7 @@ func NewCmdRelay(f *Factory) *cobra.Command {
 		Short: "List registered relays with their health",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := f.Client().Relays(cmd.Context())
+			rs, err := f.Client().Relays().List(cmd.Context())
 			if err != nil {
 				return err
 			}

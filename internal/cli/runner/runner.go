@@ -228,7 +228,7 @@ func newRunnerListCmd(f *Factory) *cobra.Command {
 		Short: "List registered runners with health, stake and reputation",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := f.Client().Runners(cmd.Context(), all)
+			rs, err := f.Client().Runners().List(cmd.Context(), all)
 			if err != nil {
 				return err
 			}

@@ -368,7 +368,7 @@ func newSecretListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ss, err := f.Client().Secrets(cmd.Context(), owner)
+			ss, err := f.Client().Secrets().List(cmd.Context(), owner)
 			if err != nil {
 				return err
 			}

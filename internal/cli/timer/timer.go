@@ -30,7 +30,7 @@ func newTimerListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("actor address: %w", err)
 			}
-			l, err := f.Client().Timers(cmd.Context(), owner)
+			l, err := f.Client().Timers().List(cmd.Context(), owner)
 			if err != nil {
 				return err
 			}

@@ -286,7 +286,7 @@ func newTokenListCmd(f *Factory) *cobra.Command {
 		Short: "List the platform tokens",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ts, err := f.Client().Tokens(cmd.Context())
+			ts, err := f.Client().Tokens().List(cmd.Context())
 			if err != nil {
 				return err
 			}

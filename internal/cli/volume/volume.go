@@ -533,7 +533,7 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			relays, err := f.Client().Relays(cmd.Context())
+			relays, err := f.Client().Relays().List(cmd.Context())
 			if err != nil {
 				return err
 			}

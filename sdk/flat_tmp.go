@@ -1,0 +1,301 @@
+package sdk
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"math/big"
+
+	"github.com/cowboy-foundation/cowboy/attest"
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
+	"github.com/cowboy-foundation/cowboy/chain/fees"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/types"
+)
+
+// Temporary forwarders while callers move to the services; removed at the end of the move.
+
+func (c *Client) Actor(ctx context.Context, a types.Address) (*apitypes.Actor, error) {
+	return c.Actors().Get(ctx, a)
+}
+func (c *Client) ActorCode(ctx context.Context, a types.Address) ([]byte, error) {
+	return c.Actors().Code(ctx, a)
+}
+func (c *Client) Code(ctx context.Context, h types.Hash) ([]byte, error) {
+	return c.Actors().CodeByHash(ctx, h)
+}
+func (c *Client) ActorState(ctx context.Context, a types.Address, keyText, cursor string, limit int) (*apitypes.ActorState, error) {
+	return c.Actors().State(ctx, a, keyText, cursor, limit)
+}
+func (c *Client) Query(ctx context.Context, a types.Address, handler string, args []byte) (*apitypes.QueryResult, error) {
+	return c.Actors().Query(ctx, a, handler, args)
+}
+func (c *Client) Libraries(ctx context.Context, publisher types.Address) ([]apitypes.Library, error) {
+	return c.Actors().Libraries(ctx, publisher)
+}
+func (c *Client) SendInstruction(ctx context.Context, key *ecdsa.PrivateKey, to *types.Address, in types.Instruction, value *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Actors().Send(ctx, to, in, value, o)
+}
+func (c *Client) Status(ctx context.Context) (*apitypes.Status, error) { return c.Chain().Status(ctx) }
+func (c *Client) Fees(ctx context.Context) (*apitypes.Fees, error)     { return c.Chain().Fees(ctx) }
+func (c *Client) Balance(ctx context.Context, a types.Address) (*big.Int, error) {
+	return c.Chain().Balance(ctx, a)
+}
+func (c *Client) SubmitRaw(ctx context.Context, raw []byte) (types.Hash, error) {
+	return c.Chain().SubmitRaw(ctx, raw)
+}
+func (c *Client) Submit(ctx context.Context, tx *types.Tx) (types.Hash, error) {
+	return c.Chain().Submit(ctx, tx)
+}
+func (c *Client) Tx(ctx context.Context, h types.Hash) (*apitypes.TxResult, error) {
+	return c.Chain().Tx(ctx, h)
+}
+func (c *Client) Block(ctx context.Context, id string, withReceipts bool) (*apitypes.Block, error) {
+	return c.Chain().Block(ctx, id, withReceipts)
+}
+func (c *Client) Events(ctx context.Context, q EventQuery) (*apitypes.Events, error) {
+	return c.Chain().Events(ctx, q)
+}
+func (c *Client) Proof(ctx context.Context, key []byte, height *uint64) (*apitypes.Proof, error) {
+	return c.Chain().Proof(ctx, key, height)
+}
+func (c *Client) Faucet(ctx context.Context, a types.Address, value *big.Int) (types.Hash, error) {
+	return c.Chain().Faucet(ctx, a, value)
+}
+func (c *Client) WaitForReceipt(ctx context.Context, h types.Hash) (*apitypes.TxResult, error) {
+	return c.Chain().WaitForReceipt(ctx, h)
+}
+func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
+	return c.Chain().GetJSON(ctx, path, out)
+}
+func (c *Client) Propose(ctx context.Context, key *ecdsa.PrivateKey, in *types.GovPropose, deposit *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Gov().Propose(ctx, in, deposit, o)
+}
+func (c *Client) Vote(ctx context.Context, key *ecdsa.PrivateKey, proposal uint64, choice uint8, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Gov().Vote(ctx, proposal, choice, o)
+}
+func (c *Client) ExecuteProposal(ctx context.Context, key *ecdsa.PrivateKey, proposal uint64, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Gov().Execute(ctx, proposal, o)
+}
+func (c *Client) Proposals(ctx context.Context) (*apitypes.GovProposals, error) {
+	return c.Gov().Proposals(ctx)
+}
+func (c *Client) Proposal(ctx context.Context, id uint64) (*apitypes.GovProposal, error) {
+	return c.Gov().Proposal(ctx, id)
+}
+func (c *Client) Params(ctx context.Context, key string) (*apitypes.Params, error) {
+	return c.Gov().Params(ctx, key)
+}
+func (c *Client) Treasury(ctx context.Context) (*apitypes.Treasury, error) {
+	return c.Gov().Treasury(ctx)
+}
+func (c *Client) Council(ctx context.Context) (*apitypes.GovCouncil, error) {
+	return c.Gov().Council(ctx)
+}
+func (c *Client) CouncilAction(ctx context.Context, key *ecdsa.PrivateKey, in *types.GovCouncil, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Gov().CouncilAction(ctx, in, o)
+}
+func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
+	return c.Chain().LightProof(ctx, key)
+}
+func (c *Client) Model(ctx context.Context, id types.Hash) (*apitypes.Model, error) {
+	return c.Models().Get(ctx, id)
+}
+func (c *Client) PublishModel(ctx context.Context, key *ecdsa.PrivateKey, in *types.ModelPublish, deposit *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Models().Publish(ctx, in, deposit, o)
+}
+func (c *Client) RetireModel(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Models().Retire(ctx, id, o)
+}
+func (c *Client) WithdrawModel(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Models().Withdraw(ctx, id, o)
+}
+func (c *Client) Runner(ctx context.Context, addr types.Address) (*apitypes.Runner, error) {
+	return c.Runners().Get(ctx, addr)
+}
+func (c *Client) OffchainParams(ctx context.Context) (*apitypes.OffchainParams, error) {
+	return c.Jobs().Params(ctx)
+}
+func (c *Client) Job(ctx context.Context, id types.Hash) (*apitypes.Job, error) {
+	return c.Jobs().Get(ctx, id)
+}
+func (c *Client) RegisterRunner(ctx context.Context, key *ecdsa.PrivateKey, in *types.RunnerRegister, stake *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Register(ctx, in, stake, o)
+}
+func (c *Client) RunnerHeartbeat(ctx context.Context, key *ecdsa.PrivateKey, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Heartbeat(ctx, o)
+}
+func (c *Client) DeregisterRunner(ctx context.Context, key *ecdsa.PrivateKey, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Deregister(ctx, o)
+}
+func (c *Client) SubmitJob(ctx context.Context, key *ecdsa.PrivateKey, spec *job.JobSpec, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Jobs().Submit(ctx, spec, o)
+}
+func (c *Client) CommitResult(ctx context.Context, key *ecdsa.PrivateKey, id, commitment types.Hash, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Jobs().Commit(ctx, id, commitment, o)
+}
+func (c *Client) SubmitVerifiedResult(ctx context.Context, key *ecdsa.PrivateKey, sub *verify.Submission, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Jobs().SubmitVerified(ctx, sub, o)
+}
+func (c *Client) RevealResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, r *verify.Reveal, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Jobs().Reveal(ctx, id, r, o)
+}
+func (c *Client) DelegateStake(ctx context.Context, key *ecdsa.PrivateKey, runner types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Delegate(ctx, runner, amount, o)
+}
+func (c *Client) UndelegateStake(ctx context.Context, key *ecdsa.PrivateKey, runner types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Undelegate(ctx, runner, amount, o)
+}
+func (c *Client) WithdrawUnbonded(ctx context.Context, key *ecdsa.PrivateKey, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().WithdrawUnbonded(ctx, o)
+}
+func (c *Client) StakeRunner(ctx context.Context, key *ecdsa.PrivateKey, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Stake(ctx, amount, o)
+}
+func (c *Client) UnstakeRunner(ctx context.Context, key *ecdsa.PrivateKey, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().Unstake(ctx, amount, o)
+}
+func (c *Client) SetRunnerCommission(ctx context.Context, key *ecdsa.PrivateKey, bps uint64, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Runners().SetCommission(ctx, bps, o)
+}
+func (c *Client) ChallengeResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, evidence *verify.Reveal, bond *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Jobs().Challenge(ctx, id, evidence, bond, o)
+}
+func (c *Client) Delegations(ctx context.Context, runner types.Address) ([]apitypes.Delegation, error) {
+	return c.Runners().Delegations(ctx, runner)
+}
+func (c *Client) Unbonding(ctx context.Context, owner types.Address) ([]apitypes.Tranche, error) {
+	return c.Runners().Unbonding(ctx, owner)
+}
+func (c *Client) GrantEntitlement(ctx context.Context, key *ecdsa.PrivateKey, grantee types.Address, s entitlement.Scope, a entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Entitlements().Grant(ctx, grantee, s, a, cons, o)
+}
+func (c *Client) RevokeEntitlement(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Entitlements().Revoke(ctx, id, o)
+}
+func (c *Client) DelegateEntitlement(ctx context.Context, key *ecdsa.PrivateKey, parent types.Hash, grantee types.Address, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Entitlements().Delegate(ctx, parent, grantee, cons, o)
+}
+func (c *Client) CheckEntitlement(ctx context.Context, grantee types.Address, s entitlement.Scope, a entitlement.Action, height uint64) (*apitypes.EntitlementCheck, error) {
+	return c.Entitlements().Check(ctx, grantee, s, a, height)
+}
+func (c *Client) JobSelection(ctx context.Context, id types.Hash) (*apitypes.JobSelection, error) {
+	return c.Jobs().Selection(ctx, id)
+}
+func (c *Client) CallbackStats(ctx context.Context, actor types.Address) (*apitypes.CallbackStats, error) {
+	return c.Actors().CallbackStats(ctx, actor)
+}
+func (c *Client) CreateRole(ctx context.Context, key *ecdsa.PrivateKey, name string, scopes []entitlement.Scope, actions []entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Entitlements().CreateRole(ctx, name, scopes, actions, cons, o)
+}
+func (c *Client) AssignRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Entitlements().AssignRole(ctx, role, assignee, o)
+}
+func (c *Client) RevokeRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Entitlements().RevokeRole(ctx, role, assignee, o)
+}
+func (c *Client) Relay(ctx context.Context, id types.Address) (*apitypes.Relay, error) {
+	return c.Relays().Get(ctx, id)
+}
+func (c *Client) RelayChallenges(ctx context.Context, id types.Address) (*apitypes.RelayChallenges, error) {
+	return c.Relays().Challenges(ctx, id)
+}
+func (c *Client) Volume(ctx context.Context, id types.Hash) (*apitypes.Volume, error) {
+	return c.Volumes().Get(ctx, id)
+}
+func (c *Client) MovedShards(ctx context.Context, vol types.Hash) (*apitypes.MovedShards, error) {
+	return c.Volumes().MovedShards(ctx, vol)
+}
+func (c *Client) Revoked(ctx context.Context, vol, token types.Hash) (*apitypes.Revocation, error) {
+	return c.Volumes().Revoked(ctx, vol, token)
+}
+func (c *Client) SendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types.Address, in types.Instruction, value *big.Int) (*types.Tx, error) {
+	return c.Account(key).SendSystem(ctx, to, in, value)
+}
+func (c *Client) Subscribe(ctx context.Context, from uint64, fn func(apitypes.Block) error) error {
+	return c.Chain().Subscribe(ctx, from, fn)
+}
+func (c *Client) TEEParams(ctx context.Context) (*apitypes.TEEParams, error) {
+	return c.TEE().Params(ctx)
+}
+func (c *Client) Attestation(ctx context.Context, runner types.Address) (*apitypes.Attestation, error) {
+	return c.TEE().Attestation(ctx, runner)
+}
+func (c *Client) ResultAttestations(ctx context.Context, jobID types.Hash) ([]apitypes.ResultAttestation, error) {
+	return c.TEE().ResultAttestations(ctx, jobID)
+}
+func (c *Client) RunnerGrants(ctx context.Context, runner types.Address) ([]apitypes.SecretGrant, error) {
+	return c.Secrets().RunnerGrants(ctx, runner)
+}
+func (c *Client) Secret(ctx context.Context, owner types.Address, name string) (*apitypes.Secret, error) {
+	return c.Secrets().Get(ctx, owner, name)
+}
+func (c *Client) SecretGrant(ctx context.Context, owner types.Address, name string, runner types.Address) (*apitypes.SecretGrant, error) {
+	return c.Secrets().Grant(ctx, owner, name, runner)
+}
+func (c *Client) SubmitAttestation(ctx context.Context, key *ecdsa.PrivateKey, a attest.Attester, resultKey ed25519.PublicKey, sealKey []byte, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).TEE().SubmitAttestation(ctx, a, resultKey, sealKey, o)
+}
+func (c *Client) SubmitResultAttestation(ctx context.Context, key *ecdsa.PrivateKey, a attest.Attester, jobID, resultHash types.Hash, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).TEE().SubmitResultAttestation(ctx, a, jobID, resultHash, o)
+}
+func (c *Client) PutSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, policy attest.Policy, plaintext []byte, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Secrets().Put(ctx, name, policy, plaintext, o)
+}
+func (c *Client) GrantSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, runner types.Address, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Secrets().GrantTo(ctx, name, runner, o)
+}
+func (c *Client) RevokeSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, runner types.Address, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Secrets().Revoke(ctx, name, runner, o)
+}
+func (c *Client) DeleteSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Secrets().Delete(ctx, name, o)
+}
+func (c *Client) OpenSecret(ctx context.Context, sealKey *ecdh.PrivateKey, runner, owner types.Address, name string) ([]byte, error) {
+	return c.Secrets().Open(ctx, sealKey, runner, owner, name)
+}
+func (c *Client) Timer(ctx context.Context, id types.Hash) (*apitypes.Timer, error) {
+	return c.Timers().Get(ctx, id)
+}
+func (c *Client) TimerStats(ctx context.Context) (*apitypes.TimerStats, error) {
+	return c.Timers().Stats(ctx)
+}
+func (c *Client) SendToken(ctx context.Context, key *ecdsa.PrivateKey, in types.Instruction, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().Send(ctx, in, o)
+}
+func (c *Client) Token(ctx context.Context, id types.Hash) (*apitypes.Token, error) {
+	return c.Tokens().Get(ctx, id)
+}
+func (c *Client) TokenBalance(ctx context.Context, id types.Hash, holder types.Address, spender *types.Address) (*apitypes.TokenBalance, error) {
+	return c.Tokens().Balance(ctx, id, holder, spender)
+}
+func (c *Client) CreateToken(ctx context.Context, key *ecdsa.PrivateKey, in *types.TokenCreate, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().Create(ctx, in, o)
+}
+func (c *Client) TransferToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, to types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().Transfer(ctx, id, to, amount, o)
+}
+func (c *Client) TransferTokenFrom(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, owner, to types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().TransferFrom(ctx, id, owner, to, amount, o)
+}
+func (c *Client) ApproveToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, spender types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().Approve(ctx, id, spender, amount, o)
+}
+func (c *Client) MintToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, to types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().Mint(ctx, id, to, amount, o)
+}
+func (c *Client) BurnToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, amount *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Tokens().Burn(ctx, id, amount, o)
+}
+func (c *Client) EstimateFees(ctx context.Context, req TxRequest, payload []byte) (fees.Estimate, error) {
+	return c.Chain().EstimateFees(ctx, req, payload)
+}
+func (c *Client) BuildTx(ctx context.Context, key *ecdsa.PrivateKey, req TxRequest) (*types.Tx, error) {
+	return c.Account(key).BuildTx(ctx, req)
+}
+func (c *Client) Transfer(ctx context.Context, key *ecdsa.PrivateKey, to types.Address, value *big.Int, o TxOptions) (*types.Tx, error) {
+	return c.Account(key).Transfer(ctx, to, value, o)
+}
