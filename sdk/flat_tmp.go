@@ -257,12 +257,6 @@ func (c *Client) DeleteSecret(ctx context.Context, key *ecdsa.PrivateKey, name s
 func (c *Client) OpenSecret(ctx context.Context, sealKey *ecdh.PrivateKey, runner, owner types.Address, name string) ([]byte, error) {
 	return c.Secrets().Open(ctx, sealKey, runner, owner, name)
 }
-func (c *Client) Timer(ctx context.Context, id types.Hash) (*apitypes.Timer, error) {
-	return c.Timers().Get(ctx, id)
-}
-func (c *Client) TimerStats(ctx context.Context) (*apitypes.TimerStats, error) {
-	return c.Timers().Stats(ctx)
-}
 func (c *Client) SendToken(ctx context.Context, key *ecdsa.PrivateKey, in types.Instruction, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Tokens().Send(ctx, in, o)
 }
