@@ -37,7 +37,7 @@ func TestModelBoundTEEEvidence(t *testing.T) {
 	pub, _ := crypto.GenerateKey()
 	n.fund(t, types.PubkeyToAddress(pub.PublicKey), "1100")
 	in := &types.ModelPublish{Weights: types.Hash{1}, Arch: types.Hash{2}, Tokenizer: types.Hash{3}, License: types.Hash{4}, Name: "m"}
-	tx, err := n.client.PublishModel(ctx, pub, in, sdk.ModelDeposit, sdk.TxOptions{})
+	tx, err := n.client.Account(pub).Models().Publish(ctx, in, sdk.ModelDeposit, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,18 +101,6 @@ func (c *Client) CouncilAction(ctx context.Context, key *ecdsa.PrivateKey, in *t
 func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
 	return c.Chain().LightProof(ctx, key)
 }
-func (c *Client) Model(ctx context.Context, id types.Hash) (*apitypes.Model, error) {
-	return c.Models().Get(ctx, id)
-}
-func (c *Client) PublishModel(ctx context.Context, key *ecdsa.PrivateKey, in *types.ModelPublish, deposit *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Models().Publish(ctx, in, deposit, o)
-}
-func (c *Client) RetireModel(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Models().Retire(ctx, id, o)
-}
-func (c *Client) WithdrawModel(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Models().Withdraw(ctx, id, o)
-}
 func (c *Client) Runner(ctx context.Context, addr types.Address) (*apitypes.Runner, error) {
 	return c.Runners().Get(ctx, addr)
 }
