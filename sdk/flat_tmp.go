@@ -71,33 +71,6 @@ func (c *Client) WaitForReceipt(ctx context.Context, h types.Hash) (*apitypes.Tx
 func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 	return c.Chain().GetJSON(ctx, path, out)
 }
-func (c *Client) Propose(ctx context.Context, key *ecdsa.PrivateKey, in *types.GovPropose, deposit *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Gov().Propose(ctx, in, deposit, o)
-}
-func (c *Client) Vote(ctx context.Context, key *ecdsa.PrivateKey, proposal uint64, choice uint8, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Gov().Vote(ctx, proposal, choice, o)
-}
-func (c *Client) ExecuteProposal(ctx context.Context, key *ecdsa.PrivateKey, proposal uint64, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Gov().Execute(ctx, proposal, o)
-}
-func (c *Client) Proposals(ctx context.Context) (*apitypes.GovProposals, error) {
-	return c.Gov().Proposals(ctx)
-}
-func (c *Client) Proposal(ctx context.Context, id uint64) (*apitypes.GovProposal, error) {
-	return c.Gov().Proposal(ctx, id)
-}
-func (c *Client) Params(ctx context.Context, key string) (*apitypes.Params, error) {
-	return c.Gov().Params(ctx, key)
-}
-func (c *Client) Treasury(ctx context.Context) (*apitypes.Treasury, error) {
-	return c.Gov().Treasury(ctx)
-}
-func (c *Client) Council(ctx context.Context) (*apitypes.GovCouncil, error) {
-	return c.Gov().Council(ctx)
-}
-func (c *Client) CouncilAction(ctx context.Context, key *ecdsa.PrivateKey, in *types.GovCouncil, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Gov().CouncilAction(ctx, in, o)
-}
 func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
 	return c.Chain().LightProof(ctx, key)
 }

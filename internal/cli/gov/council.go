@@ -60,7 +60,7 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 	if cf.nonce >= 0 {
 		in.Nonce = uint64(cf.nonce)
 	} else {
-		c, err := f.Client().Council(ctx)
+		c, err := f.Client().Gov().Council(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -92,7 +92,7 @@ func newCouncilShowCmd(f *Factory) *cobra.Command {
 		Short: "Show the Council, its next nonce and the circuit-breaks in force",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.Client().Council(cmd.Context())
+			c, err := f.Client().Gov().Council(cmd.Context())
 			if err != nil {
 				return err
 			}
