@@ -218,33 +218,6 @@ func (c *Client) DeleteSecret(ctx context.Context, key *ecdsa.PrivateKey, name s
 func (c *Client) OpenSecret(ctx context.Context, sealKey *ecdh.PrivateKey, runner, owner types.Address, name string) ([]byte, error) {
 	return c.Secrets().Open(ctx, sealKey, runner, owner, name)
 }
-func (c *Client) SendToken(ctx context.Context, key *ecdsa.PrivateKey, in types.Instruction, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().Send(ctx, in, o)
-}
-func (c *Client) Token(ctx context.Context, id types.Hash) (*apitypes.Token, error) {
-	return c.Tokens().Get(ctx, id)
-}
-func (c *Client) TokenBalance(ctx context.Context, id types.Hash, holder types.Address, spender *types.Address) (*apitypes.TokenBalance, error) {
-	return c.Tokens().Balance(ctx, id, holder, spender)
-}
-func (c *Client) CreateToken(ctx context.Context, key *ecdsa.PrivateKey, in *types.TokenCreate, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().Create(ctx, in, o)
-}
-func (c *Client) TransferToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, to types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().Transfer(ctx, id, to, amount, o)
-}
-func (c *Client) TransferTokenFrom(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, owner, to types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().TransferFrom(ctx, id, owner, to, amount, o)
-}
-func (c *Client) ApproveToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, spender types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().Approve(ctx, id, spender, amount, o)
-}
-func (c *Client) MintToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, to types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().Mint(ctx, id, to, amount, o)
-}
-func (c *Client) BurnToken(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Tokens().Burn(ctx, id, amount, o)
-}
 func (c *Client) EstimateFees(ctx context.Context, req TxRequest, payload []byte) (fees.Estimate, error) {
 	return c.Chain().EstimateFees(ctx, req, payload)
 }
