@@ -169,12 +169,12 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	ep := v.Rent.EpochBlocks
 	waitFor(t, 90*time.Second, "rent paid to the good relays and the bad relay flagged", func() bool {
 		for _, r := range relays[:5] {
-			rel, err := c.Relay(ctx, r.id)
+			rel, err := c.Relays().Get(ctx, r.id)
 			if err != nil || rel.Challenges == nil || rel.Challenges.Earned == "0" || rel.Challenges.Answered == 0 {
 				return false
 			}
 		}
-		rel, err := c.Relay(ctx, bad.id)
+		rel, err := c.Relays().Get(ctx, bad.id)
 		return err == nil && rel.Challenges != nil && rel.Challenges.Missed+rel.Challenges.Failed > 0 && !rel.Healthy &&
 			mustHeight(t, c) > start+2*ep
 	})
@@ -188,7 +188,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		t.Fatalf("rent paid %s, escrow %s of 1 CBY funded", paid, escrow)
 	}
 	for _, r := range relays[:5] {
-		rel, _ := c.Relay(ctx, r.id)
+		rel, _ := c.Relays().Get(ctx, r.id)
 		if rel.Challenges.Missed+rel.Challenges.Failed != 0 || !rel.Healthy {
 			t.Fatalf("good relay %s: %+v healthy=%v", r.id, rel.Challenges, rel.Healthy)
 		}
@@ -207,7 +207,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		return true
 	})
 	var rc *apitypes.RelayChallenges
-	if rc, err = c.RelayChallenges(ctx, bad.id); err != nil {
+	if rc, err = c.Relays().Challenges(ctx, bad.id); err != nil {
 		t.Fatal(err)
 	}
 	missed := false
@@ -243,7 +243,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	spareID, _ := types.ParseAddress(st.ID)
 	fund(spareID, "200")
 	startProc(t, relayBin, "run", "--home", spare, "--node", url, "--stake", "100", "--heartbeat", "500ms", "--challenge-poll", "200ms")
-	waitFor(t, 30*time.Second, "the spare relay", func() bool { r, err := c.Relay(ctx, spareID); return err == nil && r.Healthy })
+	waitFor(t, 30*time.Second, "the spare relay", func() bool { r, err := c.Relays().Get(ctx, spareID); return err == nil && r.Healthy })
 	rep, err := vol.Repair(ctx, cbfs.RepairOptions{})
 	if err != nil || rep.Repaired == 0 {
 		t.Fatalf("repair: %+v %v", rep, err)

@@ -86,7 +86,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 	t.Logf("checkpoint anchored")
 	waitFor(t, 60*time.Second, "the registry to mark the killed relays unhealthy", func() bool {
 		for _, r := range dead {
-			if rel, err := c.Relay(ctx, r.id); err != nil || rel.Healthy {
+			if rel, err := c.Relays().Get(ctx, r.id); err != nil || rel.Healthy {
 				return false
 			}
 		}

@@ -158,12 +158,6 @@ func (c *Client) AssignRole(ctx context.Context, key *ecdsa.PrivateKey, role typ
 func (c *Client) RevokeRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Entitlements().RevokeRole(ctx, role, assignee, o)
 }
-func (c *Client) Relay(ctx context.Context, id types.Address) (*apitypes.Relay, error) {
-	return c.Relays().Get(ctx, id)
-}
-func (c *Client) RelayChallenges(ctx context.Context, id types.Address) (*apitypes.RelayChallenges, error) {
-	return c.Relays().Challenges(ctx, id)
-}
 func (c *Client) Volume(ctx context.Context, id types.Hash) (*apitypes.Volume, error) {
 	return c.Volumes().Get(ctx, id)
 }

@@ -201,7 +201,7 @@ func (r *Registrar) ID() types.Address { return types.PubkeyToAddress(r.Key.Publ
 // Register registers the relay (staking r.Stake) unless it is already
 // active with the same address and capacity.
 func (r *Registrar) Register(ctx context.Context) error {
-	cur, err := r.Client.Relay(ctx, r.ID())
+	cur, err := r.Client.Relays().Get(ctx, r.ID())
 	if err == nil && cur.Status == "active" && cur.Addr == r.Addr && cur.Capacity == r.Capacity {
 		return nil
 	}

@@ -102,7 +102,7 @@ type sent struct {
 // within the response window instead of one per block.
 func (p *Prover) Step(ctx context.Context) error {
 	id := types.PubkeyToAddress(p.Key.PublicKey)
-	rc, err := p.Client.RelayChallenges(ctx, id)
+	rc, err := p.Client.Relays().Challenges(ctx, id)
 	if err != nil {
 		return fmt.Errorf("list challenges: %w", err)
 	}

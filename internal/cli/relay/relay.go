@@ -54,7 +54,7 @@ func NewCmdRelay(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := f.Client().Relay(cmd.Context(), id)
+			r, err := f.Client().Relays().Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func NewCmdRelay(f *Factory) *cobra.Command {
 					fmt.Fprintf(f.Out, "Unbonding  stake returns at block %d\n", c.UnbondAt)
 				}
 			}
-			ch, err := f.Client().RelayChallenges(cmd.Context(), id)
+			ch, err := f.Client().Relays().Challenges(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
