@@ -138,7 +138,7 @@ func TestRelaysOnFullNode(t *testing.T) {
 	if _, err := again.Get(ctx, "/f.bin", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
 		t.Fatalf("read back %d bytes (want %d): %v", got.Len(), len(data), err)
 	}
-	if v, err := c.Volume(ctx, types.Hash(vol.ID())); err != nil || len(v.Placement) != n {
+	if v, err := c.Volumes().Get(ctx, types.Hash(vol.ID())); err != nil || len(v.Placement) != n {
 		t.Fatalf("volume on chain through the full node: %+v %v", v, err)
 	}
 }

@@ -107,7 +107,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	vid := types.Hash(vol.ID())
-	v, err := c.Volume(ctx, vid)
+	v, err := c.Volumes().Get(ctx, vid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		return err == nil && rel.Challenges != nil && rel.Challenges.Missed+rel.Challenges.Failed > 0 && !rel.Healthy &&
 			mustHeight(t, c) > start+2*ep
 	})
-	v, err = c.Volume(ctx, vid)
+	v, err = c.Volumes().Get(ctx, vid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	}
 	// (A new epoch's challenges are open for a moment: poll.)
 	waitFor(t, 10*time.Second, "every relay's proof for the second volume", func() bool {
-		v2, err := c.Volume(ctx, types.Hash(vol2.ID()))
+		v2, err := c.Volumes().Get(ctx, types.Hash(vol2.ID()))
 		if err != nil || len(v2.Placement) != 6 {
 			return false
 		}

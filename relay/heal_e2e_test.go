@@ -106,7 +106,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 			lastState = err.Error()
 			return false
 		}
-		moved, err := c.MovedShards(ctx, vid)
+		moved, err := c.Volumes().MovedShards(ctx, vid)
 		if err != nil {
 			lastState = err.Error()
 			return false

@@ -158,15 +158,6 @@ func (c *Client) AssignRole(ctx context.Context, key *ecdsa.PrivateKey, role typ
 func (c *Client) RevokeRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Entitlements().RevokeRole(ctx, role, assignee, o)
 }
-func (c *Client) Volume(ctx context.Context, id types.Hash) (*apitypes.Volume, error) {
-	return c.Volumes().Get(ctx, id)
-}
-func (c *Client) MovedShards(ctx context.Context, vol types.Hash) (*apitypes.MovedShards, error) {
-	return c.Volumes().MovedShards(ctx, vol)
-}
-func (c *Client) Revoked(ctx context.Context, vol, token types.Hash) (*apitypes.Revocation, error) {
-	return c.Volumes().Revoked(ctx, vol, token)
-}
 func (c *Client) SendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types.Address, in types.Instruction, value *big.Int) (*types.Tx, error) {
 	return c.Account(key).SendSystem(ctx, to, in, value)
 }

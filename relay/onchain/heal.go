@@ -41,7 +41,7 @@ func (h *Healer) Relays(ctx context.Context) ([]heal.Relay, error) {
 
 // Placement implements heal.Chain.
 func (h *Healer) Placement(ctx context.Context, vol [32]byte) (*heal.Placement, error) {
-	v, err := h.Client.Volume(ctx, types.Hash(vol))
+	v, err := h.Client.Volumes().Get(ctx, types.Hash(vol))
 	if errors.Is(err, sdk.ErrNotFound) {
 		return nil, nil
 	}
@@ -61,7 +61,7 @@ func (h *Healer) Placement(ctx context.Context, vol [32]byte) (*heal.Placement, 
 
 // Moved implements heal.Chain.
 func (h *Healer) Moved(ctx context.Context, vol [32]byte) (map[[32]byte]heal.Move, error) {
-	ms, err := h.Client.MovedShards(ctx, types.Hash(vol))
+	ms, err := h.Client.Volumes().MovedShards(ctx, types.Hash(vol))
 	if err != nil {
 		return nil, fmt.Errorf("storage manager: %w", err)
 	}

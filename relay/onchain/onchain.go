@@ -34,7 +34,7 @@ var (
 // MovedShards implements cbfs.ShardLocator from the Storage Manager's
 // repair_placement overrides.
 func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]byte]cbfs.MovedShard, error) {
-	ms, err := d.Client.MovedShards(ctx, types.Hash(vol))
+	ms, err := d.Client.Volumes().MovedShards(ctx, types.Hash(vol))
 	if err != nil {
 		return nil, fmt.Errorf("storage manager: %w", err)
 	}
@@ -87,7 +87,7 @@ func (a *Anchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32
 // carries the per-relay placement summary that challenges and rent follow.
 func (a *Anchor) CommitPlacement(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version, size uint64, place []cbfs.RelayPlacement) error {
 	if version == 1 {
-		if _, err := a.Client.Volume(ctx, types.Hash(vol)); errors.Is(err, sdk.ErrNotFound) {
+		if _, err := a.Client.Volumes().Get(ctx, types.Hash(vol)); errors.Is(err, sdk.ErrNotFound) {
 			k, m := a.K, a.M
 			if k == 0 {
 				k, m = cbfs.DefaultK, cbfs.DefaultM
@@ -112,7 +112,7 @@ func (a *Anchor) CommitPlacement(ctx context.Context, vol cbfs.VolumeID, root [3
 
 // LatestManifest implements cbfs.Anchor.
 func (a *Anchor) LatestManifest(ctx context.Context, vol cbfs.VolumeID) ([32]byte, uint64, error) {
-	v, err := a.Client.Volume(ctx, types.Hash(vol))
+	v, err := a.Client.Volumes().Get(ctx, types.Hash(vol))
 	if errors.Is(err, sdk.ErrNotFound) || (err == nil && v.Version == 0) {
 		return [32]byte{}, 0, fmt.Errorf("volume %x: %w", vol[:], cbfs.ErrNotFound)
 	}
@@ -165,7 +165,7 @@ type Revocations struct {
 
 // Revoked reports whether token id is revoked for the volume.
 func (r Revocations) Revoked(ctx context.Context, id [32]byte) (bool, error) {
-	rv, err := r.Client.Revoked(ctx, types.Hash(r.Volume), types.Hash(id))
+	rv, err := r.Client.Volumes().Revoked(ctx, types.Hash(r.Volume), types.Hash(id))
 	if err != nil {
 		return false, fmt.Errorf("revocation list: %w", err)
 	}
