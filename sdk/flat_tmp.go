@@ -18,27 +18,6 @@ import (
 
 // Temporary forwarders while callers move to the services; removed at the end of the move.
 
-func (c *Client) Actor(ctx context.Context, a types.Address) (*apitypes.Actor, error) {
-	return c.Actors().Get(ctx, a)
-}
-func (c *Client) ActorCode(ctx context.Context, a types.Address) ([]byte, error) {
-	return c.Actors().Code(ctx, a)
-}
-func (c *Client) Code(ctx context.Context, h types.Hash) ([]byte, error) {
-	return c.Actors().CodeByHash(ctx, h)
-}
-func (c *Client) ActorState(ctx context.Context, a types.Address, keyText, cursor string, limit int) (*apitypes.ActorState, error) {
-	return c.Actors().State(ctx, a, keyText, cursor, limit)
-}
-func (c *Client) Query(ctx context.Context, a types.Address, handler string, args []byte) (*apitypes.QueryResult, error) {
-	return c.Actors().Query(ctx, a, handler, args)
-}
-func (c *Client) Libraries(ctx context.Context, publisher types.Address) ([]apitypes.Library, error) {
-	return c.Actors().Libraries(ctx, publisher)
-}
-func (c *Client) SendInstruction(ctx context.Context, key *ecdsa.PrivateKey, to *types.Address, in types.Instruction, value *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Actors().Send(ctx, to, in, value, o)
-}
 func (c *Client) Status(ctx context.Context) (*apitypes.Status, error) { return c.Chain().Status(ctx) }
 func (c *Client) Fees(ctx context.Context) (*apitypes.Fees, error)     { return c.Chain().Fees(ctx) }
 func (c *Client) Balance(ctx context.Context, a types.Address) (*big.Int, error) {
@@ -145,9 +124,6 @@ func (c *Client) CheckEntitlement(ctx context.Context, grantee types.Address, s 
 }
 func (c *Client) JobSelection(ctx context.Context, id types.Hash) (*apitypes.JobSelection, error) {
 	return c.Jobs().Selection(ctx, id)
-}
-func (c *Client) CallbackStats(ctx context.Context, actor types.Address) (*apitypes.CallbackStats, error) {
-	return c.Actors().CallbackStats(ctx, actor)
 }
 func (c *Client) CreateRole(ctx context.Context, key *ecdsa.PrivateKey, name string, scopes []entitlement.Scope, actions []entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Entitlements().CreateRole(ctx, name, scopes, actions, cons, o)
