@@ -607,7 +607,7 @@ func waitRunners(t testing.TB, node *daemon, rs []*runnerProc) {
 	for time.Now().Before(deadline) {
 		ok := true
 		for _, r := range rs {
-			rec, err := node.client().Runner(context.Background(), r.addr)
+			rec, err := node.client().Runners().Get(context.Background(), r.addr)
 			if err != nil || !rec.Healthy || rec.ActiveJobs != 0 || rec.Reputation < 50 {
 				ok = false
 			}

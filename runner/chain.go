@@ -74,7 +74,7 @@ func sameSet(a, b []string) bool {
 func (d *Daemon) ensureRegistered(ctx context.Context) error {
 	in := d.registration()
 	for attempt := 0; ; attempt++ {
-		r, err := d.client.Runner(ctx, d.self)
+		r, err := d.client.Runners().Get(ctx, d.self)
 		if err != nil && !errors.Is(err, sdk.ErrNotFound) {
 			return fmt.Errorf("look up runner record: %w", err)
 		}
@@ -154,7 +154,7 @@ func (d *Daemon) maybeHeartbeat(ctx context.Context, h uint64) {
 		if err := d.ensureAttested(cctx, every*3); err != nil {
 			d.log.Warn("re-attestation failed", "err", err)
 		}
-		if r, err := d.client.Runner(cctx, d.self); err == nil {
+		if r, err := d.client.Runners().Get(cctx, d.self); err == nil {
 			d.m.heartbeatLag.Set(float64(r.Height - min(r.Height, r.LastHeartbeat)))
 			d.m.reputation.Set(float64(r.Reputation))
 			if s, err := sdk.ParseAmount(r.Stake); err == nil {

@@ -328,7 +328,7 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
 	rev := rec.Reveal(d.self)
 	for attempt := 0; ; attempt++ {
-		r, err := d.client.Runner(ctx, rec.Aggregator)
+		r, err := d.client.Runners().Get(ctx, rec.Aggregator)
 		if err != nil {
 			return err
 		}
@@ -425,7 +425,7 @@ func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
 func (d *Daemon) keys(ctx context.Context, committee []types.Address) (map[types.Address]ed25519.PublicKey, error) {
 	out := make(map[types.Address]ed25519.PublicKey, len(committee))
 	for _, a := range committee {
-		r, err := d.client.Runner(ctx, a)
+		r, err := d.client.Runners().Get(ctx, a)
 		if err != nil {
 			return nil, fmt.Errorf("result key of %s: %w", a, err)
 		}

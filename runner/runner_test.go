@@ -420,7 +420,7 @@ func TestHangingExecutorBounded(t *testing.T) {
 	if !strings.Contains(rec.ExecError, "wall time") || rec.Report == nil || rec.Report.Fault != verify.FaultImpossibleJob || time.Since(start) > 15*time.Second {
 		t.Fatalf("hang: %+v after %v", rec, time.Since(start))
 	}
-	if rn, err := n.client.Runner(context.Background(), r.d.Address()); err != nil || rn.Reputation != 100 {
+	if rn, err := n.client.Runners().Get(context.Background(), r.d.Address()); err != nil || rn.Reputation != 100 {
 		t.Fatalf("runner penalised for the job's fault: %+v %v", rn, err)
 	}
 }
@@ -477,7 +477,7 @@ func startTEERunner(t *testing.T, n *testNet, out string) *testRunner {
 	if err != nil || !a.Valid || a.Backend != "SIMULATION" {
 		t.Fatalf("attestation: %+v %v", a, err)
 	}
-	rr, err := n.client.Runner(context.Background(), r.d.Address())
+	rr, err := n.client.Runners().Get(context.Background(), r.d.Address())
 	if err != nil || !rr.TEE {
 		t.Fatalf("runner record: %+v %v", rr, err)
 	}

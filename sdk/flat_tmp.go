@@ -53,23 +53,11 @@ func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
 	return c.Chain().LightProof(ctx, key)
 }
-func (c *Client) Runner(ctx context.Context, addr types.Address) (*apitypes.Runner, error) {
-	return c.Runners().Get(ctx, addr)
-}
 func (c *Client) OffchainParams(ctx context.Context) (*apitypes.OffchainParams, error) {
 	return c.Jobs().Params(ctx)
 }
 func (c *Client) Job(ctx context.Context, id types.Hash) (*apitypes.Job, error) {
 	return c.Jobs().Get(ctx, id)
-}
-func (c *Client) RegisterRunner(ctx context.Context, key *ecdsa.PrivateKey, in *types.RunnerRegister, stake *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Register(ctx, in, stake, o)
-}
-func (c *Client) RunnerHeartbeat(ctx context.Context, key *ecdsa.PrivateKey, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Heartbeat(ctx, o)
-}
-func (c *Client) DeregisterRunner(ctx context.Context, key *ecdsa.PrivateKey, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Deregister(ctx, o)
 }
 func (c *Client) SubmitJob(ctx context.Context, key *ecdsa.PrivateKey, spec *job.JobSpec, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Jobs().Submit(ctx, spec, o)
@@ -83,32 +71,8 @@ func (c *Client) SubmitVerifiedResult(ctx context.Context, key *ecdsa.PrivateKey
 func (c *Client) RevealResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, r *verify.Reveal, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Jobs().Reveal(ctx, id, r, o)
 }
-func (c *Client) DelegateStake(ctx context.Context, key *ecdsa.PrivateKey, runner types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Delegate(ctx, runner, amount, o)
-}
-func (c *Client) UndelegateStake(ctx context.Context, key *ecdsa.PrivateKey, runner types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Undelegate(ctx, runner, amount, o)
-}
-func (c *Client) WithdrawUnbonded(ctx context.Context, key *ecdsa.PrivateKey, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().WithdrawUnbonded(ctx, o)
-}
-func (c *Client) StakeRunner(ctx context.Context, key *ecdsa.PrivateKey, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Stake(ctx, amount, o)
-}
-func (c *Client) UnstakeRunner(ctx context.Context, key *ecdsa.PrivateKey, amount *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().Unstake(ctx, amount, o)
-}
-func (c *Client) SetRunnerCommission(ctx context.Context, key *ecdsa.PrivateKey, bps uint64, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Runners().SetCommission(ctx, bps, o)
-}
 func (c *Client) ChallengeResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, evidence *verify.Reveal, bond *big.Int, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Jobs().Challenge(ctx, id, evidence, bond, o)
-}
-func (c *Client) Delegations(ctx context.Context, runner types.Address) ([]apitypes.Delegation, error) {
-	return c.Runners().Delegations(ctx, runner)
-}
-func (c *Client) Unbonding(ctx context.Context, owner types.Address) ([]apitypes.Tranche, error) {
-	return c.Runners().Unbonding(ctx, owner)
 }
 func (c *Client) GrantEntitlement(ctx context.Context, key *ecdsa.PrivateKey, grantee types.Address, s entitlement.Scope, a entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Entitlements().Grant(ctx, grantee, s, a, cons, o)

@@ -55,7 +55,7 @@ func TestTEEAndSecrets(t *testing.T) {
 	seal, _ := attest.GenerateSealKey(rand.Reader)
 	_, platform, _ := ed25519.GenerateKey(rand.Reader)
 	sim, _ := attest.NewSimulation(platform, attest.SimOptions{})
-	wait(c.RegisterRunner(ctx(t), runnerKey, &types.RunnerRegister{ResultKey: types.Bytes(resultPub), JobTypes: []uint64{uint64(job.JobTypeHTTP)},
+	wait(c.Account(runnerKey).Runners().Register(ctx(t), &types.RunnerRegister{ResultKey: types.Bytes(resultPub), JobTypes: []uint64{uint64(job.JobTypeHTTP)},
 		TEE: true, RateBase: big.NewInt(1), MaxConcurrentJobs: 1}, sdk.MustCBY("20"), sdk.TxOptions{}))
 	if _, err := c.Attestation(ctx(t), runner); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("attestation before attesting: %v", err)

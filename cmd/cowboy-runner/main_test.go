@@ -119,7 +119,7 @@ func TestInitRunStatus(t *testing.T) {
 	if out, err := runCmd(t, "deregister", "--home", home); err != nil || !strings.Contains(out, "unbonding 10 CBY, release at height") {
 		t.Fatalf("deregister: %v %s", err, out)
 	}
-	if r, err := c.Runner(ctx, addr); err != nil || r.Status != "exited" {
+	if r, err := c.Runners().Get(ctx, addr); err != nil || r.Status != "exited" {
 		t.Fatalf("record after deregister: %+v %v", r, err)
 	}
 }

@@ -118,7 +118,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 		st.NodeErr = err.Error()
 	} else {
 		st.Balance = sdk.FormatCBY(bal)
-		if r, err := cl.Runner(cctx, entry.Address); err == nil {
+		if r, err := cl.Runners().Get(cctx, entry.Address); err == nil {
 			st.Record = r
 		} else if !errors.Is(err, sdk.ErrNotFound) {
 			st.NodeErr = err.Error()
