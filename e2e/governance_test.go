@@ -159,7 +159,7 @@ func TestGovernanceDevnet(t *testing.T) {
 		t.Fatalf("after execution: %+v", ps.Params[0])
 	}
 	// The off-chain parameters runners poll serve the governed heartbeat timeout.
-	op, err := d.client().OffchainParams(ctx)
+	op, err := d.client().Jobs().Params(ctx)
 	if err != nil || op.HeartbeatTimeoutBlocks != 90 {
 		t.Fatalf("offchain params %+v: %v", op, err)
 	}

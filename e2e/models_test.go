@@ -98,7 +98,7 @@ func TestModelRegistryJob(t *testing.T) {
 	fund(t, node, types.PubkeyToAddress(key.PublicKey), "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	tx, err := node.client().SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err := node.client().Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestModelRegistryJob(t *testing.T) {
 		t.Fatalf("model show after the ban:\n%s", show)
 	}
 	spec.ModelID = id
-	tx, err = node.client().SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err = node.client().Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,7 +266,7 @@ func submitJob(t testing.TB, node *daemon, spec *job.JobSpec) (types.Hash, types
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := c.SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err := c.Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func waitChainJob(t testing.TB, node *daemon, id types.Hash, timeout time.Durati
 	deadline := time.Now().Add(timeout)
 	var last *apitypes.Job
 	for time.Now().Before(deadline) {
-		if j, err := node.client().Job(context.Background(), id); err == nil {
+		if j, err := node.client().Jobs().Get(context.Background(), id); err == nil {
 			last = j
 			if ok(j) {
 				return j

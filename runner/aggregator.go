@@ -161,7 +161,7 @@ func (d *Daemon) handlePush(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	cj, err := d.client.Job(ctx, id)
+	cj, err := d.client.Jobs().Get(ctx, id)
 	if errors.Is(err, sdk.ErrNotFound) {
 		fail(c, http.StatusNotFound, "unknown_job", "no such job on chain")
 		return

@@ -157,7 +157,7 @@ func submitAndAwait(ctx context.Context, c *sdk.Client, k *senderKey, spec *job.
 
 func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *job.JobSpec) (types.Hash, error) {
 	nonce := k.next
-	tx, err := c.SubmitJob(ctx, k.key, spec, sdk.TxOptions{Nonce: &nonce})
+	tx, err := c.Account(k.key).Jobs().Submit(ctx, spec, sdk.TxOptions{Nonce: &nonce})
 	if err != nil {
 		return types.Hash{}, err
 	}
@@ -174,7 +174,7 @@ func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *jo
 		return id, err
 	}
 	for {
-		j, err := c.Job(wctx, id)
+		j, err := c.Jobs().Get(wctx, id)
 		if err == nil && (j.Status == job.StateVerified || j.Status == job.StateFinalized) {
 			return id, nil
 		}
@@ -206,7 +206,7 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 	}
 	spec := benchSpec(feed.URL, 3)
 	_, directPer := directRate(b, ex, spec, 50)
-	p, err := n.client.OffchainParams(context.Background())
+	p, err := n.client.Jobs().Params(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		total += time.Since(start)
-		j, err := n.client.Job(context.Background(), id)
+		j, err := n.client.Jobs().Get(context.Background(), id)
 		if err != nil {
 			b.Fatal(err)
 		}

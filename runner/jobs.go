@@ -185,7 +185,7 @@ func errorKind(err error) string {
 // chainJob fetches the job and reports whether this assignment still
 // stands (same retry, we are in the committee).
 func (d *Daemon) chainJob(ctx context.Context, rec *JobRecord) (*apitypes.Job, bool, error) {
-	cj, err := d.client.Job(ctx, rec.ID)
+	cj, err := d.client.Jobs().Get(ctx, rec.ID)
 	if err != nil {
 		return nil, false, err
 	}

@@ -57,7 +57,7 @@ func (n *testNet) submitMany(t *testing.T, count int) []types.Hash {
 	var txs []*types.Tx
 	for i := range count {
 		nonce := uint64(i)
-		tx, err := n.client.SubmitJob(ctx, key, spec, sdk.TxOptions{Nonce: &nonce})
+		tx, err := n.client.Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{Nonce: &nonce})
 		if err != nil {
 			t.Fatalf("submit %d: %v", i, err)
 		}

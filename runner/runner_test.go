@@ -178,7 +178,7 @@ func (n *testNet) submit(t testing.TB, spec *job.JobSpec) types.Hash {
 	n.fund(t, types.PubkeyToAddress(key.PublicKey), "10")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tx, err := n.client.SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err := n.client.Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func (n *testNet) waitJob(t testing.TB, id types.Hash, timeout time.Duration, ok
 	deadline := time.Now().Add(timeout)
 	var last *apitypes.Job
 	for time.Now().Before(deadline) {
-		j, err := n.client.Job(context.Background(), id)
+		j, err := n.client.Jobs().Get(context.Background(), id)
 		if err == nil {
 			last = j
 			if ok(j) {

@@ -11,8 +11,6 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
-	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
-	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -53,27 +51,6 @@ func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
 	return c.Chain().LightProof(ctx, key)
 }
-func (c *Client) OffchainParams(ctx context.Context) (*apitypes.OffchainParams, error) {
-	return c.Jobs().Params(ctx)
-}
-func (c *Client) Job(ctx context.Context, id types.Hash) (*apitypes.Job, error) {
-	return c.Jobs().Get(ctx, id)
-}
-func (c *Client) SubmitJob(ctx context.Context, key *ecdsa.PrivateKey, spec *job.JobSpec, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Jobs().Submit(ctx, spec, o)
-}
-func (c *Client) CommitResult(ctx context.Context, key *ecdsa.PrivateKey, id, commitment types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Jobs().Commit(ctx, id, commitment, o)
-}
-func (c *Client) SubmitVerifiedResult(ctx context.Context, key *ecdsa.PrivateKey, sub *verify.Submission, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Jobs().SubmitVerified(ctx, sub, o)
-}
-func (c *Client) RevealResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, r *verify.Reveal, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Jobs().Reveal(ctx, id, r, o)
-}
-func (c *Client) ChallengeResult(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, evidence *verify.Reveal, bond *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Jobs().Challenge(ctx, id, evidence, bond, o)
-}
 func (c *Client) GrantEntitlement(ctx context.Context, key *ecdsa.PrivateKey, grantee types.Address, s entitlement.Scope, a entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Entitlements().Grant(ctx, grantee, s, a, cons, o)
 }
@@ -85,9 +62,6 @@ func (c *Client) DelegateEntitlement(ctx context.Context, key *ecdsa.PrivateKey,
 }
 func (c *Client) CheckEntitlement(ctx context.Context, grantee types.Address, s entitlement.Scope, a entitlement.Action, height uint64) (*apitypes.EntitlementCheck, error) {
 	return c.Entitlements().Check(ctx, grantee, s, a, height)
-}
-func (c *Client) JobSelection(ctx context.Context, id types.Hash) (*apitypes.JobSelection, error) {
-	return c.Jobs().Selection(ctx, id)
 }
 func (c *Client) CreateRole(ctx context.Context, key *ecdsa.PrivateKey, name string, scopes []entitlement.Scope, actions []entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Entitlements().CreateRole(ctx, name, scopes, actions, cons, o)

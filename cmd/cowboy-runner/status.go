@@ -123,7 +123,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 		} else if !errors.Is(err, sdk.ErrNotFound) {
 			st.NodeErr = err.Error()
 		}
-		if p, err := cl.OffchainParams(cctx); err == nil {
+		if p, err := cl.Jobs().Params(cctx); err == nil {
 			st.Params = p
 		}
 	}

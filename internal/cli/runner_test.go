@@ -78,7 +78,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	id, _ := types.ParseHash(m)
 	c := sdk.New(h.url)
 	ctx := context.Background()
-	j, err := c.Job(ctx, id)
+	j, err := c.Jobs().Get(ctx, id)
 	if err != nil || j.Status != job.StateAssigned || len(j.Committee) != 3 {
 		t.Fatalf("job %s: %+v %v", id, j, err)
 	}
@@ -133,7 +133,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	// is committed.
 	var subTx *types.Tx
 	for _, rv := range reveals {
-		tx, err := c.CommitResult(ctx, keys[rv.Runner], id, verify.Commitment(rv.Result, rv.Signature), sdk.TxOptions{})
+		tx, err := c.Account(keys[rv.Runner]).Jobs().Commit(ctx, id, verify.Commitment(rv.Result, rv.Signature), sdk.TxOptions{})
 		send(tx, err)
 		if rv.Runner == j.Aggregator {
 			sub := &verify.Submission{Claim: verify.VerifiedResult{JobID: id, ResultHash: types.Keccak256(result), Agreed: agreed,
@@ -151,7 +151,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	}
 	sent = nil
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		if jj, err := c.Job(ctx, id); err == nil && jj.Status == job.StateCommitted {
+		if jj, err := c.Jobs().Get(ctx, id); err == nil && jj.Status == job.StateCommitted {
 			break
 		} else if time.Now().After(deadline) {
 			t.Fatalf("job not committed: %+v %v", jj, err)

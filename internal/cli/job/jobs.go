@@ -69,7 +69,7 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 			if spec.Callback.Actor == (types.Address{}) {
 				return fmt.Errorf("job spec: callback.actor is required")
 			}
-			tx, err := f.Client().SubmitJob(cmd.Context(), key, spec, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Jobs().Submit(cmd.Context(), spec, sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			j, err := f.Client().Job(cmd.Context(), id)
+			j, err := f.Client().Jobs().Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
