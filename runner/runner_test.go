@@ -473,7 +473,7 @@ func startTEERunner(t *testing.T, n *testNet, out string) *testRunner {
 	}
 	r := &testRunner{key: key, ed: ed, dir: t.TempDir(), exec: &fixedExecutor{out: []byte(out)}, att: sim}
 	r.start(t, n)
-	a, err := n.client.Attestation(context.Background(), r.d.Address())
+	a, err := n.client.TEE().Attestation(context.Background(), r.d.Address())
 	if err != nil || !a.Valid || a.Backend != "SIMULATION" {
 		t.Fatalf("attestation: %+v %v", a, err)
 	}
@@ -503,7 +503,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if j := n.waitJob(t, id, 30*time.Second, finished); j.Status != job.StateFinalized {
 		t.Fatalf("tee job: %+v", j)
 	}
-	ras, err := n.client.ResultAttestations(ctx, id)
+	ras, err := n.client.TEE().ResultAttestations(ctx, id)
 	if err != nil || len(ras) != 1 {
 		t.Fatalf("result attestations: %+v %v", ras, err)
 	}
@@ -522,7 +522,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if j.Status != job.StateFinalized || len(j.Agreed) != 2 || string(j.Result) != out {
 		t.Fatalf("deterministic tee job: %+v", j)
 	}
-	ras, err = n.client.ResultAttestations(ctx, id)
+	ras, err = n.client.TEE().ResultAttestations(ctx, id)
 	if err != nil || len(ras) != 2 {
 		t.Fatalf("result attestations: %+v %v", ras, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/ecdh"
 	"crypto/ecdsa"
-	"crypto/ed25519"
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/attest"
@@ -78,15 +77,6 @@ func (c *Client) SendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types
 func (c *Client) Subscribe(ctx context.Context, from uint64, fn func(apitypes.Block) error) error {
 	return c.Chain().Subscribe(ctx, from, fn)
 }
-func (c *Client) TEEParams(ctx context.Context) (*apitypes.TEEParams, error) {
-	return c.TEE().Params(ctx)
-}
-func (c *Client) Attestation(ctx context.Context, runner types.Address) (*apitypes.Attestation, error) {
-	return c.TEE().Attestation(ctx, runner)
-}
-func (c *Client) ResultAttestations(ctx context.Context, jobID types.Hash) ([]apitypes.ResultAttestation, error) {
-	return c.TEE().ResultAttestations(ctx, jobID)
-}
 func (c *Client) RunnerGrants(ctx context.Context, runner types.Address) ([]apitypes.SecretGrant, error) {
 	return c.Secrets().RunnerGrants(ctx, runner)
 }
@@ -95,12 +85,6 @@ func (c *Client) Secret(ctx context.Context, owner types.Address, name string) (
 }
 func (c *Client) SecretGrant(ctx context.Context, owner types.Address, name string, runner types.Address) (*apitypes.SecretGrant, error) {
 	return c.Secrets().Grant(ctx, owner, name, runner)
-}
-func (c *Client) SubmitAttestation(ctx context.Context, key *ecdsa.PrivateKey, a attest.Attester, resultKey ed25519.PublicKey, sealKey []byte, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).TEE().SubmitAttestation(ctx, a, resultKey, sealKey, o)
-}
-func (c *Client) SubmitResultAttestation(ctx context.Context, key *ecdsa.PrivateKey, a attest.Attester, jobID, resultHash types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).TEE().SubmitResultAttestation(ctx, a, jobID, resultHash, o)
 }
 func (c *Client) PutSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, policy attest.Policy, plaintext []byte, o TxOptions) (*types.Tx, error) {
 	return c.Account(key).Secrets().Put(ctx, name, policy, plaintext, o)

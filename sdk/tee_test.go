@@ -45,7 +45,7 @@ func TestTEEAndSecrets(t *testing.T) {
 			t.Fatalf("%s: %s", tx.Hash(), r.Receipt.Error)
 		}
 	}
-	p, err := c.TEEParams(ctx(t))
+	p, err := c.TEE().Params(ctx(t))
 	if err != nil || !p.Policy.AllowSimulation || p.AttestationTTL == 0 {
 		t.Fatalf("devnet TEE params %+v %v", p, err)
 	}
@@ -57,11 +57,11 @@ func TestTEEAndSecrets(t *testing.T) {
 	sim, _ := attest.NewSimulation(platform, attest.SimOptions{})
 	wait(c.Account(runnerKey).Runners().Register(ctx(t), &types.RunnerRegister{ResultKey: types.Bytes(resultPub), JobTypes: []uint64{uint64(job.JobTypeHTTP)},
 		TEE: true, RateBase: big.NewInt(1), MaxConcurrentJobs: 1}, sdk.MustCBY("20"), sdk.TxOptions{}))
-	if _, err := c.Attestation(ctx(t), runner); !errors.Is(err, sdk.ErrNotFound) {
+	if _, err := c.TEE().Attestation(ctx(t), runner); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("attestation before attesting: %v", err)
 	}
-	wait(c.SubmitAttestation(ctx(t), runnerKey, sim, resultPub, seal.PublicKey().Bytes(), sdk.TxOptions{}))
-	a, err := c.Attestation(ctx(t), runner)
+	wait(c.Account(runnerKey).TEE().SubmitAttestation(ctx(t), sim, resultPub, seal.PublicKey().Bytes(), sdk.TxOptions{}))
+	a, err := c.TEE().Attestation(ctx(t), runner)
 	if err != nil || !a.Valid || a.Backend != "SIMULATION" || string(a.UniqueID) != string(sim.Measurement()) {
 		t.Fatalf("attestation %+v %v", a, err)
 	}

@@ -38,7 +38,7 @@ func newTEEStatusCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			at, err := f.Client().Attestation(cmd.Context(), addr)
+			at, err := f.Client().TEE().Attestation(cmd.Context(), addr)
 			if errors.Is(err, sdk.ErrNotFound) && !asJSON {
 				fmt.Fprintf(f.Out, "Runner %s has never attested.\n", addr)
 				return nil
@@ -75,7 +75,7 @@ func newTEEParamsCmd(f *Factory) *cobra.Command {
 		Short: "Show the chain's TEE policy and Secrets Manager limits",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.Client().TEEParams(cmd.Context())
+			p, err := f.Client().TEE().Params(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -168,7 +168,7 @@ func newTEEAttestCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SubmitAttestation(cmd.Context(), key, a, rk, seal.PublicKey().Bytes(), sdk.TxOptions{})
+			tx, err := f.Client().Account(key).TEE().SubmitAttestation(cmd.Context(), a, rk, seal.PublicKey().Bytes(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
