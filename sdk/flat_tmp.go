@@ -2,11 +2,9 @@ package sdk
 
 import (
 	"context"
-	"crypto/ecdh"
 	"crypto/ecdsa"
 	"math/big"
 
-	"github.com/cowboy-foundation/cowboy/attest"
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
@@ -76,30 +74,6 @@ func (c *Client) SendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types
 }
 func (c *Client) Subscribe(ctx context.Context, from uint64, fn func(apitypes.Block) error) error {
 	return c.Chain().Subscribe(ctx, from, fn)
-}
-func (c *Client) RunnerGrants(ctx context.Context, runner types.Address) ([]apitypes.SecretGrant, error) {
-	return c.Secrets().RunnerGrants(ctx, runner)
-}
-func (c *Client) Secret(ctx context.Context, owner types.Address, name string) (*apitypes.Secret, error) {
-	return c.Secrets().Get(ctx, owner, name)
-}
-func (c *Client) SecretGrant(ctx context.Context, owner types.Address, name string, runner types.Address) (*apitypes.SecretGrant, error) {
-	return c.Secrets().Grant(ctx, owner, name, runner)
-}
-func (c *Client) PutSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, policy attest.Policy, plaintext []byte, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Secrets().Put(ctx, name, policy, plaintext, o)
-}
-func (c *Client) GrantSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, runner types.Address, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Secrets().GrantTo(ctx, name, runner, o)
-}
-func (c *Client) RevokeSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, runner types.Address, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Secrets().Revoke(ctx, name, runner, o)
-}
-func (c *Client) DeleteSecret(ctx context.Context, key *ecdsa.PrivateKey, name string, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Secrets().Delete(ctx, name, o)
-}
-func (c *Client) OpenSecret(ctx context.Context, sealKey *ecdh.PrivateKey, runner, owner types.Address, name string) ([]byte, error) {
-	return c.Secrets().Open(ctx, sealKey, runner, owner, name)
 }
 func (c *Client) EstimateFees(ctx context.Context, req TxRequest, payload []byte) (fees.Estimate, error) {
 	return c.Chain().EstimateFees(ctx, req, payload)

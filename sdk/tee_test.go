@@ -67,36 +67,36 @@ func TestTEEAndSecrets(t *testing.T) {
 	}
 
 	pol := attest.Policy{UniqueID: sim.Measurement(), AllowSimulation: true}
-	wait(c.PutSecret(ctx(t), ownerKey, "llm-key", pol, []byte("sk-test-123"), sdk.TxOptions{}))
-	wait(c.GrantSecret(ctx(t), ownerKey, "llm-key", runner, sdk.TxOptions{}))
-	pt, err := c.OpenSecret(ctx(t), seal, runner, owner, "llm-key")
+	wait(c.Account(ownerKey).Secrets().Put(ctx(t), "llm-key", pol, []byte("sk-test-123"), sdk.TxOptions{}))
+	wait(c.Account(ownerKey).Secrets().GrantTo(ctx(t), "llm-key", runner, sdk.TxOptions{}))
+	pt, err := c.Secrets().Open(ctx(t), seal, runner, owner, "llm-key")
 	if err != nil || string(pt) != "sk-test-123" {
 		t.Fatalf("open: %q %v", pt, err)
 	}
 	// Another enclave key cannot open the grant.
 	other, _ := attest.GenerateSealKey(rand.Reader)
-	if _, err := c.OpenSecret(ctx(t), other, runner, owner, "llm-key"); !errors.Is(err, attest.ErrSeal) {
+	if _, err := c.Secrets().Open(ctx(t), other, runner, owner, "llm-key"); !errors.Is(err, attest.ErrSeal) {
 		t.Fatalf("foreign key: %v", err)
 	}
 	ss, err := c.Secrets().List(ctx(t), owner)
 	if err != nil || len(ss) != 1 || ss[0].Grants != 1 || len(ss[0].Ciphertext) != 0 {
 		t.Fatalf("list %+v %v", ss, err)
 	}
-	gs, err := c.RunnerGrants(ctx(t), runner)
+	gs, err := c.Secrets().RunnerGrants(ctx(t), runner)
 	if err != nil || len(gs) != 1 || gs[0].Owner != owner {
 		t.Fatalf("runner grants %+v %v", gs, err)
 	}
 	// A secret whose policy the runner does not meet is refused client-side.
-	wait(c.PutSecret(ctx(t), ownerKey, "strict", attest.Policy{UniqueID: make([]byte, 32)}, []byte("x"), sdk.TxOptions{}))
-	if _, err := c.GrantSecret(ctx(t), ownerKey, "strict", runner, sdk.TxOptions{}); !errors.Is(err, attest.ErrPolicy) {
+	wait(c.Account(ownerKey).Secrets().Put(ctx(t), "strict", attest.Policy{UniqueID: make([]byte, 32)}, []byte("x"), sdk.TxOptions{}))
+	if _, err := c.Account(ownerKey).Secrets().GrantTo(ctx(t), "strict", runner, sdk.TxOptions{}); !errors.Is(err, attest.ErrPolicy) {
 		t.Fatalf("strict grant: %v", err)
 	}
-	wait(c.RevokeSecret(ctx(t), ownerKey, "llm-key", runner, sdk.TxOptions{}))
-	if _, err := c.SecretGrant(ctx(t), owner, "llm-key", runner); !errors.Is(err, sdk.ErrNotFound) {
+	wait(c.Account(ownerKey).Secrets().Revoke(ctx(t), "llm-key", runner, sdk.TxOptions{}))
+	if _, err := c.Secrets().Grant(ctx(t), owner, "llm-key", runner); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("revoked grant: %v", err)
 	}
-	wait(c.DeleteSecret(ctx(t), ownerKey, "llm-key", sdk.TxOptions{}))
-	if _, err := c.Secret(ctx(t), owner, "llm-key"); !errors.Is(err, sdk.ErrNotFound) {
+	wait(c.Account(ownerKey).Secrets().Delete(ctx(t), "llm-key", sdk.TxOptions{}))
+	if _, err := c.Secrets().Get(ctx(t), owner, "llm-key"); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("deleted secret: %v", err)
 	}
 }
