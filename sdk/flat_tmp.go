@@ -7,7 +7,6 @@ import (
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
-	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -47,27 +46,6 @@ func (c *Client) GetJSON(ctx context.Context, path string, out any) error {
 }
 func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
 	return c.Chain().LightProof(ctx, key)
-}
-func (c *Client) GrantEntitlement(ctx context.Context, key *ecdsa.PrivateKey, grantee types.Address, s entitlement.Scope, a entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Entitlements().Grant(ctx, grantee, s, a, cons, o)
-}
-func (c *Client) RevokeEntitlement(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Entitlements().Revoke(ctx, id, o)
-}
-func (c *Client) DelegateEntitlement(ctx context.Context, key *ecdsa.PrivateKey, parent types.Hash, grantee types.Address, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Entitlements().Delegate(ctx, parent, grantee, cons, o)
-}
-func (c *Client) CheckEntitlement(ctx context.Context, grantee types.Address, s entitlement.Scope, a entitlement.Action, height uint64) (*apitypes.EntitlementCheck, error) {
-	return c.Entitlements().Check(ctx, grantee, s, a, height)
-}
-func (c *Client) CreateRole(ctx context.Context, key *ecdsa.PrivateKey, name string, scopes []entitlement.Scope, actions []entitlement.Action, cons entitlement.Constraints, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Entitlements().CreateRole(ctx, name, scopes, actions, cons, o)
-}
-func (c *Client) AssignRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Entitlements().AssignRole(ctx, role, assignee, o)
-}
-func (c *Client) RevokeRole(ctx context.Context, key *ecdsa.PrivateKey, role types.Hash, assignee types.Address, o TxOptions) (*types.Tx, error) {
-	return c.Account(key).Entitlements().RevokeRole(ctx, role, assignee, o)
 }
 func (c *Client) SendSystem(ctx context.Context, key *ecdsa.PrivateKey, to types.Address, in types.Instruction, value *big.Int) (*types.Tx, error) {
 	return c.Account(key).SendSystem(ctx, to, in, value)
