@@ -42,17 +42,17 @@ func TestKillNineLoop(t *testing.T) {
 			t.Fatalf("round %d: restarted at %d, below the %d seen before the kill", round, st.Height, lastHead)
 		}
 		if lastHead > 0 {
-			b, err := c.Block(ctx, itoa(lastHead), false)
+			b, err := c.Chain().Block(ctx, itoa(lastHead), false)
 			if err != nil || b.Hash != lastHash {
 				t.Fatalf("round %d: block %d changed across the kill (%v)", round, lastHead, err)
 			}
 		}
 		if round == 0 {
-			h, err := c.Faucet(ctx, types.PubkeyToAddress(key.PublicKey), big.NewInt(1e18))
+			h, err := c.Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), big.NewInt(1e18))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.WaitForReceipt(ctx, h); err != nil {
+			if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 				t.Fatal(err)
 			}
 		}

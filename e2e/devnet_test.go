@@ -50,15 +50,15 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head0, err := c.Block(ctx, "latest", false)
+	head0, err := c.Chain().Block(ctx, "latest", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	valBefore, err := c.Balance(ctx, head0.Header.Proposer)
+	valBefore, err := c.Chain().Balance(ctx, head0.Header.Proposer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	aliceBefore, err := c.Balance(ctx, alice)
+	aliceBefore, err := c.Chain().Balance(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 		hashes = append(hashes, tx.Hash())
 		if i%40 == 39 {
 			// Stay under the per-account pending limit (64).
-			if _, err := c.WaitForReceipt(ctx, tx.Hash()); err != nil {
+			if _, err := c.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -93,7 +93,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	fees, burned, tips := new(big.Int), new(big.Int), new(big.Int)
 	var lastHeight uint64
 	for _, h := range hashes {
-		r, err := c.WaitForReceipt(ctx, h)
+		r, err := c.Chain().WaitForReceipt(ctx, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,12 +147,12 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if st2.Height < stBeforeKill.Height || st2.Height < lastHeight {
 		t.Fatalf("restart at height %d, had %d (receipts up to %d)", st2.Height, stBeforeKill.Height, lastHeight)
 	}
-	blk, err := c2.Block(ctx, itoa(stBeforeKill.Height), false)
+	blk, err := c2.Chain().Block(ctx, itoa(stBeforeKill.Height), false)
 	if err != nil || blk.Hash != stBeforeKill.HeadHash {
 		t.Fatalf("block %d changed across the kill: %v", stBeforeKill.Height, err)
 	}
 	for _, h := range hashes {
-		r, err := c2.Tx(ctx, h)
+		r, err := c2.Chain().Tx(ctx, h)
 		if err != nil || r.Status != apitypes.TxIncluded {
 			t.Fatalf("tx %s lost after restart: %v", h, err)
 		}
@@ -162,7 +162,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c2.WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := c2.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	d2.stop()
@@ -192,7 +192,7 @@ func mustAmount(t *testing.T, s string) *big.Int {
 
 func checkBalance(t *testing.T, c *sdk.Client, a types.Address, want *big.Int) {
 	t.Helper()
-	got, err := c.Balance(context.Background(), a)
+	got, err := c.Chain().Balance(context.Background(), a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,11 +45,11 @@ func TestRelaysOnFullNode(t *testing.T) {
 	c := full.client()
 	fund := func(a types.Address, cby string) {
 		t.Helper()
-		h, err := c.Faucet(ctx, a, sdk.MustCBY(cby))
+		h, err := c.Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.WaitForReceipt(ctx, h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}

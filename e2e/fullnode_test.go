@@ -94,11 +94,11 @@ func TestTestnetFullNodes(t *testing.T) {
 	}
 	alice := types.PubkeyToAddress(key.PublicKey)
 	bob := types.Address{0xb0, 0xb1}
-	fh, err := client(0).Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
+	fh, err := client(0).Chain().Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client(full0).WaitForReceipt(ctx, fh); err != nil {
+	if _, err := client(full0).Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatalf("faucet grant on full0: %v", err)
 	}
 	// full1's event stream (SSE) will carry the block with the transfer.
@@ -110,7 +110,7 @@ func TestTestnetFullNodes(t *testing.T) {
 	sctx, stopStream := context.WithCancel(ctx)
 	defer stopStream()
 	go func() {
-		_ = client(full1).Subscribe(sctx, st1.Height+1, func(b apitypes.Block) error {
+		_ = client(full1).Chain().Subscribe(sctx, st1.Height+1, func(b apitypes.Block) error {
 			for _, h := range b.TxHashes {
 				select {
 				case streamed <- h:
@@ -124,11 +124,11 @@ func TestTestnetFullNodes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("transfer through full0: %v", err)
 	}
-	r, err := client(full0).WaitForReceipt(ctx, tx.Hash())
+	r, err := client(full0).Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		t.Fatalf("transfer not final on full0: %v", err)
 	}
-	if _, err := client(full1).WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := client(full1).Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatalf("transfer not final on full1: %v", err)
 	}
 	for seen := false; !seen; {
@@ -139,7 +139,7 @@ func TestTestnetFullNodes(t *testing.T) {
 			t.Fatal("full1's event stream never carried the transfer")
 		}
 	}
-	if bal, err := client(full1).Balance(ctx, bob); err != nil || bal.Cmp(big.NewInt(7)) != 0 {
+	if bal, err := client(full1).Chain().Balance(ctx, bob); err != nil || bal.Cmp(big.NewInt(7)) != 0 {
 		t.Fatalf("bob on full1: %v %v", bal, err)
 	}
 	// Done means: `cowboy account show --verify` against a full node
@@ -203,11 +203,11 @@ func TestTestnetFullNodes(t *testing.T) {
 	// validator, in this run, one sender each (receipts polled every
 	// 100 ms by the sdk).
 	carolKey, _ := crypto.GenerateKey()
-	ch, err := client(0).Faucet(ctx, types.PubkeyToAddress(carolKey.PublicKey), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
+	ch, err := client(0).Chain().Faucet(ctx, types.PubkeyToAddress(carolKey.PublicKey), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client(1).WaitForReceipt(ctx, ch); err != nil {
+	if _, err := client(1).Chain().WaitForReceipt(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
 	latency := func(k *ecdsa.PrivateKey, via int) time.Duration {
@@ -216,7 +216,7 @@ func TestTestnetFullNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client(via).WaitForReceipt(ctx, tx.Hash()); err != nil {
+		if _, err := client(via).Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 			t.Fatal(err)
 		}
 		return time.Since(start)

@@ -291,7 +291,7 @@ func TestGovernanceTestnet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := tn.client(0).WaitForReceipt(ctx, tx.Hash())
+	r, err := tn.client(0).Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
 		t.Fatalf("propose: %+v %v", r, err)
 	}
@@ -327,7 +327,7 @@ func TestGovernanceTestnet(t *testing.T) {
 		if err != nil {
 			t.Fatalf("node%d vote: %v", i, err)
 		}
-		if r, err := tn.client(i).WaitForReceipt(ctx, vt.Hash()); err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+		if r, err := tn.client(i).Chain().WaitForReceipt(ctx, vt.Hash()); err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
 			t.Fatalf("node%d vote: %+v %v", i, r, err)
 		}
 	}

@@ -91,18 +91,18 @@ func TestMetricsDevnet(t *testing.T) {
 
 	key, _ := crypto.GenerateKey()
 	alice := types.PubkeyToAddress(key.PublicKey)
-	h, err := c.Faucet(ctx, alice, big.NewInt(1e18))
+	h, err := c.Chain().Faucet(ctx, alice, big.NewInt(1e18))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := c.Transfer(ctx, key, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	gap := tx.Nonce() + 2 // nonce+1 never arrives: this one waits in the pool

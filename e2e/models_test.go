@@ -102,7 +102,7 @@ func TestModelRegistryJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := node.client().WaitForReceipt(ctx, tx.Hash())
+	r, err := node.client().Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status == "success" || system.Code(r.Receipt.Code) != system.CodeNoSuchModel {
 		t.Fatalf("job naming an unregistered model: %+v %v", r, err)
 	}
@@ -130,7 +130,7 @@ func TestModelRegistryJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = node.client().WaitForReceipt(ctx, tx.Hash())
+	r, err = node.client().Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status == "success" || system.Code(r.Receipt.Code) != system.CodeModelBanned {
 		t.Fatalf("job naming a banned model: %+v %v", r, err)
 	}

@@ -180,7 +180,7 @@ func (tn *nsnet) checkSameChain(nodes ...int) int64 {
 	for h := int64(1); h <= top; h++ {
 		var want types.Hash
 		for k, i := range nodes {
-			b, err := tn.client(i).Block(ctx, strconv.FormatInt(h, 10), false)
+			b, err := tn.client(i).Chain().Block(ctx, strconv.FormatInt(h, 10), false)
 			if err != nil {
 				tn.t.Fatalf("node%d block %d: %v", i, h, err)
 			}
@@ -200,11 +200,11 @@ func (tn *nsnet) fund() *ecdsa.PrivateKey {
 	key, _ := crypto.GenerateKey()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := tn.client(0).Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	h, err := tn.client(0).Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
 	if err != nil {
 		tn.t.Fatal(err)
 	}
-	if _, err := tn.client(0).WaitForReceipt(ctx, h); err != nil {
+	if _, err := tn.client(0).Chain().WaitForReceipt(ctx, h); err != nil {
 		tn.t.Fatal(err)
 	}
 	return key
@@ -232,7 +232,7 @@ func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int, jitter 
 			tn.t.Fatalf("transfer %d: %v", k, err)
 		}
 		for {
-			r, err := c.Tx(ctx, tx.Hash())
+			r, err := c.Chain().Tx(ctx, tx.Hash())
 			if err == nil && r.Status == apitypes.TxIncluded {
 				break
 			}
@@ -253,12 +253,12 @@ func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int, jitter 
 func (tn *nsnet) blockInterval(i, n int) time.Duration {
 	tn.t.Helper()
 	ctx := context.Background()
-	top, err := tn.client(i).Block(ctx, "latest", false)
+	top, err := tn.client(i).Chain().Block(ctx, "latest", false)
 	if err != nil {
 		tn.t.Fatal(err)
 	}
 	from := max(int64(top.Header.Height)-int64(n), 1)
-	first, err := tn.client(i).Block(ctx, strconv.FormatInt(from, 10), false)
+	first, err := tn.client(i).Chain().Block(ctx, strconv.FormatInt(from, 10), false)
 	if err != nil {
 		tn.t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestNetnsPartitions(t *testing.T) {
 	tn.waitHeight(slices.Max(halted)+3, 90*time.Second, nodes...)
 	t.Logf("2/2 partition halted at %v; resumed %v after heal", halted, time.Since(start).Round(time.Millisecond))
 	for _, i := range nodes {
-		if _, err := tn.client(i).WaitForReceipt(ctx, pending.Hash()); err != nil {
+		if _, err := tn.client(i).Chain().WaitForReceipt(ctx, pending.Hash()); err != nil {
 			t.Fatalf("transfer sent during the halt, on node%d: %v", i, err)
 		}
 	}

@@ -84,11 +84,11 @@ func fund(t testing.TB, node *daemon, a types.Address, cby string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h, err := node.client().Faucet(ctx, a, sdk.MustCBY(cby))
+	h, err := node.client().Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := node.client().WaitForReceipt(ctx, h); err != nil {
+	if _, err := node.client().Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -262,7 +262,7 @@ func submitJob(t testing.TB, node *daemon, spec *job.JobSpec) (types.Hash, types
 	c := node.client()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	before, err := c.Balance(ctx, from)
+	before, err := c.Chain().Balance(ctx, from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func submitJob(t testing.TB, node *daemon, spec *job.JobSpec) (types.Hash, types
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := c.WaitForReceipt(ctx, tx.Hash())
+	r, err := c.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status != "success" {
 		t.Fatalf("submit job: %+v %v", r, err)
 	}
@@ -429,7 +429,7 @@ url = %q
 				t.Fatalf("runner %s paid %v, want %s", r.name, paid[r.addr], want)
 			}
 		}
-		after, err := c.Balance(ctx, from)
+		after, err := c.Chain().Balance(ctx, from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,7 +515,7 @@ url = %q
 		if j.Status != job.StateFailed || len(j.Commitments) != 0 || j.Payments == nil || j.Payments.Outcome != "runner_fault" {
 			t.Fatalf("schema-violating job: %+v", j)
 		}
-		after, _ := c.Balance(ctx, from)
+		after, _ := c.Chain().Balance(ctx, from)
 		if want := new(big.Int).Sub(before, fee); after.Cmp(want) != 0 {
 			t.Fatalf("submitter of the rejected job: balance %s, want %s (full refund)", after, want)
 		}

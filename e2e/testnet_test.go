@@ -180,7 +180,7 @@ func (tn *tnet) checkSameChain(nodes ...int) {
 	for h := int64(1); h <= top; h++ {
 		var want types.Hash
 		for k, i := range nodes {
-			b, err := tn.client(i).Block(ctx, strconv.FormatInt(h, 10), false)
+			b, err := tn.client(i).Chain().Block(ctx, strconv.FormatInt(h, 10), false)
 			if err != nil {
 				tn.t.Fatalf("node%d block %d: %v", i, h, err)
 			}
@@ -204,7 +204,7 @@ func (tn *tnet) transfer(key *ecdsa.PrivateKey, to types.Address, value int64, v
 		tn.t.Fatalf("transfer via node%d: %v", via, err)
 	}
 	// The receipt shows up on `at` once the block is final and executed there.
-	if _, err := tn.client(at).WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := tn.client(at).Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		tn.t.Fatalf("transfer %s not final on node%d: %v", tx.Hash(), at, err)
 	}
 }
@@ -233,11 +233,11 @@ func TestTestnetFourValidators(t *testing.T) {
 	}
 	alice := types.PubkeyToAddress(key.PublicKey)
 	bob := types.Address{0xb0, 0xb0}
-	fh, err := tn.client(0).Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	fh, err := tn.client(0).Chain().Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tn.client(1).WaitForReceipt(ctx, fh); err != nil {
+	if _, err := tn.client(1).Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatal(err)
 	}
 	tn.transfer(key, bob, 1, 2, 3)
@@ -272,7 +272,7 @@ func TestTestnetFourValidators(t *testing.T) {
 	// Bring node2 back (from its disk and WAL): blocks resume, no fork.
 	tn.start(2)
 	tn.waitHeight(stalled+5, 30*time.Second, 0, 1, 2)
-	if _, err := tn.client(2).WaitForReceipt(ctx, pending.Hash()); err != nil {
+	if _, err := tn.client(2).Chain().WaitForReceipt(ctx, pending.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	tn.checkSameChain(0, 1, 2)
@@ -303,7 +303,7 @@ func TestTestnetFourValidators(t *testing.T) {
 	if !strings.Contains(tn.procs[3].log.String(), "synced finalized blocks") {
 		t.Errorf("node3 caught up without block sync:\n%s", tailLines(tn.procs[3].log.String(), 30))
 	}
-	bal, err := tn.client(3).Balance(ctx, bob)
+	bal, err := tn.client(3).Chain().Balance(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,11 +334,11 @@ func TestTestnetSoak(t *testing.T) {
 	ctx := context.Background()
 	key, _ := crypto.GenerateKey()
 	bob := types.Address{0xb0, 0xb1}
-	fh, err := tn.client(0).Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	fh, err := tn.client(0).Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tn.client(0).WaitForReceipt(ctx, fh); err != nil {
+	if _, err := tn.client(0).Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
@@ -365,7 +365,7 @@ func TestTestnetSoak(t *testing.T) {
 	tn.waitHeight(tn.maxHeight(all...)+3, 60*time.Second, all...)
 	tn.checkSameChain(all...)
 	for _, i := range all {
-		bal, err := tn.client(i).Balance(ctx, bob)
+		bal, err := tn.client(i).Chain().Balance(ctx, bob)
 		if err != nil || bal.Int64() != sent {
 			t.Fatalf("node%d: bob has %v, want %d (%v)", i, bal, sent, err)
 		}
@@ -452,7 +452,7 @@ func TestTestnetValidatorJoins(t *testing.T) {
 	signed := false
 	for tries := 0; tries < 100 && !signed; tries++ {
 		top := tn.height(0)
-		blk, err := tn.client(0).Block(ctx, strconv.FormatInt(top, 10), false)
+		blk, err := tn.client(0).Chain().Block(ctx, strconv.FormatInt(top, 10), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,11 +468,11 @@ func TestTestnetValidatorJoins(t *testing.T) {
 	tn.checkSameChain(0, 1, 2, 3)
 	ctx5, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	b4, err := c4.Block(ctx5, "5", false)
+	b4, err := c4.Chain().Block(ctx5, "5", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b0, err := tn.client(0).Block(ctx5, "5", false)
+	b0, err := tn.client(0).Chain().Block(ctx5, "5", false)
 	if err != nil || b0.Hash != b4.Hash {
 		t.Fatalf("node4 block 5 %s, node0 %v %v", b4.Hash, b0, err)
 	}

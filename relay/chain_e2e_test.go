@@ -273,11 +273,11 @@ type relayProc struct {
 func (d *devnet) fund(t *testing.T, ctx context.Context) func(types.Address, string) {
 	return func(a types.Address, cby string) {
 		t.Helper()
-		h, err := d.c.Faucet(ctx, a, sdk.MustCBY(cby))
+		h, err := d.c.Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.c.WaitForReceipt(ctx, h); err != nil {
+		if _, err := d.c.Chain().WaitForReceipt(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}

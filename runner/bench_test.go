@@ -164,7 +164,7 @@ func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *jo
 	k.next++
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	r, err := c.WaitForReceipt(wctx, tx.Hash())
+	r, err := c.Chain().WaitForReceipt(wctx, tx.Hash())
 	if err != nil || r.Receipt.Status != "success" {
 		return types.Hash{}, fmt.Errorf("submit: %+v %v", r, err)
 	}
@@ -287,7 +287,7 @@ func BenchmarkRunnerThroughput1s(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i, tx := range txs {
-		if _, err := n.client.Submit(ctx, tx); err != nil {
+		if _, err := n.client.Chain().Submit(ctx, tx); err != nil {
 			b.Fatalf("submit %d: %v", i, err)
 		}
 	}

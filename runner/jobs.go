@@ -290,7 +290,7 @@ func (d *Daemon) committed(ctx context.Context, rec *JobRecord) error {
 	if len(rec.Tx) > 0 && d.tx.wantsSample("commit") {
 		// The commitment was seen on the job before its receipt was read:
 		// read it now to size later commits' limits.
-		if r, err := d.client.Tx(ctx, rec.TxHash); err == nil && r.Receipt != nil {
+		if r, err := d.client.Chain().Tx(ctx, rec.TxHash); err == nil && r.Receipt != nil {
 			d.tx.observe("commit", rec.Tx, r.Receipt)
 		}
 	}

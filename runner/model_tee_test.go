@@ -41,7 +41,7 @@ func TestModelBoundTEEEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := n.client.WaitForReceipt(ctx, tx.Hash()); err != nil || r.Receipt.Status != "success" {
+	if r, err := n.client.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil || r.Receipt.Status != "success" {
 		t.Fatalf("publish: %+v %v", r, err)
 	}
 	id := models.ID(in.Weights, in.Arch, in.Tokenizer, in.License)

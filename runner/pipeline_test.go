@@ -65,7 +65,7 @@ func (n *testNet) submitMany(t *testing.T, count int) []types.Hash {
 	}
 	ids := make([]types.Hash, 0, count)
 	for i, tx := range txs {
-		r, err := n.client.WaitForReceipt(ctx, tx.Hash())
+		r, err := n.client.Chain().WaitForReceipt(ctx, tx.Hash())
 		if err != nil || r.Receipt.Status != "success" {
 			t.Fatalf("submission %d: %+v %v", i, r, err)
 		}
@@ -220,7 +220,7 @@ func (n *testNet) failedCommits(t *testing.T, a types.Address) []string {
 	}
 	var failed []string
 	for h := uint64(1); h <= st.Height; h++ {
-		b, err := n.client.Block(ctx, strconv.FormatUint(h, 10), true)
+		b, err := n.client.Chain().Block(ctx, strconv.FormatUint(h, 10), true)
 		if err != nil {
 			t.Fatalf("block %d: %v", h, err)
 		}
@@ -228,7 +228,7 @@ func (n *testNet) failedCommits(t *testing.T, a types.Address) []string {
 			if r.Status == "success" || r.Kind == apitypes.ReceiptKindTimer {
 				continue
 			}
-			tx, err := n.client.Tx(ctx, r.TxHash)
+			tx, err := n.client.Chain().Tx(ctx, r.TxHash)
 			if err != nil {
 				t.Fatalf("tx %s: %v", r.TxHash, err)
 			}
@@ -296,7 +296,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	landed := 0
 	for _, tx := range foreign {
 		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
-		if rc, err := n.client.WaitForReceipt(wctx, tx.Hash()); err == nil && rc.Receipt.Status == "success" {
+		if rc, err := n.client.Chain().WaitForReceipt(wctx, tx.Hash()); err == nil && rc.Receipt.Status == "success" {
 			landed++
 		}
 		wcancel()

@@ -240,7 +240,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		from++
 	}
 	d.log.Info("following the chain", "from", from, "runner", d.self)
-	err = d.client.Subscribe(ctx, from, func(b apitypes.Block) error { return d.onBlock(ctx, workCtx, b) })
+	err = d.client.Chain().Subscribe(ctx, from, func(b apitypes.Block) error { return d.onBlock(ctx, workCtx, b) })
 	if err != nil && ctx.Err() == nil {
 		close(d.stopping)
 		cancelWork()

@@ -73,11 +73,11 @@ func (n *testNet) fund(t testing.TB, a types.Address, cby string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h, err := n.client.Faucet(ctx, a, sdk.MustCBY(cby))
+	h, err := n.client.Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.client.WaitForReceipt(ctx, h); err != nil {
+	if _, err := n.client.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -182,7 +182,7 @@ func (n *testNet) submit(t testing.TB, spec *job.JobSpec) types.Hash {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := n.client.WaitForReceipt(ctx, tx.Hash())
+	r, err := n.client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status != "success" {
 		t.Fatalf("submit job: %+v %v", r, err)
 	}

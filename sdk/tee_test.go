@@ -24,11 +24,11 @@ func TestTEEAndSecrets(t *testing.T) {
 	ownerKey, _ := crypto.GenerateKey()
 	runner, owner := types.PubkeyToAddress(runnerKey.PublicKey), types.PubkeyToAddress(ownerKey.PublicKey)
 	for _, a := range []types.Address{runner, owner} {
-		h, err := c.Faucet(ctx(t), a, sdk.MustCBY("100"))
+		h, err := c.Chain().Faucet(ctx(t), a, sdk.MustCBY("100"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.WaitForReceipt(ctx(t), h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(ctx(t), h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,7 +37,7 @@ func TestTEEAndSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := c.WaitForReceipt(ctx(t), tx.Hash())
+		r, err := c.Chain().WaitForReceipt(ctx(t), tx.Hash())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func accountCmd(io IO, use, short string, send func(ctx context.Context, c *sdk.
 			if err != nil {
 				return err
 			}
-			r, err := cl.WaitForReceipt(ctx, tx.Hash())
+			r, err := cl.Chain().WaitForReceipt(ctx, tx.Hash())
 			if err != nil {
 				return err
 			}

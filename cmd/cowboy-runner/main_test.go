@@ -53,11 +53,11 @@ func TestInitRunStatus(t *testing.T) {
 	}
 	c := sdk.New(srv.URL)
 	ctx := context.Background()
-	h, err := c.Faucet(ctx, addr, sdk.MustCBY("50"))
+	h, err := c.Chain().Faucet(ctx, addr, sdk.MustCBY("50"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 

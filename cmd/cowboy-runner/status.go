@@ -114,7 +114,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 	cl := sdk.New(c.Node)
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if bal, err := cl.Balance(cctx, entry.Address); err != nil {
+	if bal, err := cl.Chain().Balance(cctx, entry.Address); err != nil {
 		st.NodeErr = err.Error()
 	} else {
 		st.Balance = sdk.FormatCBY(bal)

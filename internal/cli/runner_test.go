@@ -100,7 +100,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 		for _, h := range sent {
 			last = h
 			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			r, err := c.WaitForReceipt(wctx, h)
+			r, err := c.Chain().WaitForReceipt(wctx, h)
 			cancel()
 			if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
 				t.Fatalf("tx %s: %+v %v", h, r.Receipt, err)
@@ -157,7 +157,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 			t.Fatalf("job not committed: %+v %v", jj, err)
 		}
 	}
-	if _, err := c.Submit(ctx, subTx); err != nil {
+	if _, err := c.Chain().Submit(ctx, subTx); err != nil {
 		t.Fatal(err)
 	}
 	wait(subTx, nil)
@@ -165,7 +165,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for out := h.must("actor", "query", oracle, "latest"); !strings.Contains(out, "97000.5"); out = h.must("actor", "query", oracle, "latest") {
 		if time.Now().After(deadline) {
-			r, _ := c.Tx(ctx, last)
+			r, _ := c.Chain().Tx(ctx, last)
 			t.Fatalf("oracle latest: %s\n%+v", out, r.Receipt.Events)
 		}
 		time.Sleep(50 * time.Millisecond)

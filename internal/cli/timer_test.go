@@ -50,7 +50,7 @@ func TestTimerCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := c.Block(ctx, itoa(st.Height), false)
+		b, err := c.Chain().Block(ctx, itoa(st.Height), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestTimerCommands(t *testing.T) {
 		}
 	}
 	var rcptHeight uint64
-	if r, err := c.Tx(ctx, timerRcpt); err != nil || r.BlockHeight == nil {
+	if r, err := c.Chain().Tx(ctx, timerRcpt); err != nil || r.BlockHeight == nil {
 		t.Fatalf("tx %s: %v", timerRcpt, err)
 	} else {
 		rcptHeight = *r.BlockHeight

@@ -87,7 +87,7 @@ func (h *Healer) Repair(ctx context.Context, in *types.RepairPlacement) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := h.Client.WaitForReceipt(ctx, tx.Hash())
+	r, err := h.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return err
 	}

@@ -147,7 +147,7 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
-	r, err := a.Client.WaitForReceipt(ctx, tx.Hash())
+	r, err := a.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
@@ -216,7 +216,7 @@ func (r *Registrar) Register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("register relay: %w", err)
 	}
-	res, err := r.Client.WaitForReceipt(ctx, tx.Hash())
+	res, err := r.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return fmt.Errorf("register relay: %w", err)
 	}

@@ -222,7 +222,7 @@ func (p *Prover) submit(ctx context.Context, in types.Instruction) (*types.Tx, e
 func (p *Prover) wait(ctx context.Context, tx *types.Tx) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := p.Client.WaitForReceipt(ctx, tx.Hash())
+	r, err := p.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return err
 	}

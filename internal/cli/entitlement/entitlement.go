@@ -58,7 +58,7 @@ func reportID(f *Factory, cmd *cobra.Command, tx *types.Tx, tf *cmdutil.TxFlags,
 	if err := f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON); err != nil || !tf.Wait || tf.AsJSON {
 		return err
 	}
-	r, err := f.Client().Tx(cmd.Context(), tx.Hash())
+	r, err := f.Client().Chain().Tx(cmd.Context(), tx.Hash())
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 			}
 			wctx, cancel := context.WithTimeout(ctx, tf.Timeout)
 			defer cancel()
-			r, err := f.Client().WaitForReceipt(wctx, tx.Hash())
+			r, err := f.Client().Chain().WaitForReceipt(wctx, tx.Hash())
 			if err != nil {
 				return err
 			}

@@ -76,7 +76,7 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 			if err := f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON); err != nil || !tf.Wait || tf.AsJSON {
 				return err
 			}
-			r, err := f.Client().Tx(cmd.Context(), tx.Hash())
+			r, err := f.Client().Chain().Tx(cmd.Context(), tx.Hash())
 			if err != nil {
 				return err
 			}

@@ -104,5 +104,5 @@ func health(r apitypes.Relay) string {
 
 // getJSON fetches a node path not covered by a typed SDK method.
 func getJSON(f *Factory, cmd *cobra.Command, path string, out any) error {
-	return f.Client().GetJSON(cmd.Context(), path, out)
+	return f.Client().Chain().GetJSON(cmd.Context(), path, out)
 }

@@ -92,7 +92,7 @@ func newTokenCreateCmd(f *Factory) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), tf.Timeout)
 			defer cancel()
-			r, err := f.Client().WaitForReceipt(ctx, tx.Hash())
+			r, err := f.Client().Chain().WaitForReceipt(ctx, tx.Hash())
 			if err != nil {
 				return err
 			}

@@ -75,7 +75,7 @@ func newTxShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := f.Client().Tx(cmd.Context(), h)
+			r, err := f.Client().Chain().Tx(cmd.Context(), h)
 			if err != nil {
 				return err
 			}
