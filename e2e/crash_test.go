@@ -34,7 +34,7 @@ func TestKillNineLoop(t *testing.T) {
 		d := startNode(t, home, port, 50*time.Millisecond)
 		c := d.client()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		st, err := c.Status(ctx)
+		st, err := c.Chain().Status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,13 +65,13 @@ func TestKillNineLoop(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := c.Transfer(ctx, key, to, big.NewInt(1), sdk.TxOptions{}); err != nil {
+				if _, err := c.Account(key).Transfer(ctx, to, big.NewInt(1), sdk.TxOptions{}); err != nil {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
 		}()
 		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
-		if st, err := c.Status(ctx); err == nil {
+		if st, err := c.Chain().Status(ctx); err == nil {
 			lastHead, lastHash = st.Height, st.HeadHash
 		}
 		d.kill()

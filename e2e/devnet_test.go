@@ -46,7 +46,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if !strings.Contains(out, "result     success") {
 		t.Fatalf("faucet: %s", out)
 	}
-	st0, err := c.Status(ctx)
+	st0, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	// 80 transfers through the SDK, submitted back to back (consecutive nonces).
 	var hashes []types.Hash
 	for i := 0; i < 80; i++ {
-		tx, err := c.Transfer(ctx, aliceKey, bob, big.NewInt(int64(1000+i)), sdk.TxOptions{TipPerCycle: 3})
+		tx, err := c.Account(aliceKey).Transfer(ctx, bob, big.NewInt(int64(1000+i)), sdk.TxOptions{TipPerCycle: 3})
 		if err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
@@ -116,7 +116,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if fees.Cmp(new(big.Int).Add(burned, tips)) != 0 || tips.Sign() <= 0 {
 		t.Fatalf("fees %s != burned %s + tips %s", fees, burned, tips)
 	}
-	st1, err := c.Status(ctx)
+	st1, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +127,12 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 
 	// Keep submitting while the node dies: SIGKILL mid-stream.
 	for i := 0; i < 10; i++ {
-		if _, err := c.Transfer(ctx, aliceKey, bob, big.NewInt(1), sdk.TxOptions{}); err != nil {
+		if _, err := c.Account(aliceKey).Transfer(ctx, bob, big.NewInt(1), sdk.TxOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(150 * time.Millisecond)
-	stBeforeKill, err := c.Status(ctx)
+	stBeforeKill, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 
 	d2 := startNode(t, d.home, d.port, 200*time.Millisecond)
 	c2 := d2.client()
-	st2, err := c2.Status(ctx)
+	st2, err := c2.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 		}
 	}
 	// The chain continues after the restart, and new transfers go through.
-	tx, err := c2.Transfer(ctx, aliceKey, carol, big.NewInt(1), sdk.TxOptions{})
+	tx, err := c2.Account(aliceKey).Transfer(ctx, carol, big.NewInt(1), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

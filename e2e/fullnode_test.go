@@ -102,7 +102,7 @@ func TestTestnetFullNodes(t *testing.T) {
 		t.Fatalf("faucet grant on full0: %v", err)
 	}
 	// full1's event stream (SSE) will carry the block with the transfer.
-	st1, err := client(full1).Status(ctx)
+	st1, err := client(full1).Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestTestnetFullNodes(t *testing.T) {
 			return nil
 		})
 	}()
-	tx, err := client(full0).Transfer(ctx, key, bob, big.NewInt(7), sdk.TxOptions{})
+	tx, err := client(full0).Account(key).Transfer(ctx, bob, big.NewInt(7), sdk.TxOptions{})
 	if err != nil {
 		t.Fatalf("transfer through full0: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestTestnetFullNodes(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	st, err := client(full1).Status(ctx)
+	st, err := client(full1).Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestTestnetFullNodes(t *testing.T) {
 	}
 	latency := func(k *ecdsa.PrivateKey, via int) time.Duration {
 		start := time.Now()
-		tx, err := client(via).Transfer(ctx, k, bob, big.NewInt(1), sdk.TxOptions{})
+		tx, err := client(via).Account(k).Transfer(ctx, bob, big.NewInt(1), sdk.TxOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func oneValidatorAndFullNode(t *testing.T) *daemon {
 	downAtCleanup(t, dir, man)
 	cowboyCLI(t, "testnet", "up", "--dir", dir, "--wait", "60s")
 	full := &daemon{t: t, home: man.Nodes[1].Home, port: rpc + 1}
-	if st, err := full.client().Status(context.Background()); err != nil || st.Consensus == nil || st.Consensus.Role != node.RoleFull {
+	if st, err := full.client().Chain().Status(context.Background()); err != nil || st.Consensus == nil || st.Consensus.Role != node.RoleFull {
 		t.Fatalf("full0 status: %+v %v", st, err)
 	}
 	return full

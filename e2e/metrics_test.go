@@ -98,7 +98,7 @@ func TestMetricsDevnet(t *testing.T) {
 	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := c.Transfer(ctx, key, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{})
+	tx, err := c.Account(key).Transfer(ctx, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +106,10 @@ func TestMetricsDevnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	gap := tx.Nonce() + 2 // nonce+1 never arrives: this one waits in the pool
-	if _, err := c.Transfer(ctx, key, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{Nonce: &gap}); err != nil {
+	if _, err := c.Account(key).Transfer(ctx, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{Nonce: &gap}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.Status(ctx)
+	st, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

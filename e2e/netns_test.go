@@ -133,7 +133,7 @@ func (tn *nsnet) client(i int) *sdk.Client {
 func (tn *nsnet) status(i int) *apitypes.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	st, err := tn.client(i).Status(ctx)
+	st, err := tn.client(i).Chain().Status(ctx)
 	if err != nil {
 		return nil
 	}
@@ -226,7 +226,7 @@ func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int, jitter 
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		start := time.Now()
-		tx, err := c.Transfer(ctx, key, types.Address{0xb0, 0xb0}, big.NewInt(int64(k+1)), sdk.TxOptions{})
+		tx, err := c.Account(key).Transfer(ctx, types.Address{0xb0, 0xb0}, big.NewInt(int64(k+1)), sdk.TxOptions{})
 		if err != nil {
 			cancel()
 			tn.t.Fatalf("transfer %d: %v", k, err)
@@ -382,7 +382,7 @@ func TestNetnsPartitions(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	pending, err := tn.client(0).Transfer(ctx, key, types.Address{0xca, 0x70}, big.NewInt(7), sdk.TxOptions{})
+	pending, err := tn.client(0).Account(key).Transfer(ctx, types.Address{0xca, 0x70}, big.NewInt(7), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestTestnetStateSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		st, err := v0.Status(ctx)
+		st, err := v0.Chain().Status(ctx)
 		if err == nil && st.FinalizedHeight >= 25 {
 			break
 		}
@@ -91,8 +91,8 @@ func TestTestnetStateSync(t *testing.T) {
 	cowboyCLI(t, "testnet", "up", "--dir", dir, "--no-pvm", "--wait", "60s", "--only", full.Name)
 	fc := sdk.New("http://" + full.RPC)
 	for {
-		vs, err1 := v0.Status(ctx)
-		fs, err2 := fc.Status(ctx)
+		vs, err1 := v0.Chain().Status(ctx)
+		fs, err2 := fc.Chain().Status(ctx)
 		if err1 == nil && err2 == nil && fs.Height >= vs.Height {
 			break
 		}

@@ -126,7 +126,7 @@ func (tn *tnet) client(i int) *sdk.Client { return sdk.New("http://" + tn.man.No
 func (tn *tnet) height(i int) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	st, err := tn.client(i).Status(ctx)
+	st, err := tn.client(i).Chain().Status(ctx)
 	if err != nil {
 		return -1
 	}
@@ -199,7 +199,7 @@ func (tn *tnet) transfer(key *ecdsa.PrivateKey, to types.Address, value int64, v
 	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tx, err := tn.client(via).Transfer(ctx, key, to, big.NewInt(value), sdk.TxOptions{})
+	tx, err := tn.client(via).Account(key).Transfer(ctx, to, big.NewInt(value), sdk.TxOptions{})
 	if err != nil {
 		tn.t.Fatalf("transfer via node%d: %v", via, err)
 	}
@@ -241,7 +241,7 @@ func TestTestnetFourValidators(t *testing.T) {
 		t.Fatal(err)
 	}
 	tn.transfer(key, bob, 1, 2, 3)
-	st, err := tn.client(3).Status(ctx)
+	st, err := tn.client(3).Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestTestnetFourValidators(t *testing.T) {
 		t.Fatalf("blocks finalized with half the validators down: %d -> %d", stalled, now)
 	}
 	// Submitted while stalled, final once a third validator is back.
-	pending, err := tn.client(0).Transfer(ctx, key, bob, big.NewInt(3), sdk.TxOptions{})
+	pending, err := tn.client(0).Account(key).Transfer(ctx, bob, big.NewInt(3), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,7 +436,7 @@ func TestTestnetValidatorJoins(t *testing.T) {
 	c4 := d.client()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		st, err := c4.Status(ctx)
+		st, err := c4.Chain().Status(ctx)
 		h0 := tn.height(0)
 		if err == nil && st.Consensus != nil && st.Consensus.Validators == 5 && st.Consensus.Index >= 0 && int64(st.Height)+3 >= h0 {
 			break
@@ -447,7 +447,7 @@ func TestTestnetValidatorJoins(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	// Its votes are in the QCs: find its bit in a recent ParentQC.
-	st, _ := c4.Status(ctx)
+	st, _ := c4.Chain().Status(ctx)
 	idx := st.Consensus.Index
 	signed := false
 	for tries := 0; tries < 100 && !signed; tries++ {

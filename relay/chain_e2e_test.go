@@ -298,7 +298,7 @@ func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) 
 		"--block-interval", "100ms", "--log-level", "warn")
 	d := &devnet{url: url, root: root, c: sdk.New(url)}
 	c := d.c
-	waitFor(t, 30*time.Second, "node up", func() bool { _, err := c.Status(ctx); return err == nil })
+	waitFor(t, 30*time.Second, "node up", func() bool { _, err := c.Chain().Status(ctx); return err == nil })
 	fund := d.fund(t, ctx)
 	for i := range n {
 		home := filepath.Join(root, fmt.Sprintf("relay%d", i))
@@ -337,7 +337,7 @@ func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) 
 }
 
 func mustHeight(t *testing.T, c *sdk.Client) uint64 {
-	st, err := c.Status(context.Background())
+	st, err := c.Chain().Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,7 +277,7 @@ func BenchmarkRunnerThroughput1s(b *testing.B) {
 		nonce := k.next
 		k.next++
 		to := types.JobDispatcherAddress
-		tx, err := n.client.BuildTx(ctx, k.key, sdk.TxRequest{To: &to, Instruction: &types.SubmitJob{Spec: encoded},
+		tx, err := n.client.Account(k.key).BuildTx(ctx, sdk.TxRequest{To: &to, Instruction: &types.SubmitJob{Spec: encoded},
 			ExpectCycles: expCycles, ExpectCells: expCells, Options: sdk.TxOptions{Nonce: &nonce}})
 		if err != nil {
 			b.Fatal(err)

@@ -214,7 +214,7 @@ func (n *testNet) failedCommits(t *testing.T, a types.Address) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := n.client.Status(ctx)
+	st, err := n.client.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	var foreign []*types.Tx
 	for k := range uint64(3) {
 		nonce := acc.PendingNonce + 1 + k
-		tx, err := n.client.Transfer(ctx, r.key, sink, sdk.MustCBY("0.001"), sdk.TxOptions{Nonce: &nonce})
+		tx, err := n.client.Account(r.key).Transfer(ctx, sink, sdk.MustCBY("0.001"), sdk.TxOptions{Nonce: &nonce})
 		if err != nil {
 			// A heartbeat of the runner's got there first: that nonce
 			// is the runner's, and the collision is the other way.
@@ -283,7 +283,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	}
 	ids := n.submitMany(t, 16)
 	for range 3 { // and again while the jobs are in flight
-		tx, err := n.client.Transfer(ctx, r.key, sink, sdk.MustCBY("0.001"), sdk.TxOptions{})
+		tx, err := n.client.Account(r.key).Transfer(ctx, sink, sdk.MustCBY("0.001"), sdk.TxOptions{})
 		if err != nil {
 			t.Logf("foreign transfer refused (the runner holds that nonce): %v", err)
 			continue

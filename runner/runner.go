@@ -231,7 +231,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if from == 0 {
 		// A fresh runner has no assignments in the past: start at the head.
-		st, err := d.client.Status(ctx)
+		st, err := d.client.Chain().Status(ctx)
 		if err != nil {
 			return fmt.Errorf("node status: %w", err)
 		}

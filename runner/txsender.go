@@ -91,7 +91,7 @@ func newTxSender(c *sdk.Client, key *ecdsa.PrivateKey) *txSender {
 // start reads the chain id and the pending nonce; floor is one past the
 // highest nonce journaled in the store, which the node may never have seen.
 func (s *txSender) start(ctx context.Context, floor uint64) error {
-	st, err := s.client.Status(ctx)
+	st, err := s.client.Chain().Status(ctx)
 	if err != nil {
 		return fmt.Errorf("node status: %w", err)
 	}
@@ -113,7 +113,7 @@ func (s *txSender) refresh(ctx context.Context, height uint64) error {
 	if s.refreshed == height && height != 0 && !s.resync {
 		return nil
 	}
-	f, err := s.client.Fees(ctx)
+	f, err := s.client.Chain().Fees(ctx)
 	if err != nil {
 		return fmt.Errorf("fees: %w", err)
 	}

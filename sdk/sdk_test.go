@@ -41,7 +41,7 @@ func TestTransferAndProof(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := types.Address{0x42}
-	tx, err := c.Transfer(ctx(t), key, other, big.NewInt(12345), sdk.TxOptions{})
+	tx, err := c.Account(key).Transfer(ctx(t), other, big.NewInt(12345), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestAPIErrors(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The node still serves.
-	if _, err := c.Status(ctx(t)); err != nil {
+	if _, err := c.Chain().Status(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 }

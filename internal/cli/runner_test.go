@@ -143,7 +143,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 				t.Fatal(err)
 			}
 			nonce, verifier := tx.Nonce()+1, types.ResultVerifierAddress
-			if subTx, err = c.BuildTx(ctx, keys[rv.Runner], sdk.TxRequest{To: &verifier, Instruction: &types.SubmitResult{JobID: id, Submission: enc},
+			if subTx, err = c.Account(keys[rv.Runner]).BuildTx(ctx, sdk.TxRequest{To: &verifier, Instruction: &types.SubmitResult{JobID: id, Submission: enc},
 				ExpectCycles: sdk.OffchainExpectCycles, ExpectCells: sdk.OffchainExpectCells, Options: sdk.TxOptions{Nonce: &nonce}}); err != nil {
 				t.Fatal(err)
 			}

@@ -46,7 +46,7 @@ func TestTimerCommands(t *testing.T) {
 			t.Fatal("no timer receipt within 20 s")
 		}
 		time.Sleep(50 * time.Millisecond)
-		st, err := c.Status(ctx)
+		st, err := c.Chain().Status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func (h *Healer) Repair(ctx context.Context, in *types.RepairPlacement) error {
 			h.SendMu.Lock()
 			defer h.SendMu.Unlock()
 		}
-		return h.Client.SendSystem(ctx, h.Key, types.StorageManagerAddress, in, nil)
+		return h.Client.Account(h.Key).SendSystem(ctx, types.StorageManagerAddress, in, nil)
 	}()
 	if err != nil {
 		return err

@@ -143,7 +143,7 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tx, err := a.Client.SendSystem(ctx, a.Key, types.StorageManagerAddress, in, value)
+	tx, err := a.Client.Account(a.Key).SendSystem(ctx, types.StorageManagerAddress, in, value)
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
@@ -192,7 +192,7 @@ func (r *Registrar) sendSystem(ctx context.Context, in types.Instruction, value 
 		r.SendMu.Lock()
 		defer r.SendMu.Unlock()
 	}
-	return r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress, in, value)
+	return r.Client.Account(r.Key).SendSystem(ctx, types.RelayRegistryAddress, in, value)
 }
 
 // ID is the relay id: the node key's address.

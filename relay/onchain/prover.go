@@ -214,7 +214,7 @@ func (p *Prover) submit(ctx context.Context, in types.Instruction) (*types.Tx, e
 		p.SendMu.Lock()
 		defer p.SendMu.Unlock()
 	}
-	return p.Client.SendSystem(ctx, p.Key, types.StorageManagerAddress, in, nil)
+	return p.Client.Account(p.Key).SendSystem(ctx, types.StorageManagerAddress, in, nil)
 }
 
 // wait waits for tx's receipt and reports a failed one, or a proof the

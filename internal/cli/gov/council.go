@@ -51,7 +51,7 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 	}
 	chainID := cf.chainID
 	if chainID == 0 {
-		st, err := f.Client().Status(ctx)
+		st, err := f.Client().Chain().Status(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -175,7 +175,7 @@ func newCouncilSubmitCmd(f *Factory, name string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.GovernanceAddress, in, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.GovernanceAddress, in, new(big.Int))
 			if err != nil {
 				return err
 			}

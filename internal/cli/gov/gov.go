@@ -113,7 +113,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(ctx, key, types.GovernanceAddress, in, dep)
+			tx, err := f.Client().Account(key).SendSystem(ctx, types.GovernanceAddress, in, dep)
 			if err != nil {
 				return err
 			}
@@ -259,7 +259,7 @@ func newGovVoteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.GovernanceAddress, &types.GovVote{Proposal: id, Choice: choice}, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.GovernanceAddress, &types.GovVote{Proposal: id, Choice: choice}, new(big.Int))
 			if err != nil {
 				return err
 			}
@@ -285,7 +285,7 @@ func newGovExecuteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.GovernanceAddress, &types.GovExecute{Proposal: id}, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.GovernanceAddress, &types.GovExecute{Proposal: id}, new(big.Int))
 			if err != nil {
 				return err
 			}

@@ -96,7 +96,7 @@ func newModelIDCmd(f *Factory, use, short string, build func(types.Hash) types.I
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.ModelRegistryAddress, build(id), new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.ModelRegistryAddress, build(id), new(big.Int))
 			if err != nil {
 				return err
 			}
