@@ -3,6 +3,15 @@
 // waiting for receipts, a resumable block/event subscription, and
 // verification of state proofs against a state root. Runner and relay
 // daemons and the cowboy CLI talk to nodes only through this package.
+//
+// The client is grouped by service, one file each: Chain() (status, fees,
+// accounts, transactions, receipts, blocks, events, proofs, subscribe),
+// Actors(), Runners(), Jobs(), Relays(), Volumes(), Timers(), Gov(),
+// Tokens(), Models(), TEE(), Secrets() and Entitlements(). Reads hang off
+// the Client; transactions hang off an Account, a Client bound once to a
+// signing key (client.Account(key).Jobs().Submit(ctx, spec, opts)), which
+// sequences the key's nonces and can wait for receipts. Wire types stay in
+// chain/apitypes.
 package sdk
 
 import (
