@@ -26,7 +26,7 @@ type ActorsService struct{ c *Client }
 func (c *Client) Actors() *ActorsService { return &ActorsService{c: c} }
 
 // AccountActors is the Actors service bound to an account: its transaction
-// methods sign with the account's key and submit through Account.send (see
+// methods sign with the account's key and submit (nonces, fees and waiting as described at
 // Account); its reads are those of ActorsService.
 type AccountActors struct {
 	*ActorsService

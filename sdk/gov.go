@@ -20,7 +20,7 @@ type GovService struct{ c *Client }
 func (c *Client) Gov() *GovService { return &GovService{c: c} }
 
 // AccountGov is the Gov service bound to an account: its transaction methods
-// sign with the account's key and submit through Account.send (see Account);
+// sign with the account's key and submit (nonces, fees and waiting as described at Account);
 // its reads are those of GovService.
 type AccountGov struct {
 	*GovService
@@ -36,7 +36,7 @@ func (s *AccountGov) Propose(ctx context.Context, in *types.GovPropose, deposit 
 	return s.a.sendSystem(ctx, types.GovernanceAddress, deposit, in, o)
 }
 
-// Vote casts key's vote (types.VoteYes, VoteNo, VoteAbstain) on a proposal;
+// Vote casts the account's vote (types.VoteYes, VoteNo, VoteAbstain) on a proposal;
 // a later vote replaces an earlier one.
 func (s *AccountGov) Vote(ctx context.Context, proposal uint64, choice uint8, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.GovernanceAddress, nil, &types.GovVote{Proposal: proposal, Choice: choice}, o)

@@ -21,7 +21,7 @@ type JobsService struct{ c *Client }
 func (c *Client) Jobs() *JobsService { return &JobsService{c: c} }
 
 // AccountJobs is the Jobs service bound to an account: its transaction
-// methods sign with the account's key and submit through Account.send (see
+// methods sign with the account's key and submit (nonces, fees and waiting as described at
 // Account); its reads are those of JobsService.
 type AccountJobs struct {
 	*JobsService
@@ -46,7 +46,7 @@ func (s *JobsService) Get(ctx context.Context, id types.Hash) (*apitypes.Job, er
 }
 
 // Submit submits spec to the Job Dispatcher; the escrow max_price + tip
-// comes from key's balance. The job id is the receipt's return value.
+// comes from the account's balance. The job id is the receipt's return value.
 func (s *AccountJobs) Submit(ctx context.Context, spec *job.JobSpec, o TxOptions) (*types.Tx, error) {
 	b, err := spec.Encode()
 	if err != nil {

@@ -18,7 +18,7 @@ type RunnersService struct{ c *Client }
 func (c *Client) Runners() *RunnersService { return &RunnersService{c: c} }
 
 // AccountRunners is the Runners service bound to an account: its transaction
-// methods sign with the account's key and submit through Account.send (see
+// methods sign with the account's key and submit (nonces, fees and waiting as described at
 // Account); its reads are those of RunnersService.
 type AccountRunners struct {
 	*RunnersService
@@ -47,48 +47,48 @@ func (s *RunnersService) Get(ctx context.Context, addr types.Address) (*apitypes
 	return &r, s.c.do(ctx, http.MethodGet, "/v1/runners/"+addr.String(), nil, &r)
 }
 
-// Register registers (or updates) key as a runner; stake adds to its
+// Register registers (or updates) the account as a runner; stake adds to its
 // self-bond.
 func (s *AccountRunners) Register(ctx context.Context, in *types.RunnerRegister, stake *big.Int, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, stake, in, o)
 }
 
-// Heartbeat reports key's runner alive.
+// Heartbeat reports the account's runner alive.
 func (s *AccountRunners) Heartbeat(ctx context.Context, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, nil, &types.RunnerHeartbeat{}, o)
 }
 
-// Deregister removes key's runner and returns its self-bond.
+// Deregister removes the account's runner and returns its self-bond.
 func (s *AccountRunners) Deregister(ctx context.Context, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, nil, &types.RunnerDeregister{}, o)
 }
 
-// Delegate delegates amount of key's balance to runner (CIP-13).
+// Delegate delegates amount of the account's balance to runner (CIP-13).
 func (s *AccountRunners) Delegate(ctx context.Context, runner types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, amount, &types.RunnerDelegateStake{Runner: runner}, o)
 }
 
-// Undelegate starts unbonding amount of key's delegation on runner.
+// Undelegate starts unbonding amount of the account's delegation on runner.
 func (s *AccountRunners) Undelegate(ctx context.Context, runner types.Address, amount *big.Int, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, nil, &types.RunnerUndelegateStake{Runner: runner, Amount: amount}, o)
 }
 
-// WithdrawUnbonded pays key every matured unbonding tranche.
+// WithdrawUnbonded pays the account every matured unbonding tranche.
 func (s *AccountRunners) WithdrawUnbonded(ctx context.Context, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, nil, &types.RunnerWithdraw{}, o)
 }
 
-// Stake adds amount to key's runner self-bond.
+// Stake adds amount to the account's runner self-bond.
 func (s *AccountRunners) Stake(ctx context.Context, amount *big.Int, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, amount, &types.RunnerStake{}, o)
 }
 
-// Unstake starts unbonding amount of key's runner self-bond.
+// Unstake starts unbonding amount of the account's runner self-bond.
 func (s *AccountRunners) Unstake(ctx context.Context, amount *big.Int, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, nil, &types.RunnerUnstake{Amount: amount}, o)
 }
 
-// SetCommission sets key's runner commission on delegator revenue.
+// SetCommission sets the account's runner commission on delegator revenue.
 func (s *AccountRunners) SetCommission(ctx context.Context, bps uint64, o TxOptions) (*types.Tx, error) {
 	return s.a.sendSystem(ctx, types.RunnerRegistryAddress, nil, &types.RunnerSetCommission{CommissionBps: bps}, o)
 }

@@ -24,7 +24,7 @@ type TEEService struct{ c *Client }
 func (c *Client) TEE() *TEEService { return &TEEService{c: c} }
 
 // AccountTEE is the TEE service bound to an account: its transaction methods
-// sign with the account's key and submit through Account.send (see Account);
+// sign with the account's key and submit (nonces, fees and waiting as described at Account);
 // its reads are those of TEEService.
 type AccountTEE struct {
 	*TEEService
