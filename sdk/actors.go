@@ -26,8 +26,8 @@ type ActorsService struct{ c *Client }
 func (c *Client) Actors() *ActorsService { return &ActorsService{c: c} }
 
 // AccountActors is the Actors service bound to an account: its transaction
-// methods sign with the account's key and submit (nonces, fees and waiting as described at
-// Account); its reads are those of ActorsService.
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of ActorsService.
 type AccountActors struct {
 	*ActorsService
 	a *Account

@@ -20,9 +20,9 @@ type EntitlementsService struct{ c *Client }
 // Entitlements returns the service for the Entitlement Registry.
 func (c *Client) Entitlements() *EntitlementsService { return &EntitlementsService{c: c} }
 
-// AccountEntitlements is the Entitlements service bound to an account: its
-// transaction methods sign with the account's key and submit through
-// Account.send (see Account); its reads are those of EntitlementsService.
+// AccountEntitlements is the Entitlements service bound to an account: its transaction
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of EntitlementsService.
 type AccountEntitlements struct {
 	*EntitlementsService
 	a *Account

@@ -19,9 +19,9 @@ type GovService struct{ c *Client }
 // Gov returns the service for on-chain governance.
 func (c *Client) Gov() *GovService { return &GovService{c: c} }
 
-// AccountGov is the Gov service bound to an account: its transaction methods
-// sign with the account's key and submit (nonces, fees and waiting as described at Account);
-// its reads are those of GovService.
+// AccountGov is the Gov service bound to an account: its transaction
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of GovService.
 type AccountGov struct {
 	*GovService
 	a *Account

@@ -21,8 +21,8 @@ type JobsService struct{ c *Client }
 func (c *Client) Jobs() *JobsService { return &JobsService{c: c} }
 
 // AccountJobs is the Jobs service bound to an account: its transaction
-// methods sign with the account's key and submit (nonces, fees and waiting as described at
-// Account); its reads are those of JobsService.
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of JobsService.
 type AccountJobs struct {
 	*JobsService
 	a *Account

@@ -17,8 +17,8 @@ type ModelsService struct{ c *Client }
 func (c *Client) Models() *ModelsService { return &ModelsService{c: c} }
 
 // AccountModels is the Models service bound to an account: its transaction
-// methods sign with the account's key and submit (nonces, fees and waiting as described at
-// Account); its reads are those of ModelsService.
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of ModelsService.
 type AccountModels struct {
 	*ModelsService
 	a *Account

@@ -18,8 +18,8 @@ type RunnersService struct{ c *Client }
 func (c *Client) Runners() *RunnersService { return &RunnersService{c: c} }
 
 // AccountRunners is the Runners service bound to an account: its transaction
-// methods sign with the account's key and submit (nonces, fees and waiting as described at
-// Account); its reads are those of RunnersService.
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of RunnersService.
 type AccountRunners struct {
 	*RunnersService
 	a *Account

@@ -22,8 +22,8 @@ type SecretsService struct{ c *Client }
 func (c *Client) Secrets() *SecretsService { return &SecretsService{c: c} }
 
 // AccountSecrets is the Secrets service bound to an account: its transaction
-// methods sign with the account's key and submit (nonces, fees and waiting as described at
-// Account); its reads are those of SecretsService.
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of SecretsService.
 type AccountSecrets struct {
 	*SecretsService
 	a *Account

@@ -23,9 +23,9 @@ type TEEService struct{ c *Client }
 // TEE returns the service for the TEE Verifier.
 func (c *Client) TEE() *TEEService { return &TEEService{c: c} }
 
-// AccountTEE is the TEE service bound to an account: its transaction methods
-// sign with the account's key and submit (nonces, fees and waiting as described at Account);
-// its reads are those of TEEService.
+// AccountTEE is the TEE service bound to an account: its transaction
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of TEEService.
 type AccountTEE struct {
 	*TEEService
 	a *Account

@@ -20,8 +20,8 @@ type TokensService struct{ c *Client }
 func (c *Client) Tokens() *TokensService { return &TokensService{c: c} }
 
 // AccountTokens is the Tokens service bound to an account: its transaction
-// methods sign with the account's key and submit (nonces, fees and waiting as described at
-// Account); its reads are those of TokensService.
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of TokensService.
 type AccountTokens struct {
 	*TokensService
 	a *Account
