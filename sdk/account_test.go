@@ -1,6 +1,7 @@
 package sdk_test
 
 import (
+	"crypto/ecdsa"
 	"errors"
 	"math/big"
 	"sync"
@@ -15,14 +16,7 @@ import (
 // nonces: none is refused for reusing a nonce, and all are included.
 func TestAccountSequencesConcurrentNonces(t *testing.T) {
 	_, c := setup(t)
-	key, _ := crypto.GenerateKey()
-	h, err := c.Chain().Faucet(ctx(t), types.PubkeyToAddress(key.PublicKey), sdk.MustCBY("10"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Chain().WaitForReceipt(ctx(t), h); err != nil {
-		t.Fatal(err)
-	}
+	key := funded(t, c)
 	const n = 8
 	acct := c.Account(key)
 	txs := make([]*types.Tx, n)
@@ -67,14 +61,8 @@ func TestAccountSequencesConcurrentNonces(t *testing.T) {
 // error that matches its code's exported sentinel.
 func TestAccountWaitMapsReceiptCodes(t *testing.T) {
 	_, c := setup(t)
-	key, _ := crypto.GenerateKey()
-	h, err := c.Chain().Faucet(ctx(t), types.PubkeyToAddress(key.PublicKey), sdk.MustCBY("10"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Chain().WaitForReceipt(ctx(t), h); err != nil {
-		t.Fatal(err)
-	}
+	key := funded(t, c)
+	var err error
 	acct := c.Account(key)
 	_, err = acct.Tokens().Transfer(ctx(t), types.Hash{0x77}, types.Address{0x51}, big.NewInt(1), sdk.TxOptions{Wait: true})
 	var re *sdk.ReceiptError
@@ -94,4 +82,18 @@ func TestAccountWaitMapsReceiptCodes(t *testing.T) {
 	if err != nil || !errors.Is(sdk.ReceiptErr(r.Receipt), sdk.ErrNoSuchProposal) {
 		t.Fatalf("receipt of the unwaited vote: %v %+v", err, r)
 	}
+}
+
+// funded returns a new key the faucet has paid 10 CBY.
+func funded(t *testing.T, c *sdk.Client) *ecdsa.PrivateKey {
+	t.Helper()
+	key, _ := crypto.GenerateKey()
+	h, err := c.Chain().Faucet(ctx(t), types.PubkeyToAddress(key.PublicKey), sdk.MustCBY("10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Chain().WaitForReceipt(ctx(t), h); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
