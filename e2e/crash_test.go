@@ -34,7 +34,7 @@ func TestKillNineLoop(t *testing.T) {
 		d := startNode(t, home, port, 50*time.Millisecond)
 		c := d.client()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		st, err := c.Status(ctx)
+		st, err := c.Chain().Status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,17 +42,17 @@ func TestKillNineLoop(t *testing.T) {
 			t.Fatalf("round %d: restarted at %d, below the %d seen before the kill", round, st.Height, lastHead)
 		}
 		if lastHead > 0 {
-			b, err := c.Block(ctx, itoa(lastHead), false)
+			b, err := c.Chain().Block(ctx, itoa(lastHead), false)
 			if err != nil || b.Hash != lastHash {
 				t.Fatalf("round %d: block %d changed across the kill (%v)", round, lastHead, err)
 			}
 		}
 		if round == 0 {
-			h, err := c.Faucet(ctx, types.PubkeyToAddress(key.PublicKey), big.NewInt(1e18))
+			h, err := c.Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), big.NewInt(1e18))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := c.WaitForReceipt(ctx, h); err != nil {
+			if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -65,13 +65,13 @@ func TestKillNineLoop(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := c.Transfer(ctx, key, to, big.NewInt(1), sdk.TxOptions{}); err != nil {
+				if _, err := c.Account(key).Transfer(ctx, to, big.NewInt(1), sdk.TxOptions{}); err != nil {
 					time.Sleep(5 * time.Millisecond)
 				}
 			}
 		}()
 		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
-		if st, err := c.Status(ctx); err == nil {
+		if st, err := c.Chain().Status(ctx); err == nil {
 			lastHead, lastHash = st.Height, st.HeadHash
 		}
 		d.kill()

@@ -46,19 +46,19 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if !strings.Contains(out, "result     success") {
 		t.Fatalf("faucet: %s", out)
 	}
-	st0, err := c.Status(ctx)
+	st0, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	head0, err := c.Block(ctx, "latest", false)
+	head0, err := c.Chain().Block(ctx, "latest", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	valBefore, err := c.Balance(ctx, head0.Header.Proposer)
+	valBefore, err := c.Chain().Balance(ctx, head0.Header.Proposer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	aliceBefore, err := c.Balance(ctx, alice)
+	aliceBefore, err := c.Chain().Balance(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,14 +66,14 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	// 80 transfers through the SDK, submitted back to back (consecutive nonces).
 	var hashes []types.Hash
 	for i := 0; i < 80; i++ {
-		tx, err := c.Transfer(ctx, aliceKey, bob, big.NewInt(int64(1000+i)), sdk.TxOptions{TipPerCycle: 3})
+		tx, err := c.Account(aliceKey).Transfer(ctx, bob, big.NewInt(int64(1000+i)), sdk.TxOptions{TipPerCycle: 3})
 		if err != nil {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
 		hashes = append(hashes, tx.Hash())
 		if i%40 == 39 {
 			// Stay under the per-account pending limit (64).
-			if _, err := c.WaitForReceipt(ctx, tx.Hash()); err != nil {
+			if _, err := c.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -93,7 +93,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	fees, burned, tips := new(big.Int), new(big.Int), new(big.Int)
 	var lastHeight uint64
 	for _, h := range hashes {
-		r, err := c.WaitForReceipt(ctx, h)
+		r, err := c.Chain().WaitForReceipt(ctx, h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 	if fees.Cmp(new(big.Int).Add(burned, tips)) != 0 || tips.Sign() <= 0 {
 		t.Fatalf("fees %s != burned %s + tips %s", fees, burned, tips)
 	}
-	st1, err := c.Status(ctx)
+	st1, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,12 +127,12 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 
 	// Keep submitting while the node dies: SIGKILL mid-stream.
 	for i := 0; i < 10; i++ {
-		if _, err := c.Transfer(ctx, aliceKey, bob, big.NewInt(1), sdk.TxOptions{}); err != nil {
+		if _, err := c.Account(aliceKey).Transfer(ctx, bob, big.NewInt(1), sdk.TxOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	time.Sleep(150 * time.Millisecond)
-	stBeforeKill, err := c.Status(ctx)
+	stBeforeKill, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,29 +140,29 @@ func TestDevnetTransfersSurviveKill(t *testing.T) {
 
 	d2 := startNode(t, d.home, d.port, 200*time.Millisecond)
 	c2 := d2.client()
-	st2, err := c2.Status(ctx)
+	st2, err := c2.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st2.Height < stBeforeKill.Height || st2.Height < lastHeight {
 		t.Fatalf("restart at height %d, had %d (receipts up to %d)", st2.Height, stBeforeKill.Height, lastHeight)
 	}
-	blk, err := c2.Block(ctx, itoa(stBeforeKill.Height), false)
+	blk, err := c2.Chain().Block(ctx, itoa(stBeforeKill.Height), false)
 	if err != nil || blk.Hash != stBeforeKill.HeadHash {
 		t.Fatalf("block %d changed across the kill: %v", stBeforeKill.Height, err)
 	}
 	for _, h := range hashes {
-		r, err := c2.Tx(ctx, h)
+		r, err := c2.Chain().Tx(ctx, h)
 		if err != nil || r.Status != apitypes.TxIncluded {
 			t.Fatalf("tx %s lost after restart: %v", h, err)
 		}
 	}
 	// The chain continues after the restart, and new transfers go through.
-	tx, err := c2.Transfer(ctx, aliceKey, carol, big.NewInt(1), sdk.TxOptions{})
+	tx, err := c2.Account(aliceKey).Transfer(ctx, carol, big.NewInt(1), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c2.WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := c2.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	d2.stop()
@@ -192,7 +192,7 @@ func mustAmount(t *testing.T, s string) *big.Int {
 
 func checkBalance(t *testing.T, c *sdk.Client, a types.Address, want *big.Int) {
 	t.Helper()
-	got, err := c.Balance(context.Background(), a)
+	got, err := c.Chain().Balance(context.Background(), a)
 	if err != nil {
 		t.Fatal(err)
 	}

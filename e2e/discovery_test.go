@@ -66,7 +66,7 @@ func TestTestnetDiscoveryAndFullPeers(t *testing.T) {
 
 	v0 := sdk.New("http://" + man.Nodes[0].RPC)
 	for {
-		st, err := v0.Status(ctx)
+		st, err := v0.Chain().Status(ctx)
 		if err == nil && st.FinalizedHeight >= 45 {
 			break
 		}
@@ -80,8 +80,8 @@ func TestTestnetDiscoveryAndFullPeers(t *testing.T) {
 	for _, f := range []node.TestnetNode{full1, full2} {
 		c := sdk.New("http://" + f.RPC)
 		for {
-			vs, err1 := v0.Status(ctx)
-			fs, err2 := c.Status(ctx)
+			vs, err1 := v0.Chain().Status(ctx)
+			fs, err2 := c.Chain().Status(ctx)
 			if err1 == nil && err2 == nil && fs.Height >= vs.Height && fs.Consensus != nil && (f.Name != full1.Name || fs.Consensus.Peers >= 1) {
 				break
 			}
@@ -120,7 +120,7 @@ func TestTestnetDiscoveryAndFullPeers(t *testing.T) {
 			t.Fatalf("full2's log lacks %q:\n%s", want, tailLines(string(log2), 40))
 		}
 	}
-	if _, err := sdk.New("http://"+full2.RPC).Block(ctx, "1", false); err == nil {
+	if _, err := sdk.New("http://"+full2.RPC).Chain().Block(ctx, "1", false); err == nil {
 		t.Fatal("the state-synced full2 serves block 1, below its snapshot")
 	}
 }

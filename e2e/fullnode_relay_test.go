@@ -45,11 +45,11 @@ func TestRelaysOnFullNode(t *testing.T) {
 	c := full.client()
 	fund := func(a types.Address, cby string) {
 		t.Helper()
-		h, err := c.Faucet(ctx, a, sdk.MustCBY(cby))
+		h, err := c.Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.WaitForReceipt(ctx, h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestRelaysOnFullNode(t *testing.T) {
 		})
 	}
 	for {
-		rs, err := c.Relays(ctx)
+		rs, err := c.Relays().List(ctx)
 		healthy := 0
 		for _, r := range rs {
 			if r.Healthy {
@@ -138,7 +138,7 @@ func TestRelaysOnFullNode(t *testing.T) {
 	if _, err := again.Get(ctx, "/f.bin", &got); err != nil || !bytes.Equal(got.Bytes(), data) {
 		t.Fatalf("read back %d bytes (want %d): %v", got.Len(), len(data), err)
 	}
-	if v, err := c.Volume(ctx, types.Hash(vol.ID())); err != nil || len(v.Placement) != n {
+	if v, err := c.Volumes().Get(ctx, types.Hash(vol.ID())); err != nil || len(v.Placement) != n {
 		t.Fatalf("volume on chain through the full node: %+v %v", v, err)
 	}
 }

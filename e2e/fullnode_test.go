@@ -94,15 +94,15 @@ func TestTestnetFullNodes(t *testing.T) {
 	}
 	alice := types.PubkeyToAddress(key.PublicKey)
 	bob := types.Address{0xb0, 0xb1}
-	fh, err := client(0).Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
+	fh, err := client(0).Chain().Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client(full0).WaitForReceipt(ctx, fh); err != nil {
+	if _, err := client(full0).Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatalf("faucet grant on full0: %v", err)
 	}
 	// full1's event stream (SSE) will carry the block with the transfer.
-	st1, err := client(full1).Status(ctx)
+	st1, err := client(full1).Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestTestnetFullNodes(t *testing.T) {
 	sctx, stopStream := context.WithCancel(ctx)
 	defer stopStream()
 	go func() {
-		_ = client(full1).Subscribe(sctx, st1.Height+1, func(b apitypes.Block) error {
+		_ = client(full1).Chain().Subscribe(sctx, st1.Height+1, func(b apitypes.Block) error {
 			for _, h := range b.TxHashes {
 				select {
 				case streamed <- h:
@@ -120,15 +120,15 @@ func TestTestnetFullNodes(t *testing.T) {
 			return nil
 		})
 	}()
-	tx, err := client(full0).Transfer(ctx, key, bob, big.NewInt(7), sdk.TxOptions{})
+	tx, err := client(full0).Account(key).Transfer(ctx, bob, big.NewInt(7), sdk.TxOptions{})
 	if err != nil {
 		t.Fatalf("transfer through full0: %v", err)
 	}
-	r, err := client(full0).WaitForReceipt(ctx, tx.Hash())
+	r, err := client(full0).Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		t.Fatalf("transfer not final on full0: %v", err)
 	}
-	if _, err := client(full1).WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := client(full1).Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatalf("transfer not final on full1: %v", err)
 	}
 	for seen := false; !seen; {
@@ -139,7 +139,7 @@ func TestTestnetFullNodes(t *testing.T) {
 			t.Fatal("full1's event stream never carried the transfer")
 		}
 	}
-	if bal, err := client(full1).Balance(ctx, bob); err != nil || bal.Cmp(big.NewInt(7)) != 0 {
+	if bal, err := client(full1).Chain().Balance(ctx, bob); err != nil || bal.Cmp(big.NewInt(7)) != 0 {
 		t.Fatalf("bob on full1: %v %v", bal, err)
 	}
 	// Done means: `cowboy account show --verify` against a full node
@@ -171,7 +171,7 @@ func TestTestnetFullNodes(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	st, err := client(full1).Status(ctx)
+	st, err := client(full1).Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,20 +203,20 @@ func TestTestnetFullNodes(t *testing.T) {
 	// validator, in this run, one sender each (receipts polled every
 	// 100 ms by the sdk).
 	carolKey, _ := crypto.GenerateKey()
-	ch, err := client(0).Faucet(ctx, types.PubkeyToAddress(carolKey.PublicKey), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
+	ch, err := client(0).Chain().Faucet(ctx, types.PubkeyToAddress(carolKey.PublicKey), new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client(1).WaitForReceipt(ctx, ch); err != nil {
+	if _, err := client(1).Chain().WaitForReceipt(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
 	latency := func(k *ecdsa.PrivateKey, via int) time.Duration {
 		start := time.Now()
-		tx, err := client(via).Transfer(ctx, k, bob, big.NewInt(1), sdk.TxOptions{})
+		tx, err := client(via).Account(k).Transfer(ctx, bob, big.NewInt(1), sdk.TxOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client(via).WaitForReceipt(ctx, tx.Hash()); err != nil {
+		if _, err := client(via).Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 			t.Fatal(err)
 		}
 		return time.Since(start)
@@ -285,7 +285,7 @@ func oneValidatorAndFullNode(t *testing.T) *daemon {
 	downAtCleanup(t, dir, man)
 	cowboyCLI(t, "testnet", "up", "--dir", dir, "--wait", "60s")
 	full := &daemon{t: t, home: man.Nodes[1].Home, port: rpc + 1}
-	if st, err := full.client().Status(context.Background()); err != nil || st.Consensus == nil || st.Consensus.Role != node.RoleFull {
+	if st, err := full.client().Chain().Status(context.Background()); err != nil || st.Consensus == nil || st.Consensus.Role != node.RoleFull {
 		t.Fatalf("full0 status: %+v %v", st, err)
 	}
 	return full

@@ -159,7 +159,7 @@ func TestGovernanceDevnet(t *testing.T) {
 		t.Fatalf("after execution: %+v", ps.Params[0])
 	}
 	// The off-chain parameters runners poll serve the governed heartbeat timeout.
-	op, err := d.client().OffchainParams(ctx)
+	op, err := d.client().Jobs().Params(ctx)
 	if err != nil || op.HeartbeatTimeoutBlocks != 90 {
 		t.Fatalf("offchain params %+v: %v", op, err)
 	}
@@ -286,12 +286,12 @@ func TestGovernanceTestnet(t *testing.T) {
 		keys[i] = k
 	}
 	one, _ := sdk.ParseCBY("1")
-	tx, err := tn.client(0).Propose(ctx, keys[0], &types.GovPropose{Tier: 0, Title: "heartbeat",
+	tx, err := tn.client(0).Account(keys[0]).Gov().Propose(ctx, &types.GovPropose{Tier: 0, Title: "heartbeat",
 		Params: []types.GovParam{{Key: "runners.heartbeat_timeout_blocks", Value: 90}}}, one, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := tn.client(0).WaitForReceipt(ctx, tx.Hash())
+	r, err := tn.client(0).Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
 		t.Fatalf("propose: %+v %v", r, err)
 	}
@@ -323,17 +323,17 @@ func TestGovernanceTestnet(t *testing.T) {
 	}
 
 	for _, i := range all {
-		vt, err := tn.client(i).Vote(ctx, keys[i], id, types.VoteYes, sdk.TxOptions{})
+		vt, err := tn.client(i).Account(keys[i]).Gov().Vote(ctx, id, types.VoteYes, sdk.TxOptions{})
 		if err != nil {
 			t.Fatalf("node%d vote: %v", i, err)
 		}
-		if r, err := tn.client(i).WaitForReceipt(ctx, vt.Hash()); err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
+		if r, err := tn.client(i).Chain().WaitForReceipt(ctx, vt.Hash()); err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
 			t.Fatalf("node%d vote: %+v %v", i, r, err)
 		}
 	}
 	for _, i := range all {
 		for {
-			p, err := tn.client(i).Proposal(ctx, id)
+			p, err := tn.client(i).Gov().Proposal(ctx, id)
 			if err == nil && p.Status == "executed" {
 				if p.Validators.Yes != "4" || p.Validators.Total != "4" || !p.QuorumReached {
 					t.Fatalf("node%d: %+v", i, p)
@@ -349,7 +349,7 @@ func TestGovernanceTestnet(t *testing.T) {
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
-		ps, err := tn.client(i).Params(ctx, "runners.heartbeat_timeout_blocks")
+		ps, err := tn.client(i).Gov().Params(ctx, "runners.heartbeat_timeout_blocks")
 		if err != nil || len(ps.Params) != 1 || ps.Params[0].Value != 90 {
 			t.Fatalf("node%d params %+v: %v", i, ps, err)
 		}
@@ -388,7 +388,7 @@ func TestGovernanceTestnet(t *testing.T) {
 		if council.Nonce != 1 {
 			t.Fatalf("node%d council %+v", i, council)
 		}
-		ps, err := tn.client(i).Params(ctx, "runners.heartbeat_timeout_blocks")
+		ps, err := tn.client(i).Gov().Params(ctx, "runners.heartbeat_timeout_blocks")
 		if err != nil || len(ps.Params) != 1 || ps.Params[0].Value != 90 {
 			t.Fatalf("node%d: a cancelled change applied: %+v %v", i, ps, err)
 		}

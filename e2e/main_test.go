@@ -87,7 +87,7 @@ func startNodeArgs(t testing.TB, home string, port int, interval time.Duration, 
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := c.Status(ctx)
+		_, err := c.Chain().Status(ctx)
 		cancel()
 		if err == nil {
 			return d

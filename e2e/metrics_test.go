@@ -117,25 +117,25 @@ func TestMetricsDevnet(t *testing.T) {
 
 	key, _ := crypto.GenerateKey()
 	alice := types.PubkeyToAddress(key.PublicKey)
-	h, err := c.Faucet(ctx, alice, big.NewInt(1e18))
+	h, err := c.Chain().Faucet(ctx, alice, big.NewInt(1e18))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := c.Transfer(ctx, key, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{})
+	tx, err := c.Account(key).Transfer(ctx, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	gap := tx.Nonce() + 2 // nonce+1 never arrives: this one waits in the pool
-	if _, err := c.Transfer(ctx, key, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{Nonce: &gap}); err != nil {
+	if _, err := c.Account(key).Transfer(ctx, types.Address{0xb0}, big.NewInt(5), sdk.TxOptions{Nonce: &gap}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := c.Status(ctx)
+	st, err := c.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestMetricsDevnet(t *testing.T) {
 	}
 	// A nonce already used is refused at admission, and counted by its code.
 	stale := tx.Nonce()
-	if _, err := c.Transfer(ctx, key, types.Address{0xb1}, big.NewInt(6), sdk.TxOptions{Nonce: &stale}); err == nil {
+	if _, err := c.Account(key).Transfer(ctx, types.Address{0xb1}, big.NewInt(6), sdk.TxOptions{Nonce: &stale}); err == nil {
 		t.Fatal("a transfer reusing an included nonce was admitted")
 	}
 	third := scrape(t, nil, d.url()+"/metrics")

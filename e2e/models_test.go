@@ -98,11 +98,11 @@ func TestModelRegistryJob(t *testing.T) {
 	fund(t, node, types.PubkeyToAddress(key.PublicKey), "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	tx, err := node.client().SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err := node.client().Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := node.client().WaitForReceipt(ctx, tx.Hash())
+	r, err := node.client().Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status == "success" || system.Code(r.Receipt.Code) != system.CodeNoSuchModel {
 		t.Fatalf("job naming an unregistered model: %+v %v", r, err)
 	}
@@ -126,11 +126,11 @@ func TestModelRegistryJob(t *testing.T) {
 		t.Fatalf("model show after the ban:\n%s", show)
 	}
 	spec.ModelID = id
-	tx, err = node.client().SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err = node.client().Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = node.client().WaitForReceipt(ctx, tx.Hash())
+	r, err = node.client().Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status == "success" || system.Code(r.Receipt.Code) != system.CodeModelBanned {
 		t.Fatalf("job naming a banned model: %+v %v", r, err)
 	}

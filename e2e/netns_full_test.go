@@ -62,8 +62,8 @@ func netnsFullNodes(t *testing.T, vals int) {
 		t.Fatalf("full C did not state-sync from a full node:\n%s", tailLines(lg, 30))
 	}
 	top := tn.height(c)
-	v, err1 := tn.client(0).Block(ctx, fmt.Sprint(top), false)
-	w, err2 := tn.client(c).Block(ctx, fmt.Sprint(top), false)
+	v, err1 := tn.client(0).Chain().Block(ctx, fmt.Sprint(top), false)
+	w, err2 := tn.client(c).Chain().Block(ctx, fmt.Sprint(top), false)
 	if err1 != nil || err2 != nil || v.Hash != w.Hash {
 		t.Fatalf("block %d: validator %v (%v), late full node %v (%v)", top, v, err1, w, err2)
 	}

@@ -142,7 +142,7 @@ func (tn *nsnet) client(i int) *sdk.Client {
 func (tn *nsnet) status(i int) *apitypes.Status {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	st, err := tn.client(i).Status(ctx)
+	st, err := tn.client(i).Chain().Status(ctx)
 	if err != nil {
 		return nil
 	}
@@ -189,7 +189,7 @@ func (tn *nsnet) checkSameChain(nodes ...int) int64 {
 	for h := int64(1); h <= top; h++ {
 		var want types.Hash
 		for k, i := range nodes {
-			b, err := tn.client(i).Block(ctx, strconv.FormatInt(h, 10), false)
+			b, err := tn.client(i).Chain().Block(ctx, strconv.FormatInt(h, 10), false)
 			if err != nil {
 				tn.t.Fatalf("node%d block %d: %v", i, h, err)
 			}
@@ -209,11 +209,11 @@ func (tn *nsnet) fund() *ecdsa.PrivateKey {
 	key, _ := crypto.GenerateKey()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := tn.client(0).Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	h, err := tn.client(0).Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
 	if err != nil {
 		tn.t.Fatal(err)
 	}
-	if _, err := tn.client(0).WaitForReceipt(ctx, h); err != nil {
+	if _, err := tn.client(0).Chain().WaitForReceipt(ctx, h); err != nil {
 		tn.t.Fatal(err)
 	}
 	return key
@@ -235,13 +235,13 @@ func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int, jitter 
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		start := time.Now()
-		tx, err := c.Transfer(ctx, key, types.Address{0xb0, 0xb0}, big.NewInt(int64(k+1)), sdk.TxOptions{})
+		tx, err := c.Account(key).Transfer(ctx, types.Address{0xb0, 0xb0}, big.NewInt(int64(k+1)), sdk.TxOptions{})
 		if err != nil {
 			cancel()
 			tn.t.Fatalf("transfer %d: %v", k, err)
 		}
 		for {
-			r, err := c.Tx(ctx, tx.Hash())
+			r, err := c.Chain().Tx(ctx, tx.Hash())
 			if err == nil && r.Status == apitypes.TxIncluded {
 				break
 			}
@@ -262,12 +262,12 @@ func (tn *nsnet) finality(key *ecdsa.PrivateKey, count int, nodes []int, jitter 
 func (tn *nsnet) blockInterval(i, n int) time.Duration {
 	tn.t.Helper()
 	ctx := context.Background()
-	top, err := tn.client(i).Block(ctx, "latest", false)
+	top, err := tn.client(i).Chain().Block(ctx, "latest", false)
 	if err != nil {
 		tn.t.Fatal(err)
 	}
 	from := max(int64(top.Header.Height)-int64(n), 1)
-	first, err := tn.client(i).Block(ctx, strconv.FormatInt(from, 10), false)
+	first, err := tn.client(i).Chain().Block(ctx, strconv.FormatInt(from, 10), false)
 	if err != nil {
 		tn.t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestNetnsPartitions(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	pending, err := tn.client(0).Transfer(ctx, key, types.Address{0xca, 0x70}, big.NewInt(7), sdk.TxOptions{})
+	pending, err := tn.client(0).Account(key).Transfer(ctx, types.Address{0xca, 0x70}, big.NewInt(7), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestNetnsPartitions(t *testing.T) {
 	tn.waitHeight(slices.Max(halted)+3, 90*time.Second, nodes...)
 	t.Logf("2/2 partition halted at %v; resumed %v after heal", halted, time.Since(start).Round(time.Millisecond))
 	for _, i := range nodes {
-		if _, err := tn.client(i).WaitForReceipt(ctx, pending.Hash()); err != nil {
+		if _, err := tn.client(i).Chain().WaitForReceipt(ctx, pending.Hash()); err != nil {
 			t.Fatalf("transfer sent during the halt, on node%d: %v", i, err)
 		}
 	}

@@ -26,7 +26,7 @@ func waitPruned(t *testing.T, c *sdk.Client, key []byte) {
 	defer cancel()
 	one := uint64(1)
 	for {
-		_, err := c.Proof(ctx, key, &one)
+		_, err := c.Chain().Proof(ctx, key, &one)
 		var ae *sdk.APIError
 		if errors.As(err, &ae) && ae.Code == apitypes.CodePruned && ae.Status == http.StatusGone {
 			return
@@ -74,7 +74,7 @@ func TestDevnetPrunes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.Proof(ctx, state.AccountKey(alice), nil); err != nil {
+	if _, err := c.Chain().Proof(ctx, state.AccountKey(alice), nil); err != nil {
 		t.Fatalf("head proof after pruning: %v", err)
 	}
 }
@@ -106,7 +106,7 @@ func TestTestnetValidatorPrunes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	one := uint64(1)
-	if _, err := tn.client(0).Proof(ctx, state.AccountKey(alice), &one); err != nil {
+	if _, err := tn.client(0).Chain().Proof(ctx, state.AccountKey(alice), &one); err != nil {
 		t.Fatalf("unpruned validator at height 1: %v", err)
 	}
 }

@@ -59,7 +59,7 @@ func TestRunnerPrivateTargetActorFault(t *testing.T) {
 		t.Fatalf("the loopback target was dialled %d times", hits.Load())
 	}
 	for _, r := range rs {
-		rec, err := node.client().Runner(context.Background(), r.addr)
+		rec, err := node.client().Runners().Get(context.Background(), r.addr)
 		if err != nil || rec.Reputation != 100 {
 			t.Fatalf("runner %s penalised for the job's fault: %+v %v", r.name, rec, err)
 		}

@@ -84,11 +84,11 @@ func fund(t testing.TB, node *daemon, a types.Address, cby string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h, err := node.client().Faucet(ctx, a, sdk.MustCBY(cby))
+	h, err := node.client().Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := node.client().WaitForReceipt(ctx, h); err != nil {
+	if _, err := node.client().Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -262,15 +262,15 @@ func submitJob(t testing.TB, node *daemon, spec *job.JobSpec) (types.Hash, types
 	c := node.client()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	before, err := c.Balance(ctx, from)
+	before, err := c.Chain().Balance(ctx, from)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := c.SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err := c.Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := c.WaitForReceipt(ctx, tx.Hash())
+	r, err := c.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status != "success" {
 		t.Fatalf("submit job: %+v %v", r, err)
 	}
@@ -299,7 +299,7 @@ func waitChainJob(t testing.TB, node *daemon, id types.Hash, timeout time.Durati
 	deadline := time.Now().Add(timeout)
 	var last *apitypes.Job
 	for time.Now().Before(deadline) {
-		if j, err := node.client().Job(context.Background(), id); err == nil {
+		if j, err := node.client().Jobs().Get(context.Background(), id); err == nil {
 			last = j
 			if ok(j) {
 				return j
@@ -429,7 +429,7 @@ url = %q
 				t.Fatalf("runner %s paid %v, want %s", r.name, paid[r.addr], want)
 			}
 		}
-		after, err := c.Balance(ctx, from)
+		after, err := c.Chain().Balance(ctx, from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -515,7 +515,7 @@ url = %q
 		if j.Status != job.StateFailed || len(j.Commitments) != 0 || j.Payments == nil || j.Payments.Outcome != "runner_fault" {
 			t.Fatalf("schema-violating job: %+v", j)
 		}
-		after, _ := c.Balance(ctx, from)
+		after, _ := c.Chain().Balance(ctx, from)
 		if want := new(big.Int).Sub(before, fee); after.Cmp(want) != 0 {
 			t.Fatalf("submitter of the rejected job: balance %s, want %s (full refund)", after, want)
 		}
@@ -607,7 +607,7 @@ func waitRunners(t testing.TB, node *daemon, rs []*runnerProc) {
 	for time.Now().Before(deadline) {
 		ok := true
 		for _, r := range rs {
-			rec, err := node.client().Runner(context.Background(), r.addr)
+			rec, err := node.client().Runners().Get(context.Background(), r.addr)
 			if err != nil || !rec.Healthy || rec.ActiveJobs != 0 || rec.Reputation < 50 {
 				ok = false
 			}

@@ -70,15 +70,15 @@ func TestTestnetStateSync(t *testing.T) {
 	v0 := sdk.New("http://" + man.Nodes[0].RPC)
 	key, _ := crypto.GenerateKey()
 	alice := types.PubkeyToAddress(key.PublicKey)
-	fh, err := v0.Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(7), big.NewInt(1e18)))
+	fh, err := v0.Chain().Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(7), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v0.WaitForReceipt(ctx, fh); err != nil {
+	if _, err := v0.Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatal(err)
 	}
 	for {
-		st, err := v0.Status(ctx)
+		st, err := v0.Chain().Status(ctx)
 		if err == nil && st.FinalizedHeight >= 25 {
 			break
 		}
@@ -91,8 +91,8 @@ func TestTestnetStateSync(t *testing.T) {
 	cowboyCLI(t, "testnet", "up", "--dir", dir, "--no-pvm", "--wait", "60s", "--only", full.Name)
 	fc := sdk.New("http://" + full.RPC)
 	for {
-		vs, err1 := v0.Status(ctx)
-		fs, err2 := fc.Status(ctx)
+		vs, err1 := v0.Chain().Status(ctx)
+		fs, err2 := fc.Chain().Status(ctx)
 		if err1 == nil && err2 == nil && fs.Height >= vs.Height {
 			break
 		}
@@ -105,12 +105,12 @@ func TestTestnetStateSync(t *testing.T) {
 	if !strings.Contains(string(logb), "state restored from snapshot") {
 		t.Fatalf("full node did not state-sync:\n%s", tailLines(string(logb), 30))
 	}
-	if _, err := fc.Block(ctx, "1", false); err == nil {
+	if _, err := fc.Chain().Block(ctx, "1", false); err == nil {
 		t.Fatal("a state-synced node serves block 1, below its snapshot")
 	}
 	want := new(big.Int).Mul(big.NewInt(7), big.NewInt(1e18))
 	for _, c := range []*sdk.Client{fc, v0} {
-		if bal, err := c.Balance(ctx, alice); err != nil || bal.Cmp(want) != 0 {
+		if bal, err := c.Chain().Balance(ctx, alice); err != nil || bal.Cmp(want) != 0 {
 			t.Fatalf("alice's balance: %v %v", bal, err)
 		}
 	}

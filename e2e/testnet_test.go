@@ -126,7 +126,7 @@ func (tn *tnet) client(i int) *sdk.Client { return sdk.New("http://" + tn.man.No
 func (tn *tnet) height(i int) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	st, err := tn.client(i).Status(ctx)
+	st, err := tn.client(i).Chain().Status(ctx)
 	if err != nil {
 		return -1
 	}
@@ -180,7 +180,7 @@ func (tn *tnet) checkSameChain(nodes ...int) {
 	for h := int64(1); h <= top; h++ {
 		var want types.Hash
 		for k, i := range nodes {
-			b, err := tn.client(i).Block(ctx, strconv.FormatInt(h, 10), false)
+			b, err := tn.client(i).Chain().Block(ctx, strconv.FormatInt(h, 10), false)
 			if err != nil {
 				tn.t.Fatalf("node%d block %d: %v", i, h, err)
 			}
@@ -199,12 +199,12 @@ func (tn *tnet) transfer(key *ecdsa.PrivateKey, to types.Address, value int64, v
 	tn.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tx, err := tn.client(via).Transfer(ctx, key, to, big.NewInt(value), sdk.TxOptions{})
+	tx, err := tn.client(via).Account(key).Transfer(ctx, to, big.NewInt(value), sdk.TxOptions{})
 	if err != nil {
 		tn.t.Fatalf("transfer via node%d: %v", via, err)
 	}
 	// The receipt shows up on `at` once the block is final and executed there.
-	if _, err := tn.client(at).WaitForReceipt(ctx, tx.Hash()); err != nil {
+	if _, err := tn.client(at).Chain().WaitForReceipt(ctx, tx.Hash()); err != nil {
 		tn.t.Fatalf("transfer %s not final on node%d: %v", tx.Hash(), at, err)
 	}
 }
@@ -233,15 +233,15 @@ func TestTestnetFourValidators(t *testing.T) {
 	}
 	alice := types.PubkeyToAddress(key.PublicKey)
 	bob := types.Address{0xb0, 0xb0}
-	fh, err := tn.client(0).Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	fh, err := tn.client(0).Chain().Faucet(ctx, alice, new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tn.client(1).WaitForReceipt(ctx, fh); err != nil {
+	if _, err := tn.client(1).Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatal(err)
 	}
 	tn.transfer(key, bob, 1, 2, 3)
-	st, err := tn.client(3).Status(ctx)
+	st, err := tn.client(3).Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestTestnetFourValidators(t *testing.T) {
 		t.Fatalf("blocks finalized with half the validators down: %d -> %d", stalled, now)
 	}
 	// Submitted while stalled, final once a third validator is back.
-	pending, err := tn.client(0).Transfer(ctx, key, bob, big.NewInt(3), sdk.TxOptions{})
+	pending, err := tn.client(0).Account(key).Transfer(ctx, bob, big.NewInt(3), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestTestnetFourValidators(t *testing.T) {
 	// Bring node2 back (from its disk and WAL): blocks resume, no fork.
 	tn.start(2)
 	tn.waitHeight(stalled+5, 30*time.Second, 0, 1, 2)
-	if _, err := tn.client(2).WaitForReceipt(ctx, pending.Hash()); err != nil {
+	if _, err := tn.client(2).Chain().WaitForReceipt(ctx, pending.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	tn.checkSameChain(0, 1, 2)
@@ -303,7 +303,7 @@ func TestTestnetFourValidators(t *testing.T) {
 	if !strings.Contains(tn.procs[3].log.String(), "synced finalized blocks") {
 		t.Errorf("node3 caught up without block sync:\n%s", tailLines(tn.procs[3].log.String(), 30))
 	}
-	bal, err := tn.client(3).Balance(ctx, bob)
+	bal, err := tn.client(3).Chain().Balance(ctx, bob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,11 +334,11 @@ func TestTestnetSoak(t *testing.T) {
 	ctx := context.Background()
 	key, _ := crypto.GenerateKey()
 	bob := types.Address{0xb0, 0xb1}
-	fh, err := tn.client(0).Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
+	fh, err := tn.client(0).Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), new(big.Int).Mul(big.NewInt(1000), big.NewInt(1e18)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tn.client(0).WaitForReceipt(ctx, fh); err != nil {
+	if _, err := tn.client(0).Chain().WaitForReceipt(ctx, fh); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
@@ -365,7 +365,7 @@ func TestTestnetSoak(t *testing.T) {
 	tn.waitHeight(tn.maxHeight(all...)+3, 60*time.Second, all...)
 	tn.checkSameChain(all...)
 	for _, i := range all {
-		bal, err := tn.client(i).Balance(ctx, bob)
+		bal, err := tn.client(i).Chain().Balance(ctx, bob)
 		if err != nil || bal.Int64() != sent {
 			t.Fatalf("node%d: bob has %v, want %d (%v)", i, bal, sent, err)
 		}
@@ -436,7 +436,7 @@ func TestTestnetValidatorJoins(t *testing.T) {
 	c4 := d.client()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		st, err := c4.Status(ctx)
+		st, err := c4.Chain().Status(ctx)
 		h0 := tn.height(0)
 		if err == nil && st.Consensus != nil && st.Consensus.Validators == 5 && st.Consensus.Index >= 0 && int64(st.Height)+3 >= h0 {
 			break
@@ -447,12 +447,12 @@ func TestTestnetValidatorJoins(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	// Its votes are in the QCs: find its bit in a recent ParentQC.
-	st, _ := c4.Status(ctx)
+	st, _ := c4.Chain().Status(ctx)
 	idx := st.Consensus.Index
 	signed := false
 	for tries := 0; tries < 100 && !signed; tries++ {
 		top := tn.height(0)
-		blk, err := tn.client(0).Block(ctx, strconv.FormatInt(top, 10), false)
+		blk, err := tn.client(0).Chain().Block(ctx, strconv.FormatInt(top, 10), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,11 +468,11 @@ func TestTestnetValidatorJoins(t *testing.T) {
 	tn.checkSameChain(0, 1, 2, 3)
 	ctx5, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	b4, err := c4.Block(ctx5, "5", false)
+	b4, err := c4.Chain().Block(ctx5, "5", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b0, err := tn.client(0).Block(ctx5, "5", false)
+	b0, err := tn.client(0).Chain().Block(ctx5, "5", false)
 	if err != nil || b0.Hash != b4.Hash {
 		t.Fatalf("node4 block 5 %s, node0 %v %v", b4.Hash, b0, err)
 	}

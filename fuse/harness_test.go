@@ -46,12 +46,12 @@ func startRelays(t *testing.T, c *sdk.Client, n int) []func() {
 	var stops []func()
 	for i := 0; i < n; i++ {
 		key, _ := crypto.GenerateKey()
-		h, err := c.Faucet(ctx, types.PubkeyToAddress(key.PublicKey), genesis.CBY(1000))
+		h, err := c.Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), genesis.CBY(1000))
 		if err != nil {
 			t.Fatal(err)
 		}
 		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := c.WaitForReceipt(wctx, h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(wctx, h); err != nil {
 			t.Fatal(err)
 		}
 		wcancel()
@@ -98,11 +98,11 @@ func (e *env) account(t *testing.T) *ecdsa.PrivateKey {
 	key, _ := crypto.GenerateKey()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h, err := e.c.Faucet(ctx, types.PubkeyToAddress(key.PublicKey), genesis.CBY(100))
+	h, err := e.c.Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), genesis.CBY(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := e.c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	return key

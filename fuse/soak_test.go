@@ -108,7 +108,7 @@ func logRelayHealth(t *testing.T, e *env) {
 				return
 			case <-time.After(10 * time.Second):
 			}
-			rs, err := e.c.Relays(ctx)
+			rs, err := e.c.Relays().List(ctx)
 			if err != nil {
 				continue
 			}

@@ -34,11 +34,11 @@ func TestReplacedShardsKeptUntilAnchored(t *testing.T) {
 	ids, nodes := startChainRelays(t, ctx, c, 2)
 
 	owner, _ := crypto.GenerateKey()
-	h, err := c.Faucet(ctx, types.PubkeyToAddress(owner.PublicKey), genesis.CBY(100))
+	h, err := c.Chain().Faucet(ctx, types.PubkeyToAddress(owner.PublicKey), genesis.CBY(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	anchor := &onchain.Anchor{Client: c, Key: owner}
@@ -75,7 +75,7 @@ func TestReplacedShardsKeptUntilAnchored(t *testing.T) {
 	start := mustHeight(t, c)
 	waitFor(t, time.Minute, "eight storage epochs", func() bool { return mustHeight(t, c) > start+8*20 })
 	for _, id := range ids {
-		r, err := c.Relay(ctx, id)
+		r, err := c.Relays().Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

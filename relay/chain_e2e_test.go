@@ -107,7 +107,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		t.Fatal(err)
 	}
 	vid := types.Hash(vol.ID())
-	v, err := c.Volume(ctx, vid)
+	v, err := c.Volumes().Get(ctx, vid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,16 +169,16 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	ep := v.Rent.EpochBlocks
 	waitFor(t, 90*time.Second, "rent paid to the good relays and the bad relay flagged", func() bool {
 		for _, r := range relays[:5] {
-			rel, err := c.Relay(ctx, r.id)
+			rel, err := c.Relays().Get(ctx, r.id)
 			if err != nil || rel.Challenges == nil || rel.Challenges.Earned == "0" || rel.Challenges.Answered == 0 {
 				return false
 			}
 		}
-		rel, err := c.Relay(ctx, bad.id)
+		rel, err := c.Relays().Get(ctx, bad.id)
 		return err == nil && rel.Challenges != nil && rel.Challenges.Missed+rel.Challenges.Failed > 0 && !rel.Healthy &&
 			mustHeight(t, c) > start+2*ep
 	})
-	v, err = c.Volume(ctx, vid)
+	v, err = c.Volumes().Get(ctx, vid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,14 +188,14 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		t.Fatalf("rent paid %s, escrow %s of 1 CBY funded", paid, escrow)
 	}
 	for _, r := range relays[:5] {
-		rel, _ := c.Relay(ctx, r.id)
+		rel, _ := c.Relays().Get(ctx, r.id)
 		if rel.Challenges.Missed+rel.Challenges.Failed != 0 || !rel.Healthy {
 			t.Fatalf("good relay %s: %+v healthy=%v", r.id, rel.Challenges, rel.Healthy)
 		}
 	}
 	// (A new epoch's challenges are open for a moment: poll.)
 	waitFor(t, 10*time.Second, "every relay's proof for the second volume", func() bool {
-		v2, err := c.Volume(ctx, types.Hash(vol2.ID()))
+		v2, err := c.Volumes().Get(ctx, types.Hash(vol2.ID()))
 		if err != nil || len(v2.Placement) != 6 {
 			return false
 		}
@@ -207,7 +207,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 		return true
 	})
 	var rc *apitypes.RelayChallenges
-	if rc, err = c.RelayChallenges(ctx, bad.id); err != nil {
+	if rc, err = c.Relays().Challenges(ctx, bad.id); err != nil {
 		t.Fatal(err)
 	}
 	missed := false
@@ -243,7 +243,7 @@ func TestChallengesAndRentOnDevnet(t *testing.T) {
 	spareID, _ := types.ParseAddress(st.ID)
 	fund(spareID, "200")
 	startProc(t, relayBin, "run", "--home", spare, "--node", url, "--stake", "100", "--heartbeat", "500ms", "--challenge-poll", "200ms")
-	waitFor(t, 30*time.Second, "the spare relay", func() bool { r, err := c.Relay(ctx, spareID); return err == nil && r.Healthy })
+	waitFor(t, 30*time.Second, "the spare relay", func() bool { r, err := c.Relays().Get(ctx, spareID); return err == nil && r.Healthy })
 	rep, err := vol.Repair(ctx, cbfs.RepairOptions{})
 	if err != nil || rep.Repaired == 0 {
 		t.Fatalf("repair: %+v %v", rep, err)
@@ -273,11 +273,11 @@ type relayProc struct {
 func (d *devnet) fund(t *testing.T, ctx context.Context) func(types.Address, string) {
 	return func(a types.Address, cby string) {
 		t.Helper()
-		h, err := d.c.Faucet(ctx, a, sdk.MustCBY(cby))
+		h, err := d.c.Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.c.WaitForReceipt(ctx, h); err != nil {
+		if _, err := d.c.Chain().WaitForReceipt(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -298,7 +298,7 @@ func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) 
 		"--block-interval", "100ms", "--log-level", "warn")
 	d := &devnet{url: url, root: root, c: sdk.New(url)}
 	c := d.c
-	waitFor(t, 30*time.Second, "node up", func() bool { _, err := c.Status(ctx); return err == nil })
+	waitFor(t, 30*time.Second, "node up", func() bool { _, err := c.Chain().Status(ctx); return err == nil })
 	fund := d.fund(t, ctx)
 	for i := range n {
 		home := filepath.Join(root, fmt.Sprintf("relay%d", i))
@@ -324,7 +324,7 @@ func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) 
 		d.relays = append(d.relays, relayProc{home, id, cmd})
 	}
 	waitFor(t, 60*time.Second, fmt.Sprintf("%d healthy relays", n), func() bool {
-		rs, err := c.Relays(ctx)
+		rs, err := c.Relays().List(ctx)
 		k := 0
 		for _, r := range rs {
 			if r.Healthy {
@@ -337,7 +337,7 @@ func startDevnet(t *testing.T, ctx context.Context, n int, relayArgs ...string) 
 }
 
 func mustHeight(t *testing.T, c *sdk.Client) uint64 {
-	st, err := c.Status(context.Background())
+	st, err := c.Chain().Status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

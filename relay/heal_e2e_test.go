@@ -86,7 +86,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 	t.Logf("checkpoint anchored")
 	waitFor(t, 60*time.Second, "the registry to mark the killed relays unhealthy", func() bool {
 		for _, r := range dead {
-			if rel, err := c.Relay(ctx, r.id); err != nil || rel.Healthy {
+			if rel, err := c.Relays().Get(ctx, r.id); err != nil || rel.Healthy {
 				return false
 			}
 		}
@@ -106,7 +106,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 			lastState = err.Error()
 			return false
 		}
-		moved, err := c.MovedShards(ctx, vid)
+		moved, err := c.Volumes().MovedShards(ctx, vid)
 		if err != nil {
 			lastState = err.Error()
 			return false
@@ -115,7 +115,7 @@ func TestSelfHealingOnDevnet(t *testing.T) {
 		for _, m := range moved.Shards {
 			mv[m.Shard] = m.Holder
 		}
-		rs, err := c.Relays(ctx)
+		rs, err := c.Relays().List(ctx)
 		if err != nil {
 			return false
 		}

@@ -39,11 +39,11 @@ func TestRelaysStayHealthyOnFastBlocks(t *testing.T) {
 	ids, _ := startChainRelays(t, ctx, c, 2)
 
 	owner, _ := crypto.GenerateKey()
-	h, err := c.Faucet(ctx, types.PubkeyToAddress(owner.PublicKey), genesis.CBY(100))
+	h, err := c.Chain().Faucet(ctx, types.PubkeyToAddress(owner.PublicKey), genesis.CBY(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	anchor := &onchain.Anchor{Client: c, Key: owner}
@@ -68,7 +68,7 @@ func TestRelaysStayHealthyOnFastBlocks(t *testing.T) {
 
 	// Six liveness windows of chain time, looking at the directory as
 	// often as the test can: the heartbeat never lapses.
-	first, err := c.Relay(ctx, ids[0])
+	first, err := c.Relays().Get(ctx, ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestRelaysStayHealthyOnFastBlocks(t *testing.T) {
 	for looks := 0; ; looks++ {
 		var height uint64
 		for _, id := range ids {
-			r, err := c.Relay(ctx, id)
+			r, err := c.Relays().Get(ctx, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func TestRelaysStayHealthyOnFastBlocks(t *testing.T) {
 	// answers nearly all. (A heavily loaded machine may still miss one, so
 	// this asks for a clear majority, not perfection.)
 	for _, id := range ids {
-		r, err := c.Relay(ctx, id)
+		r, err := c.Relays().Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,11 +120,11 @@ func startChainRelays(t *testing.T, ctx context.Context, c *sdk.Client, n int) (
 	for range n {
 		key, _ := crypto.GenerateKey()
 		id := types.PubkeyToAddress(key.PublicKey)
-		h, err := c.Faucet(ctx, id, genesis.CBY(1000))
+		h, err := c.Chain().Faucet(ctx, id, genesis.CBY(1000))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.WaitForReceipt(ctx, h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 		node, err := relay.New(relay.Config{Key: key, DataDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})

@@ -161,7 +161,7 @@ func (d *Daemon) handlePush(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	cj, err := d.client.Job(ctx, id)
+	cj, err := d.client.Jobs().Get(ctx, id)
 	if errors.Is(err, sdk.ErrNotFound) {
 		fail(c, http.StatusNotFound, "unknown_job", "no such job on chain")
 		return
@@ -344,7 +344,7 @@ func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 // and wait for it before they push, so normally every push qualifies; one
 // that does not yet is left out until it does (or the window closes).
 func (d *Daemon) withResultEvidence(ctx context.Context, id types.Hash, reveals []verify.Reveal) ([]verify.Reveal, error) {
-	ras, err := d.client.ResultAttestations(ctx, id)
+	ras, err := d.client.TEE().ResultAttestations(ctx, id)
 	if err != nil && !errors.Is(err, sdk.ErrNotFound) {
 		return nil, fmt.Errorf("result attestations of job %s: %w", id, err)
 	}

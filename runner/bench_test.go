@@ -157,14 +157,14 @@ func submitAndAwait(ctx context.Context, c *sdk.Client, k *senderKey, spec *job.
 
 func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *job.JobSpec) (types.Hash, error) {
 	nonce := k.next
-	tx, err := c.SubmitJob(ctx, k.key, spec, sdk.TxOptions{Nonce: &nonce})
+	tx, err := c.Account(k.key).Jobs().Submit(ctx, spec, sdk.TxOptions{Nonce: &nonce})
 	if err != nil {
 		return types.Hash{}, err
 	}
 	k.next++
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	r, err := c.WaitForReceipt(wctx, tx.Hash())
+	r, err := c.Chain().WaitForReceipt(wctx, tx.Hash())
 	if err != nil || r.Receipt.Status != "success" {
 		return types.Hash{}, fmt.Errorf("submit: %+v %v", r, err)
 	}
@@ -174,7 +174,7 @@ func submitAndAwaitID(ctx context.Context, c *sdk.Client, k *senderKey, spec *jo
 		return id, err
 	}
 	for {
-		j, err := c.Job(wctx, id)
+		j, err := c.Jobs().Get(wctx, id)
 		if err == nil && (j.Status == job.StateVerified || j.Status == job.StateFinalized) {
 			return id, nil
 		}
@@ -206,7 +206,7 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 	}
 	spec := benchSpec(feed.URL, 3)
 	_, directPer := directRate(b, ex, spec, 50)
-	p, err := n.client.OffchainParams(context.Background())
+	p, err := n.client.Jobs().Params(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func BenchmarkCommitRevealLatency(b *testing.B) {
 			b.Fatal(err)
 		}
 		total += time.Since(start)
-		j, err := n.client.Job(context.Background(), id)
+		j, err := n.client.Jobs().Get(context.Background(), id)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func BenchmarkRunnerThroughput1s(b *testing.B) {
 		nonce := k.next
 		k.next++
 		to := types.JobDispatcherAddress
-		tx, err := n.client.BuildTx(ctx, k.key, sdk.TxRequest{To: &to, Instruction: &types.SubmitJob{Spec: encoded},
+		tx, err := n.client.Account(k.key).BuildTx(ctx, sdk.TxRequest{To: &to, Instruction: &types.SubmitJob{Spec: encoded},
 			ExpectCycles: expCycles, ExpectCells: expCells, Options: sdk.TxOptions{Nonce: &nonce}})
 		if err != nil {
 			b.Fatal(err)
@@ -287,7 +287,7 @@ func BenchmarkRunnerThroughput1s(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i, tx := range txs {
-		if _, err := n.client.Submit(ctx, tx); err != nil {
+		if _, err := n.client.Chain().Submit(ctx, tx); err != nil {
 			b.Fatalf("submit %d: %v", i, err)
 		}
 	}

@@ -74,7 +74,7 @@ func sameSet(a, b []string) bool {
 func (d *Daemon) ensureRegistered(ctx context.Context) error {
 	in := d.registration()
 	for attempt := 0; ; attempt++ {
-		r, err := d.client.Runner(ctx, d.self)
+		r, err := d.client.Runners().Get(ctx, d.self)
 		if err != nil && !errors.Is(err, sdk.ErrNotFound) {
 			return fmt.Errorf("look up runner record: %w", err)
 		}
@@ -96,7 +96,7 @@ func (d *Daemon) ensureRegistered(ctx context.Context) error {
 				topUp.SetInt64(0)
 			}
 		}
-		bal, err := d.client.Balance(ctx, d.self)
+		bal, err := d.client.Chain().Balance(ctx, d.self)
 		if err != nil {
 			return fmt.Errorf("balance of %s: %w", d.self, err)
 		}
@@ -154,7 +154,7 @@ func (d *Daemon) maybeHeartbeat(ctx context.Context, h uint64) {
 		if err := d.ensureAttested(cctx, every*3); err != nil {
 			d.log.Warn("re-attestation failed", "err", err)
 		}
-		if r, err := d.client.Runner(cctx, d.self); err == nil {
+		if r, err := d.client.Runners().Get(cctx, d.self); err == nil {
 			d.m.heartbeatLag.Set(float64(r.Height - min(r.Height, r.LastHeartbeat)))
 			d.m.reputation.Set(float64(r.Reputation))
 			if s, err := sdk.ParseAmount(r.Stake); err == nil {
@@ -187,7 +187,7 @@ func (d *Daemon) send(ctx context.Context, kind string, to types.Address, value 
 		d.m.txs.WithLabelValues(kind, "failed").Inc()
 		return types.Hash{}, err
 	}
-	h, err := d.client.Submit(ctx, tx)
+	h, err := d.client.Chain().Submit(ctx, tx)
 	d.tx.submitted(tx, err)
 	if err != nil {
 		d.m.txs.WithLabelValues(kind, "failed").Inc()
@@ -204,7 +204,7 @@ func (d *Daemon) sendAndWait(ctx context.Context, kind string, to types.Address,
 	}
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	r, err := d.client.WaitForReceipt(wctx, h)
+	r, err := d.client.Chain().WaitForReceipt(wctx, h)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (d *Daemon) sendPersisted(ctx context.Context, rec *JobRecord, kind string,
 		d.tx.submitted(tx, err) // never sent: its nonce is a hole to refill
 		return err
 	}
-	_, err = d.client.Submit(ctx, tx)
+	_, err = d.client.Chain().Submit(ctx, tx)
 	d.tx.submitted(tx, err)
 	if err != nil {
 		// The record holds the tx; the await step re-sends or rebuilds.
@@ -269,7 +269,7 @@ const (
 // returns txUnknown only when re-submission was refused (a stale nonce): the
 // caller must rebuild.
 func (d *Daemon) persistedTx(ctx context.Context, rec *JobRecord, kind string) (txState, string, error) {
-	r, err := d.client.Tx(ctx, rec.TxHash)
+	r, err := d.client.Chain().Tx(ctx, rec.TxHash)
 	switch {
 	case err == nil && r.Status == apitypes.TxIncluded && r.Receipt != nil:
 		d.tx.observe(kind, rec.Tx, r.Receipt)
@@ -282,7 +282,7 @@ func (d *Daemon) persistedTx(ctx context.Context, rec *JobRecord, kind string) (
 	case !errors.Is(err, sdk.ErrNotFound):
 		return txPending, "", err // node trouble: try again next block
 	}
-	_, err = d.client.SubmitRaw(ctx, rec.Tx)
+	_, err = d.client.Chain().SubmitRaw(ctx, rec.Tx)
 	if err != nil {
 		d.tx.refused()
 		d.log.Warn("re-sending stored transaction refused; rebuilding", "job", rec.ID, "kind", kind, "err", err)

@@ -79,7 +79,7 @@ func TestPrivateTargetIsActorFault(t *testing.T) {
 		if rec.Report == nil || rec.Report.Fault != verify.FaultActorFault {
 			t.Fatalf("runner record: %+v", rec)
 		}
-		rn, err := n.client.Runner(context.Background(), r.d.Address())
+		rn, err := n.client.Runners().Get(context.Background(), r.d.Address())
 		if err != nil || rn.Reputation != 100 {
 			t.Fatalf("runner penalised for the job's fault: %+v %v", rn, err)
 		}

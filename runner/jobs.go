@@ -185,7 +185,7 @@ func errorKind(err error) string {
 // chainJob fetches the job and reports whether this assignment still
 // stands (same retry, we are in the committee).
 func (d *Daemon) chainJob(ctx context.Context, rec *JobRecord) (*apitypes.Job, bool, error) {
-	cj, err := d.client.Job(ctx, rec.ID)
+	cj, err := d.client.Jobs().Get(ctx, rec.ID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -290,7 +290,7 @@ func (d *Daemon) committed(ctx context.Context, rec *JobRecord) error {
 	if len(rec.Tx) > 0 && d.tx.wantsSample("commit") {
 		// The commitment was seen on the job before its receipt was read:
 		// read it now to size later commits' limits.
-		if r, err := d.client.Tx(ctx, rec.TxHash); err == nil && r.Receipt != nil {
+		if r, err := d.client.Chain().Tx(ctx, rec.TxHash); err == nil && r.Receipt != nil {
 			d.tx.observe("commit", rec.Tx, r.Receipt)
 		}
 	}
@@ -328,7 +328,7 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
 	rev := rec.Reveal(d.self)
 	for attempt := 0; ; attempt++ {
-		r, err := d.client.Runner(ctx, rec.Aggregator)
+		r, err := d.client.Runners().Get(ctx, rec.Aggregator)
 		if err != nil {
 			return err
 		}
@@ -425,7 +425,7 @@ func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
 func (d *Daemon) keys(ctx context.Context, committee []types.Address) (map[types.Address]ed25519.PublicKey, error) {
 	out := make(map[types.Address]ed25519.PublicKey, len(committee))
 	for _, a := range committee {
-		r, err := d.client.Runner(ctx, a)
+		r, err := d.client.Runners().Get(ctx, a)
 		if err != nil {
 			return nil, fmt.Errorf("result key of %s: %w", a, err)
 		}

@@ -37,11 +37,11 @@ func TestModelBoundTEEEvidence(t *testing.T) {
 	pub, _ := crypto.GenerateKey()
 	n.fund(t, types.PubkeyToAddress(pub.PublicKey), "1100")
 	in := &types.ModelPublish{Weights: types.Hash{1}, Arch: types.Hash{2}, Tokenizer: types.Hash{3}, License: types.Hash{4}, Name: "m"}
-	tx, err := n.client.PublishModel(ctx, pub, in, sdk.ModelDeposit, sdk.TxOptions{})
+	tx, err := n.client.Account(pub).Models().Publish(ctx, in, sdk.ModelDeposit, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := n.client.WaitForReceipt(ctx, tx.Hash()); err != nil || r.Receipt.Status != "success" {
+	if r, err := n.client.Chain().WaitForReceipt(ctx, tx.Hash()); err != nil || r.Receipt.Status != "success" {
 		t.Fatalf("publish: %+v %v", r, err)
 	}
 	id := models.ID(in.Weights, in.Arch, in.Tokenizer, in.License)

@@ -57,7 +57,7 @@ func (n *testNet) submitMany(t *testing.T, count int) []types.Hash {
 	var txs []*types.Tx
 	for i := range count {
 		nonce := uint64(i)
-		tx, err := n.client.SubmitJob(ctx, key, spec, sdk.TxOptions{Nonce: &nonce})
+		tx, err := n.client.Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{Nonce: &nonce})
 		if err != nil {
 			t.Fatalf("submit %d: %v", i, err)
 		}
@@ -65,7 +65,7 @@ func (n *testNet) submitMany(t *testing.T, count int) []types.Hash {
 	}
 	ids := make([]types.Hash, 0, count)
 	for i, tx := range txs {
-		r, err := n.client.WaitForReceipt(ctx, tx.Hash())
+		r, err := n.client.Chain().WaitForReceipt(ctx, tx.Hash())
 		if err != nil || r.Receipt.Status != "success" {
 			t.Fatalf("submission %d: %+v %v", i, r, err)
 		}
@@ -214,13 +214,13 @@ func (n *testNet) failedCommits(t *testing.T, a types.Address) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	st, err := n.client.Status(ctx)
+	st, err := n.client.Chain().Status(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var failed []string
 	for h := uint64(1); h <= st.Height; h++ {
-		b, err := n.client.Block(ctx, strconv.FormatUint(h, 10), true)
+		b, err := n.client.Chain().Block(ctx, strconv.FormatUint(h, 10), true)
 		if err != nil {
 			t.Fatalf("block %d: %v", h, err)
 		}
@@ -228,7 +228,7 @@ func (n *testNet) failedCommits(t *testing.T, a types.Address) []string {
 			if r.Status == "success" || r.Kind == apitypes.ReceiptKindTimer {
 				continue
 			}
-			tx, err := n.client.Tx(ctx, r.TxHash)
+			tx, err := n.client.Chain().Tx(ctx, r.TxHash)
 			if err != nil {
 				t.Fatalf("tx %s: %v", r.TxHash, err)
 			}
@@ -264,7 +264,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	// Take P+1..P+3 from outside: they wait in the mempool for P, which the
 	// runner's next transaction fills, and the runner's own P+1..P+3 then
 	// collide with them.
-	acc, err := n.client.Account(ctx, r.d.Address())
+	acc, err := n.client.Chain().Account(ctx, r.d.Address())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	var foreign []*types.Tx
 	for k := range uint64(3) {
 		nonce := acc.PendingNonce + 1 + k
-		tx, err := n.client.Transfer(ctx, r.key, sink, sdk.MustCBY("0.001"), sdk.TxOptions{Nonce: &nonce})
+		tx, err := n.client.Account(r.key).Transfer(ctx, sink, sdk.MustCBY("0.001"), sdk.TxOptions{Nonce: &nonce})
 		if err != nil {
 			// A heartbeat of the runner's got there first: that nonce
 			// is the runner's, and the collision is the other way.
@@ -283,7 +283,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	}
 	ids := n.submitMany(t, 16)
 	for range 3 { // and again while the jobs are in flight
-		tx, err := n.client.Transfer(ctx, r.key, sink, sdk.MustCBY("0.001"), sdk.TxOptions{})
+		tx, err := n.client.Account(r.key).Transfer(ctx, sink, sdk.MustCBY("0.001"), sdk.TxOptions{})
 		if err != nil {
 			t.Logf("foreign transfer refused (the runner holds that nonce): %v", err)
 			continue
@@ -296,7 +296,7 @@ func TestPipelineForeignNonce(t *testing.T) {
 	landed := 0
 	for _, tx := range foreign {
 		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
-		if rc, err := n.client.WaitForReceipt(wctx, tx.Hash()); err == nil && rc.Receipt.Status == "success" {
+		if rc, err := n.client.Chain().WaitForReceipt(wctx, tx.Hash()); err == nil && rc.Receipt.Status == "success" {
 			landed++
 		}
 		wcancel()

@@ -231,7 +231,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if from == 0 {
 		// A fresh runner has no assignments in the past: start at the head.
-		st, err := d.client.Status(ctx)
+		st, err := d.client.Chain().Status(ctx)
 		if err != nil {
 			return fmt.Errorf("node status: %w", err)
 		}
@@ -240,7 +240,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		from++
 	}
 	d.log.Info("following the chain", "from", from, "runner", d.self)
-	err = d.client.Subscribe(ctx, from, func(b apitypes.Block) error { return d.onBlock(ctx, workCtx, b) })
+	err = d.client.Chain().Subscribe(ctx, from, func(b apitypes.Block) error { return d.onBlock(ctx, workCtx, b) })
 	if err != nil && ctx.Err() == nil {
 		close(d.stopping)
 		cancelWork()
@@ -265,7 +265,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 func (d *Daemon) loadParams(ctx context.Context) error {
 	for {
-		p, err := d.client.OffchainParams(ctx)
+		p, err := d.client.Jobs().Params(ctx)
 		if err == nil {
 			d.mu.Lock()
 			d.params = *p
@@ -336,7 +336,7 @@ func (d *Daemon) assign(ctx, work context.Context, h uint64, a *jobs.JobAssigned
 	var cj *apitypes.Job
 	for backoff := 200 * time.Millisecond; ; backoff = min(2*backoff, 5*time.Second) {
 		var err error
-		if cj, err = d.client.Job(ctx, a.JobID); err == nil {
+		if cj, err = d.client.Jobs().Get(ctx, a.JobID); err == nil {
 			break
 		}
 		d.log.Warn("fetching an assigned job failed; retrying", "job", a.JobID, "err", err)
@@ -410,7 +410,7 @@ func (d *Daemon) busyReconciled(ctx context.Context) int {
 	}
 	d.mu.Unlock()
 	for _, id := range ids {
-		if cj, err := d.client.Job(ctx, id); err == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted && cj.Status != job.StateRevealed {
+		if cj, err := d.client.Jobs().Get(ctx, id); err == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted && cj.Status != job.StateRevealed {
 			d.release(id)
 		}
 	}

@@ -73,11 +73,11 @@ func (n *testNet) fund(t testing.TB, a types.Address, cby string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h, err := n.client.Faucet(ctx, a, sdk.MustCBY(cby))
+	h, err := n.client.Chain().Faucet(ctx, a, sdk.MustCBY(cby))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.client.WaitForReceipt(ctx, h); err != nil {
+	if _, err := n.client.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -178,11 +178,11 @@ func (n *testNet) submit(t testing.TB, spec *job.JobSpec) types.Hash {
 	n.fund(t, types.PubkeyToAddress(key.PublicKey), "10")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	tx, err := n.client.SubmitJob(ctx, key, spec, sdk.TxOptions{})
+	tx, err := n.client.Account(key).Jobs().Submit(ctx, spec, sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := n.client.WaitForReceipt(ctx, tx.Hash())
+	r, err := n.client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil || r.Receipt.Status != "success" {
 		t.Fatalf("submit job: %+v %v", r, err)
 	}
@@ -198,7 +198,7 @@ func (n *testNet) waitJob(t testing.TB, id types.Hash, timeout time.Duration, ok
 	deadline := time.Now().Add(timeout)
 	var last *apitypes.Job
 	for time.Now().Before(deadline) {
-		j, err := n.client.Job(context.Background(), id)
+		j, err := n.client.Jobs().Get(context.Background(), id)
 		if err == nil {
 			last = j
 			if ok(j) {
@@ -420,7 +420,7 @@ func TestHangingExecutorBounded(t *testing.T) {
 	if !strings.Contains(rec.ExecError, "wall time") || rec.Report == nil || rec.Report.Fault != verify.FaultImpossibleJob || time.Since(start) > 15*time.Second {
 		t.Fatalf("hang: %+v after %v", rec, time.Since(start))
 	}
-	if rn, err := n.client.Runner(context.Background(), r.d.Address()); err != nil || rn.Reputation != 100 {
+	if rn, err := n.client.Runners().Get(context.Background(), r.d.Address()); err != nil || rn.Reputation != 100 {
 		t.Fatalf("runner penalised for the job's fault: %+v %v", rn, err)
 	}
 }
@@ -473,11 +473,11 @@ func startTEERunner(t *testing.T, n *testNet, out string) *testRunner {
 	}
 	r := &testRunner{key: key, ed: ed, dir: t.TempDir(), exec: &fixedExecutor{out: []byte(out)}, att: sim}
 	r.start(t, n)
-	a, err := n.client.Attestation(context.Background(), r.d.Address())
+	a, err := n.client.TEE().Attestation(context.Background(), r.d.Address())
 	if err != nil || !a.Valid || a.Backend != "SIMULATION" {
 		t.Fatalf("attestation: %+v %v", a, err)
 	}
-	rr, err := n.client.Runner(context.Background(), r.d.Address())
+	rr, err := n.client.Runners().Get(context.Background(), r.d.Address())
 	if err != nil || !rr.TEE {
 		t.Fatalf("runner record: %+v %v", rr, err)
 	}
@@ -503,7 +503,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if j := n.waitJob(t, id, 30*time.Second, finished); j.Status != job.StateFinalized {
 		t.Fatalf("tee job: %+v", j)
 	}
-	ras, err := n.client.ResultAttestations(ctx, id)
+	ras, err := n.client.TEE().ResultAttestations(ctx, id)
 	if err != nil || len(ras) != 1 {
 		t.Fatalf("result attestations: %+v %v", ras, err)
 	}
@@ -522,7 +522,7 @@ func TestSimulatedTEEAttestation(t *testing.T) {
 	if j.Status != job.StateFinalized || len(j.Agreed) != 2 || string(j.Result) != out {
 		t.Fatalf("deterministic tee job: %+v", j)
 	}
-	ras, err = n.client.ResultAttestations(ctx, id)
+	ras, err = n.client.TEE().ResultAttestations(ctx, id)
 	if err != nil || len(ras) != 2 {
 		t.Fatalf("result attestations: %+v %v", ras, err)
 	}

@@ -25,7 +25,7 @@ func (d *Daemon) ensureAttested(ctx context.Context, margin uint64) error {
 		return nil
 	}
 	pub := d.o.ResultKey.Public().(ed25519.PublicKey)
-	a, err := d.client.Attestation(ctx, d.self)
+	a, err := d.client.TEE().Attestation(ctx, d.self)
 	if err != nil && !errors.Is(err, sdk.ErrNotFound) {
 		return fmt.Errorf("look up attestation: %w", err)
 	}

@@ -33,7 +33,7 @@ func TestToolchainDigestRefused(t *testing.T) {
 	if r.exec.calls.Load() != 0 {
 		t.Fatalf("the executor ran a job pinning another toolchain (record %+v)", rec)
 	}
-	if j, err := n.client.Job(context.Background(), refused); err != nil || len(j.Commitments) != 0 {
+	if j, err := n.client.Jobs().Get(context.Background(), refused); err != nil || len(j.Commitments) != 0 {
 		t.Fatalf("refused job committed: %+v %v", j, err)
 	}
 

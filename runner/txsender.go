@@ -91,11 +91,11 @@ func newTxSender(c *sdk.Client, key *ecdsa.PrivateKey) *txSender {
 // start reads the chain id and the pending nonce; floor is one past the
 // highest nonce journaled in the store, which the node may never have seen.
 func (s *txSender) start(ctx context.Context, floor uint64) error {
-	st, err := s.client.Status(ctx)
+	st, err := s.client.Chain().Status(ctx)
 	if err != nil {
 		return fmt.Errorf("node status: %w", err)
 	}
-	acc, err := s.client.Account(ctx, s.from)
+	acc, err := s.client.Chain().Account(ctx, s.from)
 	if err != nil {
 		return fmt.Errorf("account %s: %w", s.from, err)
 	}
@@ -113,11 +113,11 @@ func (s *txSender) refresh(ctx context.Context, height uint64) error {
 	if s.refreshed == height && height != 0 && !s.resync {
 		return nil
 	}
-	f, err := s.client.Fees(ctx)
+	f, err := s.client.Chain().Fees(ctx)
 	if err != nil {
 		return fmt.Errorf("fees: %w", err)
 	}
-	acc, err := s.client.Account(ctx, s.from)
+	acc, err := s.client.Chain().Account(ctx, s.from)
 	if err != nil {
 		return fmt.Errorf("account %s: %w", s.from, err)
 	}

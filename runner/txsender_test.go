@@ -25,11 +25,11 @@ func TestTxSenderFillsHoles(t *testing.T) {
 	from := types.PubkeyToAddress(key.PublicKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h, err := c.Faucet(ctx, from, sdk.MustCBY("10"))
+	h, err := c.Chain().Faucet(ctx, from, sdk.MustCBY("10"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 	s := newTxSender(c, key)
@@ -53,26 +53,26 @@ func TestTxSenderFillsHoles(t *testing.T) {
 		if tx.Nonce() != uint64(i) {
 			t.Fatalf("nonce %d, want %d", tx.Nonce(), i)
 		}
-		_, err := c.Submit(ctx, tx)
+		_, err := c.Chain().Submit(ctx, tx)
 		s.submitted(tx, err)
 		if err != nil {
 			t.Fatal(err)
 		}
 		last = tx
 	}
-	if _, err := c.WaitForReceipt(ctx, last.Hash()); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, last.Hash()); err != nil {
 		t.Fatal(err)
 	}
 	// A hole: nonce 10 is built but never reaches the node.
 	lost := send()
 	s.submitted(lost, nil)
 	stalled := send()
-	if _, err := c.Submit(ctx, stalled); err != nil {
+	if _, err := c.Chain().Submit(ctx, stalled); err != nil {
 		t.Fatal(err)
 	}
 	s.submitted(stalled, nil)
 	time.Sleep(300 * time.Millisecond)
-	if r, err := c.Tx(ctx, stalled.Hash()); err != nil || r.Receipt != nil {
+	if r, err := c.Chain().Tx(ctx, stalled.Hash()); err != nil || r.Receipt != nil {
 		t.Fatalf("the transaction after the hole was included: %+v %v", r, err)
 	}
 	for range 3 { // blocks pass; the next build sees the hole twice
@@ -83,14 +83,14 @@ func TestTxSenderFillsHoles(t *testing.T) {
 	if fill.Nonce() != lost.Nonce() {
 		t.Fatalf("fill nonce %d, want the hole %d", fill.Nonce(), lost.Nonce())
 	}
-	_, err = c.Submit(ctx, fill)
+	_, err = c.Chain().Submit(ctx, fill)
 	s.submitted(fill, err)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
-	if _, err := c.WaitForReceipt(wctx, stalled.Hash()); err != nil {
+	if _, err := c.Chain().WaitForReceipt(wctx, stalled.Hash()); err != nil {
 		t.Fatalf("the stalled transaction never landed: %v", err)
 	}
 	// Filling the hole made the sender ask again where the pending run
@@ -102,7 +102,7 @@ func TestTxSenderFillsHoles(t *testing.T) {
 	// After a refusal the next build resyncs with the node's pending nonce.
 	s.submitted(after, errors.New("refused"))
 	height++
-	acc, err := c.Account(ctx, from)
+	acc, err := c.Chain().Account(ctx, from)
 	if err != nil {
 		t.Fatal(err)
 	}

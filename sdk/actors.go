@@ -3,7 +3,6 @@ package sdk
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +16,26 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
+// ActorsService is the client's service for deployed actors (PVM code):
+// their records, code and state, read-only handler queries, published
+// libraries and callback statistics (/v1/actors, /v1/code, /v1/libraries,
+// /v1/callbacks).
+type ActorsService struct{ c *Client }
+
+// Actors returns the service for deployed actors.
+func (c *Client) Actors() *ActorsService { return &ActorsService{c: c} }
+
+// AccountActors is the Actors service bound to an account: its transaction
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of ActorsService.
+type AccountActors struct {
+	*ActorsService
+	a *Account
+}
+
+// Actors returns the Actors service bound to a.
+func (a *Account) Actors() *AccountActors { return &AccountActors{ActorsService: a.c.Actors(), a: a} }
+
 // Default execution budgets for actor transactions when the caller gives
 // none. Unused limits are refunded, so generous defaults only raise the
 // balance a sender must hold, not what it pays.
@@ -24,22 +43,6 @@ const (
 	DefaultActorCycles = 5_000_000
 	DefaultActorCells  = 50_000
 )
-
-// Actor returns an actor's metadata: code hash, owner, pins, balance.
-func (c *Client) Actor(ctx context.Context, a types.Address) (*apitypes.Actor, error) {
-	var out apitypes.Actor
-	return &out, c.do(ctx, http.MethodGet, "/v1/actors/"+a.String(), nil, &out)
-}
-
-// ActorCode returns an actor's canonical Python source.
-func (c *Client) ActorCode(ctx context.Context, a types.Address) ([]byte, error) {
-	return c.raw(ctx, "/v1/actors/"+a.String()+"/code")
-}
-
-// Code returns a code blob by hash.
-func (c *Client) Code(ctx context.Context, h types.Hash) ([]byte, error) {
-	return c.raw(ctx, "/v1/code/"+h.String())
-}
 
 func (c *Client) raw(ctx context.Context, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
@@ -63,57 +66,6 @@ func (c *Client) raw(ctx context.Context, path string) ([]byte, error) {
 		return nil, &APIError{Status: resp.StatusCode, Code: "http_" + strconv.Itoa(resp.StatusCode), Message: string(data)}
 	}
 	return data, nil
-}
-
-// ActorState lists an actor's storage; keyText filters by key prefix.
-func (c *Client) ActorState(ctx context.Context, a types.Address, keyText, cursor string, limit int) (*apitypes.ActorState, error) {
-	v := url.Values{}
-	if keyText != "" {
-		v.Set("key_text", keyText)
-	}
-	if cursor != "" {
-		v.Set("cursor", cursor)
-	}
-	if limit > 0 {
-		v.Set("limit", strconv.Itoa(limit))
-	}
-	var out apitypes.ActorState
-	return &out, c.do(ctx, http.MethodGet, "/v1/actors/"+a.String()+"/state?"+v.Encode(), nil, &out)
-}
-
-// Query runs a read-only handler: no transaction, no fee.
-func (c *Client) Query(ctx context.Context, a types.Address, handler string, args []byte) (*apitypes.QueryResult, error) {
-	var out apitypes.QueryResult
-	return &out, c.do(ctx, http.MethodPost, "/v1/actors/"+a.String()+"/query", apitypes.Query{Handler: handler, Args: args}, &out)
-}
-
-// Libraries lists the libraries a publisher has published.
-func (c *Client) Libraries(ctx context.Context, publisher types.Address) ([]apitypes.Library, error) {
-	var out []apitypes.Library
-	return out, c.do(ctx, http.MethodGet, "/v1/libraries/"+publisher.String(), nil, &out)
-}
-
-// SendInstruction builds, signs and submits an actor or library
-// instruction. to is the actor for a Call and nil otherwise.
-func (c *Client) SendInstruction(ctx context.Context, key *ecdsa.PrivateKey, to *types.Address, in types.Instruction, value *big.Int, o TxOptions) (*types.Tx, error) {
-	if o.CyclesLimit == 0 {
-		o.CyclesLimit = DefaultActorCycles
-	}
-	if o.CellsLimit == 0 {
-		payload, err := types.EncodeInstruction(in)
-		if err != nil {
-			return nil, err
-		}
-		o.CellsLimit = DefaultActorCells + 100 + uint64(len(payload))
-	}
-	tx, err := c.BuildTx(ctx, key, TxRequest{To: to, Value: value, Instruction: in, Options: o})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.Submit(ctx, tx); err != nil {
-		return nil, err
-	}
-	return tx, nil
 }
 
 // JSONArgs converts JSON handler arguments to the canonical CBOR the PVM
@@ -176,4 +128,72 @@ func jsonToCBORValue(v any) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// Get returns an actor's metadata: code hash, owner, pins, balance.
+func (s *ActorsService) Get(ctx context.Context, a types.Address) (*apitypes.Actor, error) {
+	var out apitypes.Actor
+	return &out, s.c.do(ctx, http.MethodGet, "/v1/actors/"+a.String(), nil, &out)
+}
+
+// Code returns an actor's canonical Python source.
+func (s *ActorsService) Code(ctx context.Context, a types.Address) ([]byte, error) {
+	return s.c.raw(ctx, "/v1/actors/"+a.String()+"/code")
+}
+
+// CodeByHash returns a code blob by hash.
+func (s *ActorsService) CodeByHash(ctx context.Context, h types.Hash) ([]byte, error) {
+	return s.c.raw(ctx, "/v1/code/"+h.String())
+}
+
+// State lists an actor's storage; keyText filters by key prefix.
+func (s *ActorsService) State(ctx context.Context, a types.Address, keyText, cursor string, limit int) (*apitypes.ActorState, error) {
+	v := url.Values{}
+	if keyText != "" {
+		v.Set("key_text", keyText)
+	}
+	if cursor != "" {
+		v.Set("cursor", cursor)
+	}
+	if limit > 0 {
+		v.Set("limit", strconv.Itoa(limit))
+	}
+	var out apitypes.ActorState
+	return &out, s.c.do(ctx, http.MethodGet, "/v1/actors/"+a.String()+"/state?"+v.Encode(), nil, &out)
+}
+
+// Query runs a read-only handler: no transaction, no fee.
+func (s *ActorsService) Query(ctx context.Context, a types.Address, handler string, args []byte) (*apitypes.QueryResult, error) {
+	var out apitypes.QueryResult
+	return &out, s.c.do(ctx, http.MethodPost, "/v1/actors/"+a.String()+"/query", apitypes.Query{Handler: handler, Args: args}, &out)
+}
+
+// Libraries lists the libraries a publisher has published.
+func (s *ActorsService) Libraries(ctx context.Context, publisher types.Address) ([]apitypes.Library, error) {
+	var out []apitypes.Library
+	return out, s.c.do(ctx, http.MethodGet, "/v1/libraries/"+publisher.String(), nil, &out)
+}
+
+// Send builds, signs and submits an actor or library
+// instruction. to is the actor for a Call and nil otherwise.
+func (s *AccountActors) Send(ctx context.Context, to *types.Address, in types.Instruction, value *big.Int, o TxOptions) (*types.Tx, error) {
+	if o.CyclesLimit == 0 {
+		o.CyclesLimit = DefaultActorCycles
+	}
+	if o.CellsLimit == 0 {
+		payload, err := types.EncodeInstruction(in)
+		if err != nil {
+			return nil, err
+		}
+		o.CellsLimit = DefaultActorCells + 100 + uint64(len(payload))
+	}
+	return s.a.send(ctx, TxRequest{To: to, Value: value, Instruction: in, Options: o})
+}
+
+// CallbackStats returns an actor's job-callback counters (GET
+// /v1/offchain/actors/{addr}); runners may refuse actors whose callbacks
+// keep failing.
+func (s *ActorsService) CallbackStats(ctx context.Context, actor types.Address) (*apitypes.CallbackStats, error) {
+	var r apitypes.CallbackStats
+	return &r, s.c.do(ctx, http.MethodGet, "/v1/offchain/actors/"+actor.String(), nil, &r)
 }

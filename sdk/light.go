@@ -3,7 +3,6 @@ package sdk
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -189,16 +188,10 @@ func (lc *LightClient) Sync(ctx context.Context, c *Client, epoch uint64) error 
 	return nil
 }
 
-// LightProof fetches GET /v1/light/proofs/{key}.
-func (c *Client) LightProof(ctx context.Context, key []byte) (*apitypes.LightProof, error) {
-	var p apitypes.LightProof
-	return &p, c.do(ctx, http.MethodGet, "/v1/light/proofs/0x"+hex.EncodeToString(key), nil, &p)
-}
-
 // Fetch gets a light proof for key from c and verifies it, first following
 // the epoch hand-offs (Sync) up to the proof's epoch.
 func (lc *LightClient) Fetch(ctx context.Context, c *Client, key []byte) (*Verified, error) {
-	p, err := c.LightProof(ctx, key)
+	p, err := c.Chain().LightProof(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"math/big"
 	"net/http"
 
@@ -10,36 +9,54 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
+// ModelsService is the client's service for the Model Registry: published
+// models; signed publish, retire and withdraw (/v1/models).
+type ModelsService struct{ c *Client }
+
+// Models returns the service for the Model Registry.
+func (c *Client) Models() *ModelsService { return &ModelsService{c: c} }
+
+// AccountModels is the Models service bound to an account: its transaction
+// methods sign with the account's key and submit as Account describes
+// (nonces, fees, waiting); its reads are those of ModelsService.
+type AccountModels struct {
+	*ModelsService
+	a *Account
+}
+
+// Models returns the Models service bound to a.
+func (a *Account) Models() *AccountModels { return &AccountModels{ModelsService: a.c.Models(), a: a} }
+
 // ModelDeposit is the Model Registry's publish deposit on a chain with
 // default parameters: 1,000 CBY (spec 002 §5.1).
 var ModelDeposit = MustCBY("1000")
 
-// Models lists the Model Registry in id order (GET /v1/models).
-func (c *Client) Models(ctx context.Context) ([]apitypes.Model, error) {
+// List lists the Model Registry in id order (GET /v1/models).
+func (s *ModelsService) List(ctx context.Context) ([]apitypes.Model, error) {
 	var out []apitypes.Model
-	return out, c.do(ctx, http.MethodGet, "/v1/models", nil, &out)
+	return out, s.c.do(ctx, http.MethodGet, "/v1/models", nil, &out)
 }
 
-// Model returns one registered model (GET /v1/models/{id}).
-func (c *Client) Model(ctx context.Context, id types.Hash) (*apitypes.Model, error) {
+// Get returns one registered model (GET /v1/models/{id}).
+func (s *ModelsService) Get(ctx context.Context, id types.Hash) (*apitypes.Model, error) {
 	var out apitypes.Model
-	return &out, c.do(ctx, http.MethodGet, "/v1/models/"+id.String(), nil, &out)
+	return &out, s.c.do(ctx, http.MethodGet, "/v1/models/"+id.String(), nil, &out)
 }
 
-// PublishModel publishes a model revision with deposit (ModelDeposit on a
+// Publish publishes a model revision with deposit (ModelDeposit on a
 // default chain); its id is keccak256(weights ‖ arch ‖ tokenizer ‖ license)
 // of in's component hashes (models.ID), also the receipt's return value.
-func (c *Client) PublishModel(ctx context.Context, key *ecdsa.PrivateKey, in *types.ModelPublish, deposit *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.sendSystem(ctx, key, types.ModelRegistryAddress, deposit, in, o)
+func (s *AccountModels) Publish(ctx context.Context, in *types.ModelPublish, deposit *big.Int, o TxOptions) (*types.Tx, error) {
+	return s.a.sendSystem(ctx, types.ModelRegistryAddress, deposit, in, o)
 }
 
-// RetireModel retires the sender's model; its deposit can be withdrawn
+// Retire retires the sender's model; its deposit can be withdrawn
 // after the retire delay (WithdrawModel).
-func (c *Client) RetireModel(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.sendSystem(ctx, key, types.ModelRegistryAddress, nil, &types.ModelRetire{ID: id}, o)
+func (s *AccountModels) Retire(ctx context.Context, id types.Hash, o TxOptions) (*types.Tx, error) {
+	return s.a.sendSystem(ctx, types.ModelRegistryAddress, nil, &types.ModelRetire{ID: id}, o)
 }
 
-// WithdrawModel takes back the deposit of the sender's retired model.
-func (c *Client) WithdrawModel(ctx context.Context, key *ecdsa.PrivateKey, id types.Hash, o TxOptions) (*types.Tx, error) {
-	return c.sendSystem(ctx, key, types.ModelRegistryAddress, nil, &types.ModelWithdraw{ID: id}, o)
+// Withdraw takes back the deposit of the sender's retired model.
+func (s *AccountModels) Withdraw(ctx context.Context, id types.Hash, o TxOptions) (*types.Tx, error) {
+	return s.a.sendSystem(ctx, types.ModelRegistryAddress, nil, &types.ModelWithdraw{ID: id}, o)
 }

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"math/big"
@@ -57,9 +56,28 @@ func rentSentinel(c system.Code) error {
 	return nil
 }
 
-// SendRent builds, signs and submits a rent instruction (types.RentPay,
+// RentService is the client's service for actor state rent and storage
+// bonds (docs/RENT.md): proven rent records and archives of an actor's
+// storage; signed payments, sponsorship, bonds and restores.
+type RentService struct{ c *Client }
+
+// Rent returns the service for actor state rent.
+func (c *Client) Rent() *RentService { return &RentService{c: c} }
+
+// AccountRent is the Rent service bound to an account: its transaction
+// methods sign with the account's key and submit as Account describes;
+// its reads are those of RentService.
+type AccountRent struct {
+	*RentService
+	a *Account
+}
+
+// Rent returns the Rent service bound to a.
+func (a *Account) Rent() *AccountRent { return &AccountRent{RentService: a.c.Rent(), a: a} }
+
+// Send builds, signs and submits a rent instruction (types.RentPay,
 // RentSponsor, StorageBond, RentRestore); value goes with rent_pay only.
-func (c *Client) SendRent(ctx context.Context, key *ecdsa.PrivateKey, in types.Instruction, value *big.Int, o TxOptions) (*types.Tx, error) {
+func (s *AccountRent) Send(ctx context.Context, in types.Instruction, value *big.Int, o TxOptions) (*types.Tx, error) {
 	to := types.RentModuleAddress
 	if value == nil {
 		value = new(big.Int)
@@ -74,36 +92,29 @@ func (c *Client) SendRent(ctx context.Context, key *ecdsa.PrivateKey, in types.I
 	if o.CellsLimit == 0 {
 		o.CellsLimit = 20_000 + 2*uint64(len(payload))
 	}
-	tx, err := c.BuildTx(ctx, key, TxRequest{To: &to, Value: value, Instruction: in, Options: o})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.Submit(ctx, tx); err != nil {
-		return nil, err
-	}
-	return tx, nil
+	return s.a.send(ctx, TxRequest{To: &to, Value: value, Instruction: in, Options: o})
 }
 
-// PayRent pays value toward actor's rent: its debt first, the rest prepaid.
-func (c *Client) PayRent(ctx context.Context, key *ecdsa.PrivateKey, actor types.Address, value *big.Int, o TxOptions) (*types.Tx, error) {
-	return c.SendRent(ctx, key, &types.RentPay{Actor: actor}, value, o)
+// Pay pays value toward actor's rent: its debt first, the rest prepaid.
+func (s *AccountRent) Pay(ctx context.Context, actor types.Address, value *big.Int, o TxOptions) (*types.Tx, error) {
+	return s.Send(ctx, &types.RentPay{Actor: actor}, value, o)
 }
 
-// SponsorRent prepays epochs epochs of actor's rent from the sender.
-func (c *Client) SponsorRent(ctx context.Context, key *ecdsa.PrivateKey, actor types.Address, epochs uint64, o TxOptions) (*types.Tx, error) {
-	return c.SendRent(ctx, key, &types.RentSponsor{Actor: actor, Epochs: epochs}, nil, o)
+// Sponsor prepays epochs epochs of actor's rent from the account.
+func (s *AccountRent) Sponsor(ctx context.Context, actor types.Address, epochs uint64, o TxOptions) (*types.Tx, error) {
+	return s.Send(ctx, &types.RentSponsor{Actor: actor, Epochs: epochs}, nil, o)
 }
 
-// BondStorage sets actor's storage quota (its owner only), locking or
+// Bond sets actor's storage quota (its owner only), locking or
 // returning the bond.
-func (c *Client) BondStorage(ctx context.Context, key *ecdsa.PrivateKey, actor types.Address, quota uint64, o TxOptions) (*types.Tx, error) {
-	return c.SendRent(ctx, key, &types.StorageBond{Actor: actor, Quota: quota}, nil, o)
+func (s *AccountRent) Bond(ctx context.Context, actor types.Address, quota uint64, o TxOptions) (*types.Tx, error) {
+	return s.Send(ctx, &types.StorageBond{Actor: actor, Quota: quota}, nil, o)
 }
 
 // provenValue reads state key k at height (nil: head) and checks its proof
 // against the state root the node reports with it.
-func (c *Client) provenValue(ctx context.Context, k []byte, height *uint64) ([]byte, uint64, types.Hash, error) {
-	p, err := c.Proof(ctx, k, height)
+func (s *RentService) provenValue(ctx context.Context, k []byte, height *uint64) ([]byte, uint64, types.Hash, error) {
+	p, err := s.c.Chain().Proof(ctx, k, height)
 	if err != nil {
 		return nil, 0, types.Hash{}, err
 	}
@@ -117,10 +128,10 @@ func (c *Client) provenValue(ctx context.Context, k []byte, height *uint64) ([]b
 	return val, p.Height, p.StateRoot, nil
 }
 
-// RentAccount returns actor's rent record (nil: the actor pays no rent and
+// Account returns actor's rent record (nil: the actor pays no rent and
 // holds no bond), proven against the head's state root.
-func (c *Client) RentAccount(ctx context.Context, actor types.Address) (*rent.Account, error) {
-	b, _, _, err := c.provenValue(ctx, rent.AccountKey(actor), nil)
+func (s *RentService) Account(ctx context.Context, actor types.Address) (*rent.Account, error) {
+	b, _, _, err := s.provenValue(ctx, rent.AccountKey(actor), nil)
 	if err != nil || b == nil {
 		return nil, err
 	}
@@ -147,12 +158,12 @@ type RentArchive struct {
 // ones) with a proof of each against one state root, and returns it as an
 // archive. Run it while the actor is live (the EvictionImminent event is
 // the signal): eviction prunes the storage.
-func (c *Client) ArchiveActor(ctx context.Context, actor types.Address) (*RentArchive, error) {
+func (s *RentService) Archive(ctx context.Context, actor types.Address) (*RentArchive, error) {
 	var keys [][]byte
 	var height uint64
 	cursor := ""
 	for {
-		page, err := c.ActorState(ctx, actor, "", cursor, 1000)
+		page, err := s.c.Actors().State(ctx, actor, "", cursor, 1000)
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +183,7 @@ func (c *Client) ArchiveActor(ctx context.Context, actor types.Address) (*RentAr
 	}
 	ar := &RentArchive{Actor: actor, Height: height, Entries: []types.StorageEntry{}}
 	for _, k := range keys {
-		v, h, root, err := c.provenValue(ctx, state.StorageKey(actor, k), &height)
+		v, h, root, err := s.provenValue(ctx, state.StorageKey(actor, k), &height)
 		if err != nil {
 			return nil, err
 		}
@@ -220,8 +231,8 @@ func ReadRentArchive(path string) (*RentArchive, error) {
 // root the chain kept, pays the debt from key when payDebt is set, then
 // submits the chunks the chain still expects, one transaction each,
 // waiting for each receipt. It returns the receipts' transaction hashes.
-func (c *Client) RestoreActor(ctx context.Context, key *ecdsa.PrivateKey, ar *RentArchive, payDebt bool, o TxOptions) ([]types.Hash, error) {
-	acc, err := c.RentAccount(ctx, ar.Actor)
+func (s *AccountRent) Restore(ctx context.Context, ar *RentArchive, payDebt bool, o TxOptions) ([]types.Hash, error) {
+	acc, err := s.Account(ctx, ar.Actor)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +244,7 @@ func (c *Client) RestoreActor(ctx context.Context, key *ecdsa.PrivateKey, ar *Re
 	}
 	var hashes []types.Hash
 	wait := func(tx *types.Tx) error {
-		r, err := c.WaitForReceipt(ctx, tx.Hash())
+		r, err := s.c.Chain().WaitForReceipt(ctx, tx.Hash())
 		if err != nil {
 			return err
 		}
@@ -244,7 +255,7 @@ func (c *Client) RestoreActor(ctx context.Context, key *ecdsa.PrivateKey, ar *Re
 		if !payDebt {
 			return nil, fmt.Errorf("%w: %s base units", ErrRentDebt, acc.Debt)
 		}
-		tx, err := c.PayRent(ctx, key, ar.Actor, acc.Debt, o)
+		tx, err := s.Pay(ctx, ar.Actor, acc.Debt, o)
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +268,7 @@ func (c *Client) RestoreActor(ctx context.Context, key *ecdsa.PrivateKey, ar *Re
 		chunks = [][]types.StorageEntry{nil}
 	}
 	for i := acc.Archive.Next; i < uint64(len(chunks)); i++ {
-		tx, err := c.SendRent(ctx, key, &types.RentRestore{Actor: ar.Actor, Index: i, Entries: chunks[i]}, nil, o)
+		tx, err := s.Send(ctx, &types.RentRestore{Actor: ar.Actor, Index: i, Entries: chunks[i]}, nil, o)
 		if err != nil {
 			return hashes, err
 		}

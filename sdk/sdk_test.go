@@ -33,37 +33,37 @@ func TestTransferAndProof(t *testing.T) {
 	d, c := setup(t)
 	key, _ := crypto.GenerateKey()
 	addr := types.PubkeyToAddress(key.PublicKey)
-	h, err := c.Faucet(ctx(t), addr, sdk.MustCBY("10"))
+	h, err := c.Chain().Faucet(ctx(t), addr, sdk.MustCBY("10"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx(t), h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx(t), h); err != nil {
 		t.Fatal(err)
 	}
 	other := types.Address{0x42}
-	tx, err := c.Transfer(ctx(t), key, other, big.NewInt(12345), sdk.TxOptions{})
+	tx, err := c.Account(key).Transfer(ctx(t), other, big.NewInt(12345), sdk.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := c.WaitForReceipt(ctx(t), tx.Hash())
+	r, err := c.Chain().WaitForReceipt(ctx(t), tx.Hash())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Receipt.Status != "success" || len(r.Receipt.Events) != 1 || r.Receipt.Events[0].Topic != "transfer" {
 		t.Fatalf("receipt %+v", r.Receipt)
 	}
-	bal, err := c.Balance(ctx(t), other)
+	bal, err := c.Chain().Balance(ctx(t), other)
 	if err != nil || bal.Int64() != 12345 {
 		t.Fatalf("balance %v %v", bal, err)
 	}
 
 	// Proofs verify against a state root taken from a block header alone.
 	height := *r.BlockHeight
-	blk, err := c.Block(ctx(t), "latest", false)
+	blk, err := c.Chain().Block(ctx(t), "latest", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.Proof(ctx(t), state.AccountKey(other), &blk.Header.Height)
+	p, err := c.Chain().Proof(ctx(t), state.AccountKey(other), &blk.Header.Height)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +81,13 @@ func TestTransferAndProof(t *testing.T) {
 	}
 	// Absence: the account did not exist before the transfer's block.
 	before := height - 1
-	p0, err := c.Proof(ctx(t), state.AccountKey(other), &before)
+	p0, err := c.Chain().Proof(ctx(t), state.AccountKey(other), &before)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b0, err := c.Block(ctx(t), "0", false)
+	b0, err := c.Chain().Block(ctx(t), "0", false)
 	_ = b0
-	hb, err := c.Block(ctx(t), itoa(before), false)
+	hb, err := c.Chain().Block(ctx(t), itoa(before), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,28 +108,28 @@ func itoa(n uint64) string { return big.NewInt(int64(n)).String() }
 
 func TestAPIErrors(t *testing.T) {
 	_, c := setup(t)
-	_, err := c.SubmitRaw(ctx(t), []byte{0x8d, 0x01})
+	_, err := c.Chain().SubmitRaw(ctx(t), []byte{0x8d, 0x01})
 	var ae *sdk.APIError
 	if !errors.As(err, &ae) || ae.Code != types.ErrMalformedTx.Code || ae.Status != http.StatusBadRequest {
 		t.Fatalf("malformed: %v", err)
 	}
-	_, err = c.Tx(ctx(t), types.Hash{1})
+	_, err = c.Chain().Tx(ctx(t), types.Hash{1})
 	if !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("unknown tx: %v", err)
 	}
-	_, err = c.Block(ctx(t), "99999", false)
+	_, err = c.Chain().Block(ctx(t), "99999", false)
 	if !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("unknown block: %v", err)
 	}
-	_, err = c.Block(ctx(t), "nope", false)
+	_, err = c.Chain().Block(ctx(t), "nope", false)
 	if !errors.As(err, &ae) || ae.Code != "bad_block_id" {
 		t.Fatalf("bad id: %v", err)
 	}
-	_, err = c.Faucet(ctx(t), types.Address{1}, sdk.MustCBY("100000000"))
+	_, err = c.Chain().Faucet(ctx(t), types.Address{1}, sdk.MustCBY("100000000"))
 	if !errors.As(err, &ae) || ae.Code != "faucet_limit" {
 		t.Fatalf("faucet limit: %v", err)
 	}
-	_, err = c.Events(ctx(t), sdk.EventQuery{Cursor: "zz"})
+	_, err = c.Chain().Events(ctx(t), sdk.EventQuery{Cursor: "zz"})
 	if !errors.As(err, &ae) || ae.Code != apitypes.CodeBadCursor {
 		t.Fatalf("bad cursor: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestAPIErrors(t *testing.T) {
 	}
 	resp.Body.Close()
 	// The node still serves.
-	if _, err := c.Status(ctx(t)); err != nil {
+	if _, err := c.Chain().Status(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -161,7 +161,7 @@ func TestSubscribeResumes(t *testing.T) {
 	c := sdk.New(srv.URL)
 	var got []uint64
 	c1, cancel := context.WithCancel(ctx(t))
-	err := c.Subscribe(c1, 1, func(b apitypes.Block) error {
+	err := c.Chain().Subscribe(c1, 1, func(b apitypes.Block) error {
 		got = append(got, b.Header.Height)
 		if len(got) == 5 {
 			// Drop every connection mid-stream: Subscribe must reconnect and resume.
@@ -183,7 +183,7 @@ func TestSubscribeResumes(t *testing.T) {
 	// Resume from where we stopped, as a client would after a restart.
 	stop := errors.New("stop")
 	next := got[len(got)-1] + 1
-	err = c.Subscribe(ctx(t), next, func(b apitypes.Block) error {
+	err = c.Chain().Subscribe(ctx(t), next, func(b apitypes.Block) error {
 		if b.Header.Height != next {
 			t.Fatalf("resumed at %d, want %d", b.Header.Height, next)
 		}
@@ -199,20 +199,20 @@ func TestEventsPaging(t *testing.T) {
 	faucet := types.PubkeyToAddress(d.Faucet.PublicKey)
 	var last types.Hash
 	for i := 0; i < 7; i++ {
-		h, err := c.Faucet(ctx(t), types.Address{byte(i + 1)}, big.NewInt(int64(i+1)))
+		h, err := c.Chain().Faucet(ctx(t), types.Address{byte(i + 1)}, big.NewInt(int64(i+1)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		last = h
 	}
-	if _, err := c.WaitForReceipt(ctx(t), last); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx(t), last); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []sdk.EventQuery{{Emitter: &faucet}, {Topic: "transfer"}, {}} {
 		var all []apitypes.Event
 		q.Limit = 3
 		for {
-			page, err := c.Events(ctx(t), q)
+			page, err := c.Chain().Events(ctx(t), q)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,37 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 )
-
-// Subscribe streams blocks (with receipts and events) starting at height
-// from, calling fn for each in order. If the connection drops it reconnects
-// and resumes after the last block delivered, so fn sees every block exactly
-// once. It returns when ctx ends (nil) or fn returns an error (that error).
-func (c *Client) Subscribe(ctx context.Context, from uint64, fn func(apitypes.Block) error) error {
-	next := from
-	backoff := 100 * time.Millisecond
-	for {
-		err := c.streamOnce(ctx, &next, fn)
-		var stop *stopError
-		if errors.As(err, &stop) {
-			return stop.err
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		if backoff < 5*time.Second {
-			backoff *= 2
-		}
-	}
-}
 
 type stopError struct{ err error }
 

@@ -24,11 +24,11 @@ func TestTEEAndSecrets(t *testing.T) {
 	ownerKey, _ := crypto.GenerateKey()
 	runner, owner := types.PubkeyToAddress(runnerKey.PublicKey), types.PubkeyToAddress(ownerKey.PublicKey)
 	for _, a := range []types.Address{runner, owner} {
-		h, err := c.Faucet(ctx(t), a, sdk.MustCBY("100"))
+		h, err := c.Chain().Faucet(ctx(t), a, sdk.MustCBY("100"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.WaitForReceipt(ctx(t), h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(ctx(t), h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -37,7 +37,7 @@ func TestTEEAndSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := c.WaitForReceipt(ctx(t), tx.Hash())
+		r, err := c.Chain().WaitForReceipt(ctx(t), tx.Hash())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestTEEAndSecrets(t *testing.T) {
 			t.Fatalf("%s: %s", tx.Hash(), r.Receipt.Error)
 		}
 	}
-	p, err := c.TEEParams(ctx(t))
+	p, err := c.TEE().Params(ctx(t))
 	if err != nil || !p.Policy.AllowSimulation || p.AttestationTTL == 0 {
 		t.Fatalf("devnet TEE params %+v %v", p, err)
 	}
@@ -55,48 +55,48 @@ func TestTEEAndSecrets(t *testing.T) {
 	seal, _ := attest.GenerateSealKey(rand.Reader)
 	_, platform, _ := ed25519.GenerateKey(rand.Reader)
 	sim, _ := attest.NewSimulation(platform, attest.SimOptions{})
-	wait(c.RegisterRunner(ctx(t), runnerKey, &types.RunnerRegister{ResultKey: types.Bytes(resultPub), JobTypes: []uint64{uint64(job.JobTypeHTTP)},
+	wait(c.Account(runnerKey).Runners().Register(ctx(t), &types.RunnerRegister{ResultKey: types.Bytes(resultPub), JobTypes: []uint64{uint64(job.JobTypeHTTP)},
 		TEE: true, RateBase: big.NewInt(1), MaxConcurrentJobs: 1}, sdk.MustCBY("20"), sdk.TxOptions{}))
-	if _, err := c.Attestation(ctx(t), runner); !errors.Is(err, sdk.ErrNotFound) {
+	if _, err := c.TEE().Attestation(ctx(t), runner); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("attestation before attesting: %v", err)
 	}
-	wait(c.SubmitAttestation(ctx(t), runnerKey, sim, resultPub, seal.PublicKey().Bytes(), sdk.TxOptions{}))
-	a, err := c.Attestation(ctx(t), runner)
+	wait(c.Account(runnerKey).TEE().SubmitAttestation(ctx(t), sim, resultPub, seal.PublicKey().Bytes(), sdk.TxOptions{}))
+	a, err := c.TEE().Attestation(ctx(t), runner)
 	if err != nil || !a.Valid || a.Backend != "SIMULATION" || string(a.UniqueID) != string(sim.Measurement()) {
 		t.Fatalf("attestation %+v %v", a, err)
 	}
 
 	pol := attest.Policy{UniqueID: sim.Measurement(), AllowSimulation: true}
-	wait(c.PutSecret(ctx(t), ownerKey, "llm-key", pol, []byte("sk-test-123"), sdk.TxOptions{}))
-	wait(c.GrantSecret(ctx(t), ownerKey, "llm-key", runner, sdk.TxOptions{}))
-	pt, err := c.OpenSecret(ctx(t), seal, runner, owner, "llm-key")
+	wait(c.Account(ownerKey).Secrets().Put(ctx(t), "llm-key", pol, []byte("sk-test-123"), sdk.TxOptions{}))
+	wait(c.Account(ownerKey).Secrets().GrantTo(ctx(t), "llm-key", runner, sdk.TxOptions{}))
+	pt, err := c.Secrets().Open(ctx(t), seal, runner, owner, "llm-key")
 	if err != nil || string(pt) != "sk-test-123" {
 		t.Fatalf("open: %q %v", pt, err)
 	}
 	// Another enclave key cannot open the grant.
 	other, _ := attest.GenerateSealKey(rand.Reader)
-	if _, err := c.OpenSecret(ctx(t), other, runner, owner, "llm-key"); !errors.Is(err, attest.ErrSeal) {
+	if _, err := c.Secrets().Open(ctx(t), other, runner, owner, "llm-key"); !errors.Is(err, attest.ErrSeal) {
 		t.Fatalf("foreign key: %v", err)
 	}
-	ss, err := c.Secrets(ctx(t), owner)
+	ss, err := c.Secrets().List(ctx(t), owner)
 	if err != nil || len(ss) != 1 || ss[0].Grants != 1 || len(ss[0].Ciphertext) != 0 {
 		t.Fatalf("list %+v %v", ss, err)
 	}
-	gs, err := c.RunnerGrants(ctx(t), runner)
+	gs, err := c.Secrets().RunnerGrants(ctx(t), runner)
 	if err != nil || len(gs) != 1 || gs[0].Owner != owner {
 		t.Fatalf("runner grants %+v %v", gs, err)
 	}
 	// A secret whose policy the runner does not meet is refused client-side.
-	wait(c.PutSecret(ctx(t), ownerKey, "strict", attest.Policy{UniqueID: make([]byte, 32)}, []byte("x"), sdk.TxOptions{}))
-	if _, err := c.GrantSecret(ctx(t), ownerKey, "strict", runner, sdk.TxOptions{}); !errors.Is(err, attest.ErrPolicy) {
+	wait(c.Account(ownerKey).Secrets().Put(ctx(t), "strict", attest.Policy{UniqueID: make([]byte, 32)}, []byte("x"), sdk.TxOptions{}))
+	if _, err := c.Account(ownerKey).Secrets().GrantTo(ctx(t), "strict", runner, sdk.TxOptions{}); !errors.Is(err, attest.ErrPolicy) {
 		t.Fatalf("strict grant: %v", err)
 	}
-	wait(c.RevokeSecret(ctx(t), ownerKey, "llm-key", runner, sdk.TxOptions{}))
-	if _, err := c.SecretGrant(ctx(t), owner, "llm-key", runner); !errors.Is(err, sdk.ErrNotFound) {
+	wait(c.Account(ownerKey).Secrets().Revoke(ctx(t), "llm-key", runner, sdk.TxOptions{}))
+	if _, err := c.Secrets().Grant(ctx(t), owner, "llm-key", runner); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("revoked grant: %v", err)
 	}
-	wait(c.DeleteSecret(ctx(t), ownerKey, "llm-key", sdk.TxOptions{}))
-	if _, err := c.Secret(ctx(t), owner, "llm-key"); !errors.Is(err, sdk.ErrNotFound) {
+	wait(c.Account(ownerKey).Secrets().Delete(ctx(t), "llm-key", sdk.TxOptions{}))
+	if _, err := c.Secrets().Get(ctx(t), owner, "llm-key"); !errors.Is(err, sdk.ErrNotFound) {
 		t.Fatalf("deleted secret: %v", err)
 	}
 }

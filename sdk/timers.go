@@ -9,22 +9,29 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
-// Timers lists the pending timers of an actor (GET /v1/timers?owner=).
-func (c *Client) Timers(ctx context.Context, owner types.Address) (*apitypes.TimerList, error) {
+// TimersService is the client's service for the timer queue: an actor's
+// pending timers, one timer, and the queue's counters (/v1/timers).
+type TimersService struct{ c *Client }
+
+// Timers returns the service for the timer queue.
+func (c *Client) Timers() *TimersService { return &TimersService{c: c} }
+
+// List lists the pending timers of an actor (GET /v1/timers?owner=).
+func (s *TimersService) List(ctx context.Context, owner types.Address) (*apitypes.TimerList, error) {
 	var r apitypes.TimerList
-	return &r, c.do(ctx, http.MethodGet, "/v1/timers?owner="+url.QueryEscape(owner.String()), nil, &r)
+	return &r, s.c.do(ctx, http.MethodGet, "/v1/timers?owner="+url.QueryEscape(owner.String()), nil, &r)
 }
 
-// Timer returns one pending timer (GET /v1/timers/{id}); a timer that has
+// Get returns one pending timer (GET /v1/timers/{id}); a timer that has
 // fired (one-shot) or was cancelled is not found.
-func (c *Client) Timer(ctx context.Context, id types.Hash) (*apitypes.Timer, error) {
+func (s *TimersService) Get(ctx context.Context, id types.Hash) (*apitypes.Timer, error) {
 	var r apitypes.Timer
-	return &r, c.do(ctx, http.MethodGet, "/v1/timers/"+id.String(), nil, &r)
+	return &r, s.c.do(ctx, http.MethodGet, "/v1/timers/"+id.String(), nil, &r)
 }
 
-// TimerStats returns the timer queue's counters and economics
+// Stats returns the timer queue's counters and economics
 // (GET /v1/timers/stats).
-func (c *Client) TimerStats(ctx context.Context) (*apitypes.TimerStats, error) {
+func (s *TimersService) Stats(ctx context.Context) (*apitypes.TimerStats, error) {
 	var r apitypes.TimerStats
-	return &r, c.do(ctx, http.MethodGet, "/v1/timers/stats", nil, &r)
+	return &r, s.c.do(ctx, http.MethodGet, "/v1/timers/stats", nil, &r)
 }

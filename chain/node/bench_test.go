@@ -52,7 +52,7 @@ func BenchmarkTransferPipeline(b *testing.B) {
 		for _, tx := range txs {
 			// Decode the wire form again, as a fresh client submission would.
 			fresh, _ := types.DecodeTx(tx.Encode())
-			if _, err := c.Submit(ctx, fresh); err != nil {
+			if _, err := c.Chain().Submit(ctx, fresh); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -62,7 +62,7 @@ func BenchmarkTransferPipeline(b *testing.B) {
 			included += len(blk.Txs)
 		}
 		for _, tx := range txs {
-			r, err := c.Tx(ctx, tx.Hash())
+			r, err := c.Chain().Tx(ctx, tx.Hash())
 			if err != nil || r.Receipt == nil {
 				b.Fatalf("receipt: %v", err)
 			}

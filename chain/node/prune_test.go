@@ -115,11 +115,11 @@ func TestDevNodePrunesWhileRunning(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for a, v := range want {
-		acc, err := c.Account(wait, a)
+		acc, err := c.Chain().Account(wait, a)
 		if err != nil || acc.Balance != v.String() {
 			t.Fatalf("API balance of %s: %v, %v; want %s", a, acc, err, v)
 		}
-		p, err := c.Proof(wait, state.AccountKey(a), nil)
+		p, err := c.Chain().Proof(wait, state.AccountKey(a), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestDevNodePrunesWhileRunning(t *testing.T) {
 	}
 	for h := below; h <= hd; h++ {
 		for _, a := range to {
-			p, err := c.Proof(wait, state.AccountKey(a), &h)
+			p, err := c.Chain().Proof(wait, state.AccountKey(a), &h)
 			if err != nil {
 				t.Fatalf("proof at kept height %d: %v", h, err)
 			}
@@ -150,7 +150,7 @@ func TestDevNodePrunesWhileRunning(t *testing.T) {
 		}
 	}
 	one := uint64(1)
-	_, err = c.Proof(wait, state.AccountKey(to[0]), &one)
+	_, err = c.Chain().Proof(wait, state.AccountKey(to[0]), &one)
 	var ae *sdk.APIError
 	if !errors.As(err, &ae) || ae.Code != apitypes.CodePruned || ae.Status != http.StatusGone {
 		t.Fatalf("proof at pruned height 1: %v", err)

@@ -102,7 +102,7 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 	}
 	if node != "" {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		rec, err := sdk.New(node).Relay(cctx, types.PubkeyToAddress(key.PublicKey))
+		rec, err := sdk.New(node).Relays().Get(cctx, types.PubkeyToAddress(key.PublicKey))
 		cancel()
 		if err != nil {
 			st.ChainError = err.Error()

@@ -59,7 +59,7 @@ func accountCmd(io IO, use, short string, send func(ctx context.Context, c *sdk.
 			if err != nil {
 				return err
 			}
-			r, err := cl.WaitForReceipt(ctx, tx.Hash())
+			r, err := cl.Chain().WaitForReceipt(ctx, tx.Hash())
 			if err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ func accountCmd(io IO, use, short string, send func(ctx context.Context, c *sdk.
 func newCmdDeregister(io IO) *cobra.Command {
 	return accountCmd(io, "deregister", "Leave the Runner Registry (stop the daemon first); the stake starts unbonding",
 		func(ctx context.Context, c *sdk.Client, key *ecdsa.PrivateKey) (*types.Tx, error) {
-			return c.DeregisterRunner(ctx, key, sdk.TxOptions{})
+			return c.Account(key).Runners().Deregister(ctx, sdk.TxOptions{})
 		}, func(ctx context.Context, c *sdk.Client, self types.Address) { printUnbonding(ctx, io, c, self) })
 }
 
@@ -89,12 +89,12 @@ func newCmdDeregister(io IO) *cobra.Command {
 func newCmdWithdraw(io IO) *cobra.Command {
 	return accountCmd(io, "withdraw", "Withdraw matured unbonding stake to the account",
 		func(ctx context.Context, c *sdk.Client, key *ecdsa.PrivateKey) (*types.Tx, error) {
-			return c.WithdrawUnbonded(ctx, key, sdk.TxOptions{})
+			return c.Account(key).Runners().WithdrawUnbonded(ctx, sdk.TxOptions{})
 		}, func(ctx context.Context, c *sdk.Client, self types.Address) { printUnbonding(ctx, io, c, self) })
 }
 
 func printUnbonding(ctx context.Context, io IO, c *sdk.Client, self types.Address) {
-	ts, err := c.Unbonding(ctx, self)
+	ts, err := c.Runners().Unbonding(ctx, self)
 	if err != nil {
 		fmt.Fprintf(io.Out, "unbonding: %v\n", err)
 		return

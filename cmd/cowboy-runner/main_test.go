@@ -53,11 +53,11 @@ func TestInitRunStatus(t *testing.T) {
 	}
 	c := sdk.New(srv.URL)
 	ctx := context.Background()
-	h, err := c.Faucet(ctx, addr, sdk.MustCBY("50"))
+	h, err := c.Chain().Faucet(ctx, addr, sdk.MustCBY("50"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 
@@ -119,7 +119,7 @@ func TestInitRunStatus(t *testing.T) {
 	if out, err := runCmd(t, "deregister", "--home", home); err != nil || !strings.Contains(out, "unbonding 10 CBY, release at height") {
 		t.Fatalf("deregister: %v %s", err, out)
 	}
-	if r, err := c.Runner(ctx, addr); err != nil || r.Status != "exited" {
+	if r, err := c.Runners().Get(ctx, addr); err != nil || r.Status != "exited" {
 		t.Fatalf("record after deregister: %+v %v", r, err)
 	}
 }

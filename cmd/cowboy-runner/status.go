@@ -114,16 +114,16 @@ func statusRun(ctx context.Context, o *StatusOptions) error {
 	cl := sdk.New(c.Node)
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if bal, err := cl.Balance(cctx, entry.Address); err != nil {
+	if bal, err := cl.Chain().Balance(cctx, entry.Address); err != nil {
 		st.NodeErr = err.Error()
 	} else {
 		st.Balance = sdk.FormatCBY(bal)
-		if r, err := cl.Runner(cctx, entry.Address); err == nil {
+		if r, err := cl.Runners().Get(cctx, entry.Address); err == nil {
 			st.Record = r
 		} else if !errors.Is(err, sdk.ErrNotFound) {
 			st.NodeErr = err.Error()
 		}
-		if p, err := cl.OffchainParams(cctx); err == nil {
+		if p, err := cl.Jobs().Params(cctx); err == nil {
 			st.Params = p
 		}
 	}

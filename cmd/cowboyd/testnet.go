@@ -174,7 +174,7 @@ func newTestnetUpCmd(f *Factory) *cobra.Command {
 			for _, n := range started {
 				c := sdk.New("http://" + n.RPC)
 				for {
-					if _, err := c.Status(ctx); err == nil {
+					if _, err := c.Chain().Status(ctx); err == nil {
 						break
 					}
 					select {
@@ -287,7 +287,7 @@ func newTestnetStatusCmd(f *Factory) *cobra.Command {
 				r := TestnetNodeStatus{Name: n.Name, Role: testnetRole(n), API: "http://" + n.RPC, Pid: runningPid(n.Home)}
 				r.Running = r.Pid != 0
 				ctx, cancel := context.WithTimeout(cmd.Context(), 2*time.Second)
-				st, err := sdk.New(r.API).Status(ctx)
+				st, err := sdk.New(r.API).Chain().Status(ctx)
 				cancel()
 				if err != nil {
 					if r.Running {

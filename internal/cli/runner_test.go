@@ -78,7 +78,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	id, _ := types.ParseHash(m)
 	c := sdk.New(h.url)
 	ctx := context.Background()
-	j, err := c.Job(ctx, id)
+	j, err := c.Jobs().Get(ctx, id)
 	if err != nil || j.Status != job.StateAssigned || len(j.Committee) != 3 {
 		t.Fatalf("job %s: %+v %v", id, j, err)
 	}
@@ -100,7 +100,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 		for _, h := range sent {
 			last = h
 			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			r, err := c.WaitForReceipt(wctx, h)
+			r, err := c.Chain().WaitForReceipt(wctx, h)
 			cancel()
 			if err != nil || r.Receipt == nil || r.Receipt.Status != "success" {
 				t.Fatalf("tx %s: %+v %v", h, r.Receipt, err)
@@ -133,7 +133,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	// is committed.
 	var subTx *types.Tx
 	for _, rv := range reveals {
-		tx, err := c.CommitResult(ctx, keys[rv.Runner], id, verify.Commitment(rv.Result, rv.Signature), sdk.TxOptions{})
+		tx, err := c.Account(keys[rv.Runner]).Jobs().Commit(ctx, id, verify.Commitment(rv.Result, rv.Signature), sdk.TxOptions{})
 		send(tx, err)
 		if rv.Runner == j.Aggregator {
 			sub := &verify.Submission{Claim: verify.VerifiedResult{JobID: id, ResultHash: types.Keccak256(result), Agreed: agreed,
@@ -143,7 +143,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 				t.Fatal(err)
 			}
 			nonce, verifier := tx.Nonce()+1, types.ResultVerifierAddress
-			if subTx, err = c.BuildTx(ctx, keys[rv.Runner], sdk.TxRequest{To: &verifier, Instruction: &types.SubmitResult{JobID: id, Submission: enc},
+			if subTx, err = c.Account(keys[rv.Runner]).BuildTx(ctx, sdk.TxRequest{To: &verifier, Instruction: &types.SubmitResult{JobID: id, Submission: enc},
 				ExpectCycles: sdk.OffchainExpectCycles, ExpectCells: sdk.OffchainExpectCells, Options: sdk.TxOptions{Nonce: &nonce}}); err != nil {
 				t.Fatal(err)
 			}
@@ -151,13 +151,13 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	}
 	sent = nil
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		if jj, err := c.Job(ctx, id); err == nil && jj.Status == job.StateCommitted {
+		if jj, err := c.Jobs().Get(ctx, id); err == nil && jj.Status == job.StateCommitted {
 			break
 		} else if time.Now().After(deadline) {
 			t.Fatalf("job not committed: %+v %v", jj, err)
 		}
 	}
-	if _, err := c.Submit(ctx, subTx); err != nil {
+	if _, err := c.Chain().Submit(ctx, subTx); err != nil {
 		t.Fatal(err)
 	}
 	wait(subTx, nil)
@@ -165,7 +165,7 @@ func TestRunnerAndJobCommands(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for out := h.must("actor", "query", oracle, "latest"); !strings.Contains(out, "97000.5"); out = h.must("actor", "query", oracle, "latest") {
 		if time.Now().After(deadline) {
-			r, _ := c.Tx(ctx, last)
+			r, _ := c.Chain().Tx(ctx, last)
 			t.Fatalf("oracle latest: %s\n%+v", out, r.Receipt.Events)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -46,11 +46,11 @@ func TestTimerCommands(t *testing.T) {
 			t.Fatal("no timer receipt within 20 s")
 		}
 		time.Sleep(50 * time.Millisecond)
-		st, err := c.Status(ctx)
+		st, err := c.Chain().Status(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := c.Block(ctx, itoa(st.Height), false)
+		b, err := c.Chain().Block(ctx, itoa(st.Height), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestTimerCommands(t *testing.T) {
 		}
 	}
 	var rcptHeight uint64
-	if r, err := c.Tx(ctx, timerRcpt); err != nil || r.BlockHeight == nil {
+	if r, err := c.Chain().Tx(ctx, timerRcpt); err != nil || r.BlockHeight == nil {
 		t.Fatalf("tx %s: %v", timerRcpt, err)
 	} else {
 		rcptHeight = *r.BlockHeight
@@ -75,7 +75,7 @@ func TestTimerCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(h.must("tx", "show", timerRcpt.String(), "--json")), &r); err != nil || r.Kind != apitypes.ReceiptKindTimer || r.Receipt == nil || r.Receipt.Tip == "0" {
 		t.Fatalf("tx show --json (the GBA's bid pays a tip): %+v %v", r, err)
 	}
-	l, err := c.Timers(ctx, owner)
+	l, err := c.Timers().List(ctx, owner)
 	if err != nil || len(l.Timers) != 1 || l.Timers[0].GBA == nil || l.Timers[0].GBA.String() != gba {
 		t.Fatalf("timers of %s: %+v %v", hb, l, err)
 	}

@@ -28,12 +28,12 @@ func startRelays(t *testing.T, c *sdk.Client, n int) {
 	t.Cleanup(cancel)
 	for i := 0; i < n; i++ {
 		key, _ := crypto.GenerateKey()
-		h, err := c.Faucet(ctx, types.PubkeyToAddress(key.PublicKey), genesis.CBY(1000))
+		h, err := c.Chain().Faucet(ctx, types.PubkeyToAddress(key.PublicKey), genesis.CBY(1000))
 		if err != nil {
 			t.Fatal(err)
 		}
 		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := c.WaitForReceipt(wctx, h); err != nil {
+		if _, err := c.Chain().WaitForReceipt(wctx, h); err != nil {
 			t.Fatal(err)
 		}
 		wcancel()
@@ -121,7 +121,7 @@ func TestVolumeCommands(t *testing.T) {
 	if !strings.Contains(info, "per epoch") || !strings.Contains(info, "escrow      0.99") {
 		t.Fatalf("rent in info: %s", info)
 	}
-	rs, err := c.Relays(context.Background())
+	rs, err := c.Relays().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ var _ heal.Chain = (*Healer)(nil)
 
 // Relays implements heal.Chain.
 func (h *Healer) Relays(ctx context.Context) ([]heal.Relay, error) {
-	rs, err := h.Client.Relays(ctx)
+	rs, err := h.Client.Relays().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("relay registry: %w", err)
 	}
@@ -41,7 +41,7 @@ func (h *Healer) Relays(ctx context.Context) ([]heal.Relay, error) {
 
 // Placement implements heal.Chain.
 func (h *Healer) Placement(ctx context.Context, vol [32]byte) (*heal.Placement, error) {
-	v, err := h.Client.Volume(ctx, types.Hash(vol))
+	v, err := h.Client.Volumes().Get(ctx, types.Hash(vol))
 	if errors.Is(err, sdk.ErrNotFound) {
 		return nil, nil
 	}
@@ -61,7 +61,7 @@ func (h *Healer) Placement(ctx context.Context, vol [32]byte) (*heal.Placement, 
 
 // Moved implements heal.Chain.
 func (h *Healer) Moved(ctx context.Context, vol [32]byte) (map[[32]byte]heal.Move, error) {
-	ms, err := h.Client.MovedShards(ctx, types.Hash(vol))
+	ms, err := h.Client.Volumes().MovedShards(ctx, types.Hash(vol))
 	if err != nil {
 		return nil, fmt.Errorf("storage manager: %w", err)
 	}
@@ -80,14 +80,14 @@ func (h *Healer) Repair(ctx context.Context, in *types.RepairPlacement) error {
 			h.SendMu.Lock()
 			defer h.SendMu.Unlock()
 		}
-		return h.Client.SendSystem(ctx, h.Key, types.StorageManagerAddress, in, nil)
+		return h.Client.Account(h.Key).SendSystem(ctx, types.StorageManagerAddress, in, nil)
 	}()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := h.Client.WaitForReceipt(ctx, tx.Hash())
+	r, err := h.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func (p *PeerCache) Active(ctx context.Context, addr [20]byte) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.active == nil || time.Since(p.at) > ttl || (!p.active[addr] && time.Since(p.at) > time.Second) {
-		rs, err := p.Client.Relays(ctx)
+		rs, err := p.Client.Relays().List(ctx)
 		if err != nil {
 			if p.active != nil {
 				return p.active[addr], nil

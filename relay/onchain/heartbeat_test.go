@@ -56,7 +56,7 @@ func TestHeartbeatFailuresLoggedAndRetried(t *testing.T) {
 	go func() { defer close(done); reg.Run(rctx) }()
 	defer func() { stop(); <-done }()
 	for {
-		r, err := c.Relay(ctx, reg.ID())
+		r, err := c.Relays().Get(ctx, reg.ID())
 		if err == nil && r.Status == "active" {
 			break
 		}

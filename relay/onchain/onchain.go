@@ -34,7 +34,7 @@ var (
 // MovedShards implements cbfs.ShardLocator from the Storage Manager's
 // repair_placement overrides.
 func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]byte]cbfs.MovedShard, error) {
-	ms, err := d.Client.MovedShards(ctx, types.Hash(vol))
+	ms, err := d.Client.Volumes().MovedShards(ctx, types.Hash(vol))
 	if err != nil {
 		return nil, fmt.Errorf("storage manager: %w", err)
 	}
@@ -47,7 +47,7 @@ func (d Directory) MovedShards(ctx context.Context, vol cbfs.VolumeID) (map[[32]
 
 // Relays implements cbfs.Directory.
 func (d Directory) Relays(ctx context.Context) ([]cbfs.RelayInfo, error) {
-	rs, err := d.Client.Relays(ctx)
+	rs, err := d.Client.Relays().List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("relay registry: %w", err)
 	}
@@ -87,7 +87,7 @@ func (a *Anchor) CommitManifest(ctx context.Context, vol cbfs.VolumeID, root [32
 // carries the per-relay placement summary that challenges and rent follow.
 func (a *Anchor) CommitPlacement(ctx context.Context, vol cbfs.VolumeID, root [32]byte, version, size uint64, place []cbfs.RelayPlacement) error {
 	if version == 1 {
-		if _, err := a.Client.Volume(ctx, types.Hash(vol)); errors.Is(err, sdk.ErrNotFound) {
+		if _, err := a.Client.Volumes().Get(ctx, types.Hash(vol)); errors.Is(err, sdk.ErrNotFound) {
 			k, m := a.K, a.M
 			if k == 0 {
 				k, m = cbfs.DefaultK, cbfs.DefaultM
@@ -112,7 +112,7 @@ func (a *Anchor) CommitPlacement(ctx context.Context, vol cbfs.VolumeID, root [3
 
 // LatestManifest implements cbfs.Anchor.
 func (a *Anchor) LatestManifest(ctx context.Context, vol cbfs.VolumeID) ([32]byte, uint64, error) {
-	v, err := a.Client.Volume(ctx, types.Hash(vol))
+	v, err := a.Client.Volumes().Get(ctx, types.Hash(vol))
 	if errors.Is(err, sdk.ErrNotFound) || (err == nil && v.Version == 0) {
 		return [32]byte{}, 0, fmt.Errorf("volume %x: %w", vol[:], cbfs.ErrNotFound)
 	}
@@ -143,7 +143,7 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	tx, err := a.Client.SendSystem(ctx, a.Key, types.StorageManagerAddress, in, value)
+	tx, err := a.Client.Account(a.Key).SendSystem(ctx, types.StorageManagerAddress, in, value)
 	if err != nil {
 		return fmt.Errorf("storage manager %s: %w", in.InstructionKind(), err)
 	}
@@ -158,7 +158,7 @@ func (a *Anchor) sendValue(ctx context.Context, in types.Instruction, value *big
 func succeeded(ctx context.Context, c *sdk.Client, tx *types.Tx, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r, err := c.WaitForReceipt(ctx, tx.Hash())
+	r, err := c.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ type Revocations struct {
 
 // Revoked reports whether token id is revoked for the volume.
 func (r Revocations) Revoked(ctx context.Context, id [32]byte) (bool, error) {
-	rv, err := r.Client.Revoked(ctx, types.Hash(r.Volume), types.Hash(id))
+	rv, err := r.Client.Volumes().Revoked(ctx, types.Hash(r.Volume), types.Hash(id))
 	if err != nil {
 		return false, fmt.Errorf("revocation list: %w", err)
 	}
@@ -203,7 +203,7 @@ func (r *Registrar) sendSystem(ctx context.Context, in types.Instruction, value 
 		r.SendMu.Lock()
 		defer r.SendMu.Unlock()
 	}
-	return r.Client.SendSystem(ctx, r.Key, types.RelayRegistryAddress, in, value)
+	return r.Client.Account(r.Key).SendSystem(ctx, types.RelayRegistryAddress, in, value)
 }
 
 // ID is the relay id: the node key's address.
@@ -212,7 +212,7 @@ func (r *Registrar) ID() types.Address { return types.PubkeyToAddress(r.Key.Publ
 // Register registers the relay (staking r.Stake) unless it is already
 // active with the same address and capacity.
 func (r *Registrar) Register(ctx context.Context) error {
-	cur, err := r.Client.Relay(ctx, r.ID())
+	cur, err := r.Client.Relays().Get(ctx, r.ID())
 	if err == nil && cur.Status == "active" && cur.Addr == r.Addr && cur.Capacity == r.Capacity {
 		return nil
 	}
@@ -227,7 +227,7 @@ func (r *Registrar) Register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("register relay: %w", err)
 	}
-	res, err := r.Client.WaitForReceipt(ctx, tx.Hash())
+	res, err := r.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return fmt.Errorf("register relay: %w", err)
 	}
@@ -310,7 +310,7 @@ func (r *Registrar) Heartbeat(ctx context.Context) error {
 // heartbeat: interval, or a third of the liveness window if that is
 // shorter at the chain's observed block time.
 func (r *Registrar) pace(ctx context.Context, clock *blockClock, interval time.Duration) time.Duration {
-	rec, err := r.Client.Relay(ctx, r.ID())
+	rec, err := r.Client.Relays().Get(ctx, r.ID())
 	if err != nil {
 		return min(interval, time.Second) // the node is down or slow: ask again soon
 	}

@@ -18,13 +18,13 @@ import (
 
 func fund(t *testing.T, c *sdk.Client, a types.Address) {
 	t.Helper()
-	h, err := c.Faucet(context.Background(), a, genesis.CBY(1000))
+	h, err := c.Chain().Faucet(context.Background(), a, genesis.CBY(1000))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := c.WaitForReceipt(ctx, h); err != nil {
+	if _, err := c.Chain().WaitForReceipt(ctx, h); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -112,7 +112,7 @@ type sent struct {
 // within the response window instead of one per block.
 func (p *Prover) Step(ctx context.Context) error {
 	id := types.PubkeyToAddress(p.Key.PublicKey)
-	rc, err := p.Client.RelayChallenges(ctx, id)
+	rc, err := p.Client.Relays().Challenges(ctx, id)
 	if err != nil {
 		return fmt.Errorf("list challenges: %w", err)
 	}
@@ -226,7 +226,7 @@ func (p *Prover) submit(ctx context.Context, in types.Instruction) (*types.Tx, e
 		p.SendMu.Lock()
 		defer p.SendMu.Unlock()
 	}
-	return p.Client.SendSystem(ctx, p.Key, types.StorageManagerAddress, in, nil)
+	return p.Client.Account(p.Key).SendSystem(ctx, types.StorageManagerAddress, in, nil)
 }
 
 // wait waits for tx's receipt and reports a failed one, or a proof the
@@ -234,7 +234,7 @@ func (p *Prover) submit(ctx context.Context, in types.Instruction) (*types.Tx, e
 func (p *Prover) wait(ctx context.Context, tx *types.Tx) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	r, err := p.Client.WaitForReceipt(ctx, tx.Hash())
+	r, err := p.Client.Chain().WaitForReceipt(ctx, tx.Hash())
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func NewCmdAccount(f *Factory) *cobra.Command {
 			if vo.On {
 				return showVerifiedAccount(cmd, f, &vo, addr, asJSON)
 			}
-			acc, err := f.Client().Account(cmd.Context(), addr)
+			acc, err := f.Client().Chain().Account(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}

@@ -67,7 +67,7 @@ func send(f *Factory, ctx context.Context, o *sendOpts, to *types.Address, in ty
 	if err != nil {
 		return nil, err
 	}
-	return f.Client().SendInstruction(ctx, key, to, in, value, sdk.TxOptions{CyclesLimit: o.cycles, CellsLimit: o.cells})
+	return f.Client().Account(key).Actors().Send(ctx, to, in, value, sdk.TxOptions{CyclesLimit: o.cycles, CellsLimit: o.cells})
 }
 
 func readCode(path string) ([]byte, error) {
@@ -130,7 +130,7 @@ func newActorDeployCmd(f *Factory) *cobra.Command {
 				return fmt.Errorf("deploy failed: %s", r.Receipt.Error)
 			}
 			addr := *r.Receipt.Created
-			act, err := f.Client().Actor(cmd.Context(), addr)
+			act, err := f.Client().Actors().Get(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func newActorQueryCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--payload: %w", err)
 			}
-			r, err := f.Client().Query(cmd.Context(), addr, a[1], args)
+			r, err := f.Client().Actors().Query(cmd.Context(), addr, a[1], args)
 			if err != nil {
 				return err
 			}
@@ -268,7 +268,7 @@ func newActorStateCmd(f *Factory) *cobra.Command {
 			}
 			cursor := ""
 			for {
-				page, err := f.Client().ActorState(cmd.Context(), addr, key, cursor, 1000)
+				page, err := f.Client().Actors().State(cmd.Context(), addr, key, cursor, 1000)
 				if err != nil {
 					return err
 				}
@@ -311,7 +311,7 @@ func newActorCodeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			code, err := f.Client().ActorCode(cmd.Context(), addr)
+			code, err := f.Client().Actors().Code(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -332,7 +332,7 @@ func newActorPinsCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			act, err := f.Client().Actor(cmd.Context(), addr)
+			act, err := f.Client().Actors().Get(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -429,7 +429,7 @@ func NewCmdLib(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			libs, err := f.Client().Libraries(cmd.Context(), addr)
+			libs, err := f.Client().Actors().Libraries(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}

@@ -84,7 +84,7 @@ func newActorShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			act, err := f.Client().Actor(cmd.Context(), addr)
+			act, err := f.Client().Actors().Get(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}

@@ -33,7 +33,7 @@ func newActorRentCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			acc, err := f.Client().RentAccount(cmd.Context(), addr)
+			acc, err := f.Client().Rent().Account(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -157,7 +157,7 @@ func newActorArchiveCmd(f *Factory) *cobra.Command {
 			if out == "" {
 				return fmt.Errorf("--out FILE is required")
 			}
-			ar, err := f.Client().ArchiveActor(cmd.Context(), addr)
+			ar, err := f.Client().Rent().Archive(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -208,7 +208,7 @@ func newActorRestoreCmd(f *Factory) *cobra.Command {
 			// Each chunk, and the debt, waits for its receipt.
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout*time.Duration(len(rent.ChunkEntries(ar.Entries))+2))
 			defer cancel()
-			hs, err := f.Client().RestoreActor(ctx, key, ar, payDebt, sdk.TxOptions{CyclesLimit: o.cycles, CellsLimit: o.cells})
+			hs, err := f.Client().Account(key).Rent().Restore(ctx, ar, payDebt, sdk.TxOptions{CyclesLimit: o.cycles, CellsLimit: o.cells})
 			if err != nil {
 				return err
 			}

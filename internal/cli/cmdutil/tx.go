@@ -101,7 +101,7 @@ func (f *Factory) ReportSubmitted(ctx context.Context, h types.Hash, wait bool, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	r, err := f.Client().WaitForReceipt(ctx, h)
+	r, err := f.Client().Chain().WaitForReceipt(ctx, h)
 	if err != nil {
 		return err
 	}

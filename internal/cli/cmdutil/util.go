@@ -82,5 +82,5 @@ func (f *Factory) AddressOrOnlyKey(s string) (types.Address, error) {
 func (f *Factory) WaitReceipt(ctx context.Context, h types.Hash, timeout time.Duration) (*apitypes.TxResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return f.Client().WaitForReceipt(ctx, h)
+	return f.Client().Chain().WaitForReceipt(ctx, h)
 }

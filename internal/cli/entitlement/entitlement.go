@@ -58,7 +58,7 @@ func reportID(f *Factory, cmd *cobra.Command, tx *types.Tx, tf *cmdutil.TxFlags,
 	if err := f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON); err != nil || !tf.Wait || tf.AsJSON {
 		return err
 	}
-	r, err := f.Client().Tx(cmd.Context(), tx.Hash())
+	r, err := f.Client().Chain().Tx(cmd.Context(), tx.Hash())
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func grantCmd(f *Factory, use, short string, args cobra.PositionalArgs, parse fu
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().GrantEntitlement(cmd.Context(), key, grantee, s, act, cf.constraints(), sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Entitlements().Grant(cmd.Context(), grantee, s, act, cf.constraints(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func newEntitlementRevokeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().RevokeEntitlement(cmd.Context(), key, id, sdk.TxOptions{})
+			return f.Client().Account(key).Entitlements().Revoke(cmd.Context(), id, sdk.TxOptions{})
 		})
 }
 
@@ -157,7 +157,7 @@ func newEntitlementDelegateCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().DelegateEntitlement(cmd.Context(), key, parent, grantee, cf.constraints(), sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Entitlements().Delegate(cmd.Context(), parent, grantee, cf.constraints(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -180,7 +180,7 @@ func newEntitlementListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			es, err := f.Client().Entitlements(cmd.Context(), addr)
+			es, err := f.Client().Entitlements().List(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -227,7 +227,7 @@ func newEntitlementCheckCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--action: %w", err)
 			}
-			r, err := f.Client().CheckEntitlement(cmd.Context(), addr, s, act, height)
+			r, err := f.Client().Entitlements().Check(cmd.Context(), addr, s, act, height)
 			if err != nil {
 				return err
 			}
@@ -284,7 +284,7 @@ func newRoleCreateCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().CreateRole(cmd.Context(), key, a[0], ss, as, cf.constraints(), sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Entitlements().CreateRole(cmd.Context(), a[0], ss, as, cf.constraints(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -317,8 +317,8 @@ func newRoleAssignCmd(f *Factory, assign bool) *cobra.Command {
 			return nil, err
 		}
 		if assign {
-			return f.Client().AssignRole(cmd.Context(), key, role, who, sdk.TxOptions{})
+			return f.Client().Account(key).Entitlements().AssignRole(cmd.Context(), role, who, sdk.TxOptions{})
 		}
-		return f.Client().RevokeRole(cmd.Context(), key, role, who, sdk.TxOptions{})
+		return f.Client().Account(key).Entitlements().RevokeRole(cmd.Context(), role, who, sdk.TxOptions{})
 	})
 }

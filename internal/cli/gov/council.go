@@ -51,7 +51,7 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 	}
 	chainID := cf.chainID
 	if chainID == 0 {
-		st, err := f.Client().Status(ctx)
+		st, err := f.Client().Chain().Status(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -60,7 +60,7 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 	if cf.nonce >= 0 {
 		in.Nonce = uint64(cf.nonce)
 	} else {
-		c, err := f.Client().Council(ctx)
+		c, err := f.Client().Gov().Council(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -92,7 +92,7 @@ func newCouncilShowCmd(f *Factory) *cobra.Command {
 		Short: "Show the Council, its next nonce and the circuit-breaks in force",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.Client().Council(cmd.Context())
+			c, err := f.Client().Gov().Council(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -175,7 +175,7 @@ func newCouncilSubmitCmd(f *Factory, name string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.GovernanceAddress, in, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.GovernanceAddress, in, new(big.Int))
 			if err != nil {
 				return err
 			}

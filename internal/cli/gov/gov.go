@@ -113,7 +113,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(ctx, key, types.GovernanceAddress, in, dep)
+			tx, err := f.Client().Account(key).SendSystem(ctx, types.GovernanceAddress, in, dep)
 			if err != nil {
 				return err
 			}
@@ -122,7 +122,7 @@ func newGovProposeCmd(f *Factory) *cobra.Command {
 			}
 			wctx, cancel := context.WithTimeout(ctx, tf.Timeout)
 			defer cancel()
-			r, err := f.Client().WaitForReceipt(wctx, tx.Hash())
+			r, err := f.Client().Chain().WaitForReceipt(wctx, tx.Hash())
 			if err != nil {
 				return err
 			}
@@ -220,7 +220,7 @@ func receiptError(r *apitypes.TxResult) string {
 
 // minDeposit is the current minimum proposal deposit in base units.
 func minDeposit(ctx context.Context, c *sdk.Client) (*big.Int, error) {
-	ps, err := c.Params(ctx, "gov.min_deposit_cby")
+	ps, err := c.Gov().Params(ctx, "gov.min_deposit_cby")
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func newGovVoteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.GovernanceAddress, &types.GovVote{Proposal: id, Choice: choice}, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.GovernanceAddress, &types.GovVote{Proposal: id, Choice: choice}, new(big.Int))
 			if err != nil {
 				return err
 			}
@@ -285,7 +285,7 @@ func newGovExecuteCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.GovernanceAddress, &types.GovExecute{Proposal: id}, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.GovernanceAddress, &types.GovExecute{Proposal: id}, new(big.Int))
 			if err != nil {
 				return err
 			}
@@ -307,7 +307,7 @@ func newGovShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := f.Client().Proposal(cmd.Context(), id)
+			p, err := f.Client().Gov().Proposal(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -369,7 +369,7 @@ func newGovListCmd(f *Factory) *cobra.Command {
 		Short: "List proposals",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ps, err := f.Client().Proposals(cmd.Context())
+			ps, err := f.Client().Gov().Proposals(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -405,7 +405,7 @@ func NewCmdParams(f *Factory) *cobra.Command {
 			if len(args) == 1 {
 				key = args[0]
 			}
-			ps, err := f.Client().Params(cmd.Context(), key)
+			ps, err := f.Client().Gov().Params(cmd.Context(), key)
 			if err != nil {
 				return err
 			}
@@ -433,7 +433,7 @@ func NewCmdTreasury(f *Factory) *cobra.Command {
 		Short: "Show the Treasury's balance and outflows",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := f.Client().Treasury(cmd.Context())
+			t, err := f.Client().Gov().Treasury(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -102,7 +102,7 @@ func newJobChallengeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().ChallengeResult(cmd.Context(), key, id, ev, b, sdk.TxOptions{})
+			return f.Client().Account(key).Jobs().Challenge(cmd.Context(), id, ev, b, sdk.TxOptions{})
 		})
 	cmd.Flags().StringVar(&evidence, "evidence", "", "file with the signed reveal (canonical CBOR, hex)")
 	cmd.Flags().StringVar(&bond, "bond", "100", "challenge bond (the chain's challenge_bond, CBY)")
@@ -119,11 +119,11 @@ func verifyJobSelection(cmd *cobra.Command, f *Factory, jobID string) error {
 		return fmt.Errorf("--job: %w", err)
 	}
 	c := f.Client()
-	sel, err := c.JobSelection(cmd.Context(), id)
+	sel, err := c.Jobs().Selection(cmd.Context(), id)
 	if err != nil {
 		return err
 	}
-	j, err := c.Job(cmd.Context(), id)
+	j, err := c.Jobs().Get(cmd.Context(), id)
 	if err != nil {
 		return err
 	}

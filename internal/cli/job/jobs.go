@@ -69,14 +69,14 @@ func newJobSubmitCmd(f *Factory) *cobra.Command {
 			if spec.Callback.Actor == (types.Address{}) {
 				return fmt.Errorf("job spec: callback.actor is required")
 			}
-			tx, err := f.Client().SubmitJob(cmd.Context(), key, spec, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Jobs().Submit(cmd.Context(), spec, sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
 			if err := f.ReportSubmitted(cmd.Context(), tx.Hash(), tf.Wait, tf.Timeout, tf.AsJSON); err != nil || !tf.Wait || tf.AsJSON {
 				return err
 			}
-			r, err := f.Client().Tx(cmd.Context(), tx.Hash())
+			r, err := f.Client().Chain().Tx(cmd.Context(), tx.Hash())
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func newJobShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			j, err := f.Client().Job(cmd.Context(), id)
+			j, err := f.Client().Jobs().Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func NewCmdFaucet(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			h, err := f.Client().Faucet(cmd.Context(), addr, v)
+			h, err := f.Client().Chain().Faucet(cmd.Context(), addr, v)
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func NewCmdBlock(f *Factory) *cobra.Command {
 		Short: "Show a block",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, err := f.Client().Block(cmd.Context(), args[0], true)
+			b, err := f.Client().Chain().Block(cmd.Context(), args[0], true)
 			if err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ func NewCmdEvents(f *Factory) *cobra.Command {
 				}
 				q.Emitter = &a
 			}
-			page, err := f.Client().Events(cmd.Context(), q)
+			page, err := f.Client().Chain().Events(cmd.Context(), q)
 			if err != nil {
 				return err
 			}

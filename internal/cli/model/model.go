@@ -59,7 +59,7 @@ func newModelPublishCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			in := &types.ModelPublish{Weights: hs[0], Arch: hs[1], Tokenizer: hs[2], License: hs[3], Name: name, URI: uri}
-			tx, err := f.Client().PublishModel(cmd.Context(), key, in, dep, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Models().Publish(cmd.Context(), in, dep, sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ func newModelIDCmd(f *Factory, use, short string, build func(types.Hash) types.I
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.ModelRegistryAddress, build(id), new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.ModelRegistryAddress, build(id), new(big.Int))
 			if err != nil {
 				return err
 			}
@@ -114,7 +114,7 @@ func newModelListCmd(f *Factory) *cobra.Command {
 		Short: "List the registered models",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ms, err := f.Client().Models(cmd.Context())
+			ms, err := f.Client().Models().List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -155,7 +155,7 @@ func newModelShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, err := f.Client().Model(cmd.Context(), id)
+			m, err := f.Client().Models().Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ func NewCmdRelay(f *Factory) *cobra.Command {
 		Short: "List registered relays with their health",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := f.Client().Relays(cmd.Context())
+			rs, err := f.Client().Relays().List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func NewCmdRelay(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := f.Client().Relay(cmd.Context(), id)
+			r, err := f.Client().Relays().Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func NewCmdRelay(f *Factory) *cobra.Command {
 					fmt.Fprintf(f.Out, "Unbonding  stake returns at block %d\n", c.UnbondAt)
 				}
 			}
-			ch, err := f.Client().RelayChallenges(cmd.Context(), id)
+			ch, err := f.Client().Relays().Challenges(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -104,5 +104,5 @@ func health(r apitypes.Relay) string {
 
 // getJSON fetches a node path not covered by a typed SDK method.
 func getJSON(f *Factory, cmd *cobra.Command, path string, out any) error {
-	return f.Client().GetJSON(cmd.Context(), path, out)
+	return f.Client().Chain().GetJSON(cmd.Context(), path, out)
 }

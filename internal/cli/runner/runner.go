@@ -102,7 +102,7 @@ func newRunnerRegisterCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().RegisterRunner(cmd.Context(), key, in, st, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Runners().Register(cmd.Context(), in, st, sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -138,7 +138,7 @@ func newRunnerHeartbeatCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().RunnerHeartbeat(cmd.Context(), key, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Runners().Heartbeat(cmd.Context(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func newRunnerDeregisterCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().DeregisterRunner(cmd.Context(), key, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Runners().Deregister(cmd.Context(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -189,7 +189,7 @@ func newRunnerStatusCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := f.Client().Runner(cmd.Context(), addr)
+			r, err := f.Client().Runners().Get(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -228,7 +228,7 @@ func newRunnerListCmd(f *Factory) *cobra.Command {
 		Short: "List registered runners with health, stake and reputation",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rs, err := f.Client().Runners(cmd.Context(), all)
+			rs, err := f.Client().Runners().List(cmd.Context(), all)
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().StakeRunner(cmd.Context(), key, v, sdk.TxOptions{})
+			return f.Client().Account(key).Runners().Stake(cmd.Context(), v, sdk.TxOptions{})
 		})
 	unstake := cmdutil.SendCmd(f, "unstake AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sending runner's self-bond",
 		"The stake must still meet the registration rules afterwards (effective stake ≥ max(min stake,\n"+
@@ -58,7 +58,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().UnstakeRunner(cmd.Context(), key, v, sdk.TxOptions{})
+			return f.Client().Account(key).Runners().Unstake(cmd.Context(), v, sdk.TxOptions{})
 		})
 	commission := cmdutil.SendCmd(f, "commission BPS [--from KEY]", "Set the sending runner's commission on delegator revenue (0..10000 bps)", "",
 		cobra.ExactArgs(1), func(cmd *cobra.Command, a []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
@@ -70,7 +70,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().SetRunnerCommission(cmd.Context(), key, bps, sdk.TxOptions{})
+			return f.Client().Account(key).Runners().SetCommission(cmd.Context(), bps, sdk.TxOptions{})
 		})
 	delegate := cmdutil.SendCmd(f, "delegate RUNNER AMOUNT [--from KEY]", "Delegate AMOUNT (CBY) of the sender's balance to RUNNER",
 		"Delegated stake adds to the runner's selection weight and max job value; delegators share the\n"+
@@ -80,7 +80,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().DelegateStake(cmd.Context(), key, runner, v, sdk.TxOptions{})
+			return f.Client().Account(key).Runners().Delegate(cmd.Context(), runner, v, sdk.TxOptions{})
 		})
 	undelegate := cmdutil.SendCmd(f, "undelegate RUNNER AMOUNT [--from KEY]", "Start unbonding AMOUNT of the sender's delegation on RUNNER",
 		"The amount stays slashable for RUNNER's faults until the unbonding period ends; then `cowboy runner withdraw`.",
@@ -89,7 +89,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().UndelegateStake(cmd.Context(), key, runner, v, sdk.TxOptions{})
+			return f.Client().Account(key).Runners().Undelegate(cmd.Context(), runner, v, sdk.TxOptions{})
 		})
 	withdraw := cmdutil.SendCmd(f, "withdraw [--from KEY]", "Withdraw every matured unbonding tranche of the sender", "", cobra.NoArgs,
 		func(cmd *cobra.Command, _ []string, tf *cmdutil.TxFlags) (*types.Tx, error) {
@@ -97,7 +97,7 @@ func newRunnerStakingCmds(f *Factory) []*cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return f.Client().WithdrawUnbonded(cmd.Context(), key, sdk.TxOptions{})
+			return f.Client().Account(key).Runners().WithdrawUnbonded(cmd.Context(), sdk.TxOptions{})
 		})
 	return []*cobra.Command{stake, unstake, commission, delegate, undelegate, withdraw, newRunnerDelegationsCmd(f), newRunnerUnbondingCmd(f)}
 }
@@ -113,7 +113,7 @@ func newRunnerDelegationsCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ds, err := f.Client().Delegations(cmd.Context(), runner)
+			ds, err := f.Client().Runners().Delegations(cmd.Context(), runner)
 			if err != nil {
 				return err
 			}
@@ -156,7 +156,7 @@ func newRunnerUnbondingCmd(f *Factory) *cobra.Command {
 				}
 				owner = types.PubkeyToAddress(key.PublicKey)
 			}
-			ts, err := f.Client().Unbonding(cmd.Context(), owner)
+			ts, err := f.Client().Runners().Unbonding(cmd.Context(), owner)
 			if err != nil {
 				return err
 			}

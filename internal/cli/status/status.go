@@ -17,7 +17,7 @@ func NewCmdStatus(f *Factory) *cobra.Command {
 		Short: "Show the node's chain status",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := f.Client().Status(cmd.Context())
+			st, err := f.Client().Chain().Status(cmd.Context())
 			if err != nil {
 				return err
 			}

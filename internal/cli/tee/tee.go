@@ -38,7 +38,7 @@ func newTEEStatusCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			at, err := f.Client().Attestation(cmd.Context(), addr)
+			at, err := f.Client().TEE().Attestation(cmd.Context(), addr)
 			if errors.Is(err, sdk.ErrNotFound) && !asJSON {
 				fmt.Fprintf(f.Out, "Runner %s has never attested.\n", addr)
 				return nil
@@ -75,7 +75,7 @@ func newTEEParamsCmd(f *Factory) *cobra.Command {
 		Short: "Show the chain's TEE policy and Secrets Manager limits",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := f.Client().TEEParams(cmd.Context())
+			p, err := f.Client().TEE().Params(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -168,7 +168,7 @@ func newTEEAttestCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SubmitAttestation(cmd.Context(), key, a, rk, seal.PublicKey().Bytes(), sdk.TxOptions{})
+			tx, err := f.Client().Account(key).TEE().SubmitAttestation(cmd.Context(), a, rk, seal.PublicKey().Bytes(), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -286,7 +286,7 @@ func newSecretPutCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().PutSecret(cmd.Context(), key, a[0], pol, plain, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Secrets().Put(cmd.Context(), a[0], pol, plain, sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -331,7 +331,7 @@ func newSecretGrantCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return c.GrantSecret(cmd.Context(), key, a[0], runner, sdk.TxOptions{})
+			return c.Account(key).Secrets().GrantTo(cmd.Context(), a[0], runner, sdk.TxOptions{})
 		})
 }
 
@@ -342,14 +342,14 @@ func newSecretRevokeCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return nil, err
 			}
-			return c.RevokeSecret(cmd.Context(), key, a[0], runner, sdk.TxOptions{})
+			return c.Account(key).Secrets().Revoke(cmd.Context(), a[0], runner, sdk.TxOptions{})
 		})
 }
 
 func newSecretRmCmd(f *Factory) *cobra.Command {
 	return secretTxCmd(f, "rm NAME [--from KEY]", "Delete a secret and all its grants", 1,
 		func(cmd *cobra.Command, c *sdk.Client, key *ecdsa.PrivateKey, a []string) (*types.Tx, error) {
-			return c.DeleteSecret(cmd.Context(), key, a[0], sdk.TxOptions{})
+			return c.Account(key).Secrets().Delete(cmd.Context(), a[0], sdk.TxOptions{})
 		})
 }
 
@@ -368,7 +368,7 @@ func newSecretListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ss, err := f.Client().Secrets(cmd.Context(), owner)
+			ss, err := f.Client().Secrets().List(cmd.Context(), owner)
 			if err != nil {
 				return err
 			}
@@ -410,7 +410,7 @@ func newSecretShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := f.Client().Secret(cmd.Context(), owner, name)
+			s, err := f.Client().Secrets().Get(cmd.Context(), owner, name)
 			if err != nil {
 				return err
 			}

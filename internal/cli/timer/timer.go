@@ -30,7 +30,7 @@ func newTimerListCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("actor address: %w", err)
 			}
-			l, err := f.Client().Timers(cmd.Context(), owner)
+			l, err := f.Client().Timers().List(cmd.Context(), owner)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ func newTimerShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("timer id: %w", err)
 			}
-			t, err := f.Client().Timer(cmd.Context(), id)
+			t, err := f.Client().Timers().Get(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ func newTimerStatsCmd(f *Factory) *cobra.Command {
 		Short: "Show the timer queue's counters and economics",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := f.Client().TimerStats(cmd.Context())
+			st, err := f.Client().Timers().Stats(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -52,7 +52,7 @@ func tokenOf(ctx context.Context, f *Factory, s string) (*apitypes.Token, error)
 	if err != nil {
 		return nil, fmt.Errorf("token id: %w", err)
 	}
-	return f.Client().Token(ctx, id)
+	return f.Client().Tokens().Get(ctx, id)
 }
 
 func newTokenCreateCmd(f *Factory) *cobra.Command {
@@ -83,7 +83,7 @@ func newTokenCreateCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().CreateToken(cmd.Context(), key, in, sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Tokens().Create(cmd.Context(), in, sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func newTokenCreateCmd(f *Factory) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), tf.Timeout)
 			defer cancel()
-			r, err := f.Client().WaitForReceipt(ctx, tx.Hash())
+			r, err := f.Client().Chain().WaitForReceipt(ctx, tx.Hash())
 			if err != nil {
 				return err
 			}
@@ -159,7 +159,7 @@ func newTokenTxCmd(f *Factory, use, short string, addrArg bool, build func(id ty
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendToken(cmd.Context(), key, build(t.ID, to, v), sdk.TxOptions{})
+			tx, err := f.Client().Account(key).Tokens().Send(cmd.Context(), build(t.ID, to, v), sdk.TxOptions{})
 			if err != nil {
 				return err
 			}
@@ -228,7 +228,7 @@ func newTokenBalanceCmd(f *Factory) *cobra.Command {
 				}
 				sp = &a
 			}
-			b, err := f.Client().TokenBalance(cmd.Context(), t.ID, holder, sp)
+			b, err := f.Client().Tokens().Balance(cmd.Context(), t.ID, holder, sp)
 			if err != nil {
 				return err
 			}
@@ -286,7 +286,7 @@ func newTokenListCmd(f *Factory) *cobra.Command {
 		Short: "List the platform tokens",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ts, err := f.Client().Tokens(cmd.Context())
+			ts, err := f.Client().Tokens().List(cmd.Context())
 			if err != nil {
 				return err
 			}

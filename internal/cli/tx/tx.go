@@ -47,7 +47,7 @@ func newTransferCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().Transfer(cmd.Context(), key, dest, amount, sdk.TxOptions{TipPerCycle: tip})
+			tx, err := f.Client().Account(key).Transfer(cmd.Context(), dest, amount, sdk.TxOptions{TipPerCycle: tip})
 			if err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ func newTxShowCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := f.Client().Tx(cmd.Context(), h)
+			r, err := f.Client().Chain().Tx(cmd.Context(), h)
 			if err != nil {
 				return err
 			}

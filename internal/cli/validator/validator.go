@@ -82,7 +82,7 @@ func newValidatorRegisterCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			in := &types.ValidatorRegister{BLSKey: k.PublicKey().Bytes(), BLSPoP: k.ProvePossession().Bytes()}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.ValidatorRegistryAddress, in, st)
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.ValidatorRegistryAddress, in, st)
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func newValidatorSimpleCmd(f *Factory, use, short string, in types.Instruction) 
 			if err != nil {
 				return err
 			}
-			tx, err := f.Client().SendSystem(cmd.Context(), key, types.ValidatorRegistryAddress, in, new(big.Int))
+			tx, err := f.Client().Account(key).SendSystem(cmd.Context(), types.ValidatorRegistryAddress, in, new(big.Int))
 			if err != nil {
 				return err
 			}

@@ -529,11 +529,11 @@ func newVolumeInfoCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			onChain, err := f.Client().Volume(cmd.Context(), types.Hash(info.ID))
+			onChain, err := f.Client().Volumes().Get(cmd.Context(), types.Hash(info.ID))
 			if err != nil {
 				return err
 			}
-			relays, err := f.Client().Relays(cmd.Context())
+			relays, err := f.Client().Relays().List(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -713,7 +713,7 @@ func newVolumeFundCmd(f *Factory) *cobra.Command {
 			if err := anchor.FundVolume(cmd.Context(), id, value); err != nil {
 				return err
 			}
-			v, err := f.Client().Volume(cmd.Context(), types.Hash(id))
+			v, err := f.Client().Volumes().Get(cmd.Context(), types.Hash(id))
 			if err != nil {
 				return err
 			}
