@@ -18,6 +18,7 @@ import pvm_host
 from cowboy_sdk import collections  # noqa: F401  (cowboy_sdk.collections.ordered_set)
 from cowboy_sdk.collections import OrderedSet, FrozenOrderedSet, ordered_set  # noqa: F401
 from cowboy_sdk import tokens  # noqa: F401  (cowboy_sdk.tokens: CIP-20 platform tokens)
+from cowboy_sdk import blobs  # noqa: F401  (cowboy_sdk.blobs: content-addressed blobs, spec 002 §7)
 
 HostError = pvm_host.HostError
 
