@@ -234,6 +234,9 @@ func (x *Exec) invoke(actor, caller types.Address, value *big.Int, handler strin
 			cyclesLeft, bounded = actorLeft, true
 		}
 	}
+	if parent < 0 {
+		x.guards = nil // a new call chain
+	}
 	host := &Host{x: x, actor: actor, depth: depth, parent: parent}
 	inv := &pvm.Invocation{
 		Actor: actor, Caller: caller, Origin: x.origin, Value: value,
