@@ -181,3 +181,19 @@ func (v *Verifier) Check() error {
 	}
 	return nil
 }
+
+// MarshalJSON writes the multihash as a hex string.
+func (m Multihash) MarshalJSON() ([]byte, error) { return []byte(`"` + m.Hex() + `"`), nil }
+
+// UnmarshalJSON reads a hex string (any supported multihash).
+func (m *Multihash) UnmarshalJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return fmt.Errorf("%w: not a JSON string", ErrMalformed)
+	}
+	p, err := ParseHex(string(b[1 : len(b)-1]))
+	if err != nil {
+		return err
+	}
+	*m = p
+	return nil
+}

@@ -2,7 +2,9 @@ package blob_test
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/cowboy-foundation/cowboy/chain/blob"
@@ -90,5 +92,17 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 	if back.Multihash.Hex() != m.Hex() || back.Size != r.Size || back.Path != r.Path || back.Actor != r.Actor || back.Height != 9 {
 		t.Fatalf("round trip: %+v", back)
+	}
+}
+
+func TestMultihashJSON(t *testing.T) {
+	m, _ := blob.Sum(blob.SHA2_256, []byte("hello world"))
+	b, err := json.Marshal(blob.Ref{Multihash: m, Size: 11})
+	if err != nil || !strings.Contains(string(b), `"multihash":"1220b94d27b9`) {
+		t.Fatalf("%s %v", b, err)
+	}
+	var back blob.Ref
+	if err := json.Unmarshal(b, &back); err != nil || back.Multihash.Hex() != m.Hex() {
+		t.Fatalf("%v %v", back, err)
 	}
 }
