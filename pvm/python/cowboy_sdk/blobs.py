@@ -29,13 +29,16 @@ def _mh(multihash):
 def commit(multihash, size, volume=None, path=None):
     """Commit this actor to a blob of `size` bytes (40 cycles per KiB, the
     record's bytes as cells) and emit BlobCommitted. `volume` (32-byte
-    CBFS volume id) and `path` say where to fetch it."""
+    CBFS volume id, bytes or hex) and `path` say where to fetch it;
+    `multihash` is bytes or hex."""
     if type(size) is not int or size <= 0:
         raise ValueError("size must be a positive int")
     args = {"multihash": _mh(multihash), "size": size}
     if volume is not None:
+        if type(volume) is str:
+            volume = bytes.fromhex(volume[2:] if volume.startswith("0x") else volume)
         if type(volume) is not bytes or len(volume) != 32:
-            raise ValueError("volume must be a 32-byte id")
+            raise ValueError("volume must be a 32-byte id (bytes or hex)")
         args["volume"] = volume
     if path is not None:
         if type(path) is not str:
