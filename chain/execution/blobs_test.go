@@ -9,6 +9,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/store"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
@@ -110,4 +111,34 @@ func TestBlobCommit(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+const bigReturnActor = `from cowboy_sdk import actor
+
+@actor
+class Big:
+    def out(self, n):
+        return b"x" * n
+`
+
+// The inline cap (spec 002 §7.1): a call's return value of more than
+// 64 KiB fails the transaction with BlobTooLarge; 64 KiB is returned; a
+// read-only query is not an on-chain output and is not capped here.
+func TestInlineReturnCap(t *testing.T) {
+	alice, _ := genKey()
+	c := newChain(t, alice)
+	rs := c.ok(c.txValue(alice, nil, &types.Deploy{Code: types.Bytes(bigReturnActor), Salt: types.Bytes("big")}, genesis.CBY(1)))
+	big := *rs[0].Created
+	// The return value is CBOR: a byte string of 256..65,535 bytes has a 3-byte header.
+	r := c.ok(c.tx(alice, &big, &types.Call{Handler: "out", Args: cborArgs([]any{blob.InlineMax - 3})}, 0))[0]
+	if len(r.Return) != blob.InlineMax {
+		t.Fatalf("return %d bytes", len(r.Return))
+	}
+	r = c.block(c.tx(alice, &big, &types.Call{Handler: "out", Args: cborArgs([]any{blob.InlineMax - 2})}, 0))[0]
+	if r.Status == types.ReceiptSuccess || system.Code(r.Code) != system.CodeBlobTooLarge || !strings.Contains(r.Error, "inline cap is 65536") {
+		t.Fatalf("over the cap: status %d code %d %q", r.Status, r.Code, r.Error)
+	}
+	if v, _ := c.query(big, "out", []any{blob.InlineMax}).([]byte); len(v) != blob.InlineMax {
+		t.Fatalf("query: %d bytes", len(v))
+	}
 }
