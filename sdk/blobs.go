@@ -40,3 +40,13 @@ func (c *Client) BlobCommits(ctx context.Context, h types.Hash) ([]BlobCommit, e
 	}
 	return out, nil
 }
+
+// VerifyBlob checks content fetched from anywhere (CBFS, IPFS, a mirror)
+// against a committed reference: its size (when the reference has one)
+// and its multihash. A mismatch is blob.ErrMismatch.
+func VerifyBlob(ref blob.Ref, content []byte) error {
+	if ref.Size != 0 && uint64(len(content)) != ref.Size {
+		return fmt.Errorf("%w: %d bytes, the reference says %d", blob.ErrMismatch, len(content), ref.Size)
+	}
+	return ref.Multihash.Verify(content)
+}
