@@ -6,6 +6,8 @@ import (
 	"path"
 
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
+	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/runner/executor"
 	"github.com/cowboy-foundation/cowboy/runner/volumes"
 )
@@ -45,6 +47,13 @@ func (d *Daemon) run(ctx context.Context, rec *JobRecord, spec *job.JobSpec) (ex
 	files := []volumes.File{{Path: path.Join(out.Path, OutputFileName), Content: res.Output}}
 	if err := volumes.CheckOutputs(spec, files); err != nil {
 		return executor.Result{}, err
+	}
+	if len(res.Output) > verify.MaxResultBytes(spec) {
+		// Too large for the chain: the output file is the blob, the result
+		// its reference (every member computes the same one).
+		if res.Output, err = BlobResult(types.Hash(out.Volume), files[0].Path, res.Output); err != nil {
+			return executor.Result{}, err
+		}
 	}
 	if rec.Aggregator != d.self {
 		return res, nil

@@ -165,6 +165,9 @@ func (x *Exec) deploy(from types.Address, d *types.Deploy) (*types.Address, []by
 			return nil, nil, err
 		}
 		x.deploying = false
+		if err := checkInline(out); err != nil {
+			return nil, nil, err
+		}
 		ret = out
 	}
 	if err := x.deliver(); err != nil {
@@ -188,6 +191,9 @@ func (x *Exec) call(from types.Address, to types.Address, c *types.Call) ([]byte
 	}
 	ret, err := x.invoke(to, from, x.tx.Value(), c.Handler, c.Args, false, 0, -1)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkInline(ret); err != nil {
 		return nil, err
 	}
 	if err := x.deliver(); err != nil {
@@ -233,6 +239,9 @@ func (x *Exec) invoke(actor, caller types.Address, value *big.Int, handler strin
 		if actorLeft < cyclesLeft {
 			cyclesLeft, bounded = actorLeft, true
 		}
+	}
+	if parent < 0 {
+		x.guards = nil // a new call chain
 	}
 	host := &Host{x: x, actor: actor, depth: depth, parent: parent}
 	inv := &pvm.Invocation{

@@ -40,6 +40,9 @@ type Exec struct {
 	deploying bool // running the deploy-time init handler
 	// failedMsg is the record index FailedMessage reports; -1: none.
 	failedMsg int
+	// guards are the reentrancy guards held in the current call chain
+	// (reentrancy.go).
+	guards map[guard]struct{}
 }
 
 type queuedMsg struct {

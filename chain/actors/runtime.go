@@ -111,7 +111,7 @@ func (rt *Runtime) SetStorageHook(h StorageHook) { rt.storageHook = h }
 // no actor code). maxTxCells bounds the cells of a read-only query.
 func NewRuntime(vm VM, limits Limits, chainID, maxTxCells uint64) *Runtime {
 	limits.Fill()
-	return &Runtime{vm: vm, limits: limits, chainID: chainID, maxTxCells: maxTxCells, ops: map[string]HostOp{}}
+	return &Runtime{vm: vm, limits: limits, chainID: chainID, maxTxCells: maxTxCells, ops: map[string]HostOp{OpReentrancyEnter: reentrancyEnterOp}}
 }
 
 // Register makes op available to actors under name. It fails if name is

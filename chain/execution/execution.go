@@ -13,6 +13,7 @@ import (
 	"math/big"
 
 	"github.com/cowboy-foundation/cowboy/chain/actors"
+	"github.com/cowboy-foundation/cowboy/chain/actors/blobops"
 	"github.com/cowboy-foundation/cowboy/chain/actors/sigops"
 	"github.com/cowboy-foundation/cowboy/chain/codec"
 	"github.com/cowboy-foundation/cowboy/chain/fees"
@@ -210,6 +211,9 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	if err := sigops.Register(rt); err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	if err := blobops.Register(rt); err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	return ex, nil

@@ -192,6 +192,14 @@ const (
 	CodeRentOff         Code = 1320 // the chain runs without state rent (no "rent" in genesis)
 )
 
+// Codes of blobs (chain/blob, chain/actors/blobops; spec 002 §7).
+const (
+	CodeBlobMalformed Code = 1341 // not a multihash, or an unsupported hash function (0x12 sha2-256 and 0x1e blake3 are)
+	CodeBlobBadRef    Code = 1342 // a blob reference with a zero size, a bad volume id or an over-long path
+	CodeBlobMismatch  Code = 1343 // fetched content does not hash to its multihash (readers: a tampered blob)
+	CodeBlobTooLarge  Code = 1344 // an inline output above 64 KiB: store it as a blob
+)
+
 // Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
 // refused a job's CBFS volume before reading or writing anything.
 const (
@@ -359,6 +367,10 @@ var codeNames = map[Code]string{
 	CodeRentBondBalance:          "RentBondBalance",
 	CodeRentNoRentDue:            "RentNoRentDue",
 	CodeRentOff:                  "RentOff",
+	CodeBlobMalformed:            "BlobMalformed",
+	CodeBlobBadRef:               "BlobBadRef",
+	CodeBlobMismatch:             "BlobMismatch",
+	CodeBlobTooLarge:             "BlobTooLarge",
 	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
 	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
 	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",

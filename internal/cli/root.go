@@ -47,6 +47,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		actor.NewCmdLib(f),
 		relay.NewCmdRelay(f),
 		volume.NewCmdVolume(f),
+		volume.NewCmdBlob(f),
 		job.NewCmdJob(f),
 		runner.NewCmdRunner(f),
 		entitlement.NewCmdEntitlement(f),

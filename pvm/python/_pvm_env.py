@@ -25,6 +25,7 @@ import _pvm_validate
 import cowboy_sdk
 import cowboy_sdk.collections as _oc
 import cowboy_sdk.tokens as _tk
+import cowboy_sdk.blobs as _bl
 import pvm_host
 
 OSET = _oc.mutable_ordered_set
@@ -492,11 +493,15 @@ def base_modules():
     sdk_coll = _proxy("cowboy_sdk.collections", _oc, ["ordered_set", "OrderedSet", "FrozenOrderedSet",
                                                       "frozen_ordered_set"])
     sdk = _proxy("cowboy_sdk", cowboy_sdk, ["actor", "public", "view", "runtime", "runner", "storage", "HostError",
-                                            "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set"])
+                                            "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set",
+                                            "nonreentrant", "ReentrancyError"])
     sdk_tokens = _proxy("cowboy_sdk.tokens", _tk, ["create", "transfer", "transfer_from", "approve", "balance_of",
                                                   "mint", "burn", "info"])
     sdk.collections = sdk_coll
     sdk.tokens = sdk_tokens
+    sdk_blobs = _proxy("cowboy_sdk.blobs", _bl, ["commit", "get", "INLINE_MAX", "SHA2_256", "BLAKE3"])
+    sdk.blobs = sdk_blobs
+    mods["cowboy_sdk.blobs"] = sdk_blobs
     mods["cowboy_sdk"] = sdk
     mods["cowboy_sdk.collections"] = sdk_coll
     mods["cowboy_sdk.tokens"] = sdk_tokens

@@ -14,7 +14,7 @@ STDLIB_WHITELIST = frozenset((
     "re", "struct", "math", "decimal", "typing", "abc", "hashlib",
 ))
 SDK_MODULES = frozenset(("cowboy_sdk", "pvm_host"))
-ALLOWED_SUBMODULES = frozenset(("collections.abc", "cowboy_sdk.collections", "cowboy_sdk.tokens"))
+ALLOWED_SUBMODULES = frozenset(("collections.abc", "cowboy_sdk.collections", "cowboy_sdk.tokens", "cowboy_sdk.blobs"))
 
 # Dunder methods a class may *define* (never access as attributes).
 ALLOWED_DUNDER_DEFS = frozenset((

@@ -164,7 +164,11 @@ func (r *Registry) Execute(ctx context.Context, req Request) (Result, error) {
 	if res.Usage.WallTimeMs == 0 {
 		res.Usage.WallTimeMs = uint64(time.Since(start).Milliseconds())
 	}
-	if max := req.Spec.ResultSchema.MaxReturnBytes; max > 0 && len(res.Output) > int(max) {
+	// With an output volume a larger output is not an error: the runner
+	// stores it there as a blob and the result is its reference
+	// (runner.BlobResult).
+	_, toVolume := req.Spec.OutputVolume()
+	if max := req.Spec.ResultSchema.MaxReturnBytes; max > 0 && len(res.Output) > int(max) && !toVolume {
 		return Result{}, fmt.Errorf("execute job %s: %w: result %d bytes, max_return_bytes %d", req.JobID, ErrBoundExceeded, len(res.Output), max)
 	}
 	return res, nil

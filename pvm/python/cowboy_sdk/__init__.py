@@ -18,6 +18,7 @@ import pvm_host
 from cowboy_sdk import collections  # noqa: F401  (cowboy_sdk.collections.ordered_set)
 from cowboy_sdk.collections import OrderedSet, FrozenOrderedSet, ordered_set  # noqa: F401
 from cowboy_sdk import tokens  # noqa: F401  (cowboy_sdk.tokens: CIP-20 platform tokens)
+from cowboy_sdk import blobs  # noqa: F401  (cowboy_sdk.blobs: content-addressed blobs, spec 002 §7)
 
 HostError = pvm_host.HostError
 
@@ -313,3 +314,49 @@ def view(fn):
     """A public handler that does not write state."""
     fn._pvm_public = True
     return fn
+
+
+class ReentrancyError(Exception):
+    """A @nonreentrant handler was entered again within one call chain
+    (spec 002 §10, §12.3)."""
+
+
+def nonreentrant(fn=None, key=None):
+    """Guard a handler against re-entry within one call chain: a message
+    chain that started at this actor's guarded handler (A.h -> B.x -> A.h,
+    at any depth) raises ReentrancyError instead of running it again.
+    Unrelated deliveries (sibling messages, other transactions) are not
+    affected. Handlers that share `key` guard each other; the default key
+    is the handler's name.
+
+        @nonreentrant
+        def withdraw(self, amount): ...
+
+        @nonreentrant(key="vault")
+        def deposit(self): ...
+    """
+    def wrap(f):
+        k = key if key is not None else f.__name__
+        if type(k) is not str or not k:
+            raise ValueError("key must be a non-empty string")
+
+        def guarded(*args, **kwargs):
+            try:
+                pvm_host.host_call("reentrancy_enter", key=k)
+            except HostError as e:
+                msg = str(e)
+                if msg.startswith("ReentrancyError: "):
+                    raise ReentrancyError(msg[len("ReentrancyError: "):]) from None
+                raise
+            return f(*args, **kwargs)
+
+        guarded.__name__ = f.__name__
+        guarded.__qualname__ = f.__qualname__
+        guarded.__doc__ = f.__doc__
+        guarded.__dict__.update(f.__dict__)
+        guarded._pvm_guard = k
+        return guarded
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap

@@ -9,9 +9,11 @@ Pure standard library (CPython ≥ 3.9). The pieces:
 * :class:`cowboy.Client` (sync) and :class:`cowboy.AsyncClient` (asyncio) —
   the node's HTTP API, fee estimation, submission, receipts, proofs, the SSE
   block stream, actors, libraries, jobs and timers;
-* :mod:`cowboy.volume` — CBFS volume put/get through the Go ``cowboy`` binary.
+* :mod:`cowboy.volume` — CBFS volume put/get through the Go ``cowboy`` binary;
+* :mod:`cowboy.blobs` — blob commitments from receipts, verified against their multihash.
 """
 
+from . import blobs
 from .aio import AsyncClient
 from .client import Client, TxOptions
 from .errors import APIError, CowboyError, NotFoundError, TimeoutError
@@ -27,5 +29,5 @@ __all__ = [
     "AsyncClient", "Client", "TxOptions", "APIError", "CowboyError", "NotFoundError", "TimeoutError",
     "Call", "Deploy", "JobSpec", "PublishLibrary", "RemoveLibrary", "SubmitJob", "encode_args",
     "encode_manifest", "KeyStore", "PrivateKey", "decrypt_key", "encrypt_key", "Proof", "verify_account",
-    "verify_proof", "Transaction", "Address", "Hash",
+    "verify_proof", "Transaction", "Address", "Hash", "blobs",
 ]

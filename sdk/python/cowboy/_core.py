@@ -18,12 +18,13 @@ from urllib.parse import quote, urlencode
 from . import cbor
 from .errors import NotFoundError, ProofError, TimeoutError, TransactionFailedError, error_from_response
 from .fees import FeeEstimate, intrinsic, suggest
-from .instructions import (Call, Deploy, Instruction, JobSpec, PublishLibrary, RemoveLibrary,
+from .instructions import (Call, Deploy, Instruction, JobSpec, PublishLibrary, RemoveLibrary, TokenApprove,
+                           TokenBurn, TokenCreate, TokenMint, TokenTransfer, TokenTransferFrom,
                            SubmitJob)
 from .keys import PrivateKey
 from .proof import AccountState, Proof, account_key, storage_key, verify_account, verify_proof
 from .tx import AccessTuple, Transaction
-from .types import JOB_DISPATCHER, Address, Hash, from_hex, to_hex
+from .types import JOB_DISPATCHER, TOKEN_MODULE, Address, Hash, from_hex, to_hex
 
 T = TypeVar("T")
 
@@ -325,6 +326,60 @@ def submit_job(key: PrivateKey, spec: Union[JobSpec, bytes], options: TxOptions 
     """sdk.Client.SubmitJob: escrow max_price + tip from the sender."""
     b = spec.encode() if isinstance(spec, JobSpec) else bytes(spec)
     return (yield from send(key, JOB_DISPATCHER, 0, SubmitJob(b), OFFCHAIN_EXPECT_CYCLES, OFFCHAIN_EXPECT_CELLS, options))
+
+
+# -- CIP-20 platform tokens (sdk/tokens.go) ------------------------------
+
+# The Platform Token Costs table of spec 002 §17.3 (chain/system/tokens):
+# cycles and cells beyond the intrinsic cost, which the limits are set from.
+TOKEN_COSTS: Dict[type, Tuple[int, int]] = {
+    TokenTransfer: (1_000, 64), TokenTransferFrom: (1_500, 96), TokenApprove: (500, 32),
+    TokenMint: (1_000, 64), TokenBurn: (500, 64),
+}
+TOKEN_CREATE_CYCLES, TOKEN_CREATE_BASE_CELLS = 10_000, 256
+
+
+def token_cost(ins: Instruction) -> Tuple[int, int]:
+    """tokens.InstructionCost: the cost table's cycles and cells of ``ins``."""
+    if isinstance(ins, TokenCreate):
+        return TOKEN_CREATE_CYCLES, TOKEN_CREATE_BASE_CELLS + len(ins.name.encode()) + len(ins.symbol.encode())
+    return TOKEN_COSTS.get(type(ins), (0, 0))
+
+
+def send_token(key: PrivateKey, ins: Instruction, options: TxOptions = TxOptions()) -> Op[Transaction]:
+    """sdk.Client.SendToken: a token instruction to the token module."""
+    cycles, cells = token_cost(ins)
+    return (yield from send(key, TOKEN_MODULE, 0, ins, cycles, cells, options))
+
+
+def tokens() -> Op[List[Dict[str, Any]]]:
+    return (yield from _arr("GET", "/v1/tokens"))
+
+
+def token(token_id: Union[str, bytes]) -> Op[Dict[str, Any]]:
+    return (yield from _obj("GET", f"/v1/tokens/{Hash(token_id)}"))
+
+
+def token_balance(token_id: Union[str, bytes], holder: Union[str, bytes],
+                  spender: Optional[Union[str, bytes]] = None) -> Op[Dict[str, Any]]:
+    p = f"/v1/tokens/{Hash(token_id)}/balances/{Address(holder)}"
+    if spender is not None:
+        p += "?" + urlencode({"spender": str(Address(spender))})
+    r = yield from _obj("GET", p)
+    for k in ("balance", "allowance"):
+        if k in r:
+            r[k] = int(r[k])
+    return r
+
+
+def token_id(result: Dict[str, Any]) -> Hash:
+    """The token id a ``token_create`` receipt returned."""
+    rc = result.get("receipt") or {}
+    ret = from_hex(rc.get("return") or "0x")
+    v = cbor.decode(ret) if ret else None
+    if not isinstance(v, bytes) or len(v) != 32:
+        raise ValueError("receipt returned no token id")
+    return Hash(v)
 
 
 def actor(addr: Union[str, bytes]) -> Op[Dict[str, Any]]:

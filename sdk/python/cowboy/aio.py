@@ -13,7 +13,8 @@ from ._core import Op, Request, Response, Sleep, TxOptions
 from .client import DEFAULT_NODE_URL, _split
 from .errors import TransportError, error_from_response
 from .fees import FeeEstimate
-from .instructions import Instruction, JobSpec
+from .instructions import (Instruction, JobSpec, TokenApprove, TokenBurn, TokenCreate, TokenMint, TokenTransfer,
+                           TokenTransferFrom)
 from .keys import PrivateKey
 from .proof import AccountState
 from .sse import INITIAL_BACKOFF, MAX_BACKOFF, SSEParser
@@ -301,6 +302,44 @@ class AsyncClient:
 
     async def relays(self, all: bool = False) -> List[Dict[str, Any]]:
         return await self._run(_core.relays(all))
+
+    # -- CIP-20 platform tokens (the Go sdk's CreateToken, TransferToken, ...) --
+    async def token_create(self, key: PrivateKey, name: str, symbol: str, decimals: int = 18, cap: Optional[int] = None,
+                     initial: Optional[int] = None, options: TxOptions = TxOptions()) -> Transaction:
+        """Create a token (sender: its admin, receives ``initial``); the id is
+        ``token_id(wait(tx))``. ``cap`` None or 0: uncapped."""
+        return await self._run(_core.send_token(key, TokenCreate(name, symbol, decimals, cap, initial), options))
+
+    async def token_transfer(self, key: PrivateKey, token: AddrLike, to: AddrLike, amount: int,
+                       options: TxOptions = TxOptions()) -> Transaction:
+        return await self._run(_core.send_token(key, TokenTransfer(Hash(token), Address(to), amount), options))
+
+    async def token_transfer_from(self, key: PrivateKey, token: AddrLike, owner: AddrLike, to: AddrLike, amount: int,
+                            options: TxOptions = TxOptions()) -> Transaction:
+        return await self._run(_core.send_token(key, TokenTransferFrom(Hash(token), Address(owner), Address(to), amount),
+                                                options))
+
+    async def token_approve(self, key: PrivateKey, token: AddrLike, spender: AddrLike, amount: int,
+                      options: TxOptions = TxOptions()) -> Transaction:
+        return await self._run(_core.send_token(key, TokenApprove(Hash(token), Address(spender), amount), options))
+
+    async def token_mint(self, key: PrivateKey, token: AddrLike, to: AddrLike, amount: int,
+                   options: TxOptions = TxOptions()) -> Transaction:
+        return await self._run(_core.send_token(key, TokenMint(Hash(token), Address(to), amount), options))
+
+    async def token_burn(self, key: PrivateKey, token: AddrLike, amount: int, options: TxOptions = TxOptions()) -> Transaction:
+        return await self._run(_core.send_token(key, TokenBurn(Hash(token), amount), options))
+
+    async def tokens(self) -> List[Dict[str, Any]]:
+        return await self._run(_core.tokens())
+
+    async def token_info(self, token: AddrLike) -> Dict[str, Any]:
+        """Metadata and supply: id, name, symbol, decimals, cap ("0": uncapped), supply, admin."""
+        return await self._run(_core.token(token))
+
+    async def token_balance(self, token: AddrLike, holder: AddrLike, spender: Optional[AddrLike] = None) -> Dict[str, Any]:
+        """``holder``'s balance (an int) and, with ``spender``, its allowance."""
+        return await self._run(_core.token_balance(token, holder, spender))
 
     # -- stream ----------------------------------------------------------
     async def subscribe(self, from_height: Optional[int] = None, reconnect: bool = True) -> AsyncIterator[Dict[str, Any]]:

@@ -20,6 +20,9 @@ __all__ = [
     "KIND_SUBMIT_JOB", "Instruction", "Call", "Deploy", "PublishLibrary", "RemoveLibrary", "VolumeFund",
     "SubmitJob", "JobSpec", "Check", "encode_args", "encode_manifest", "decode_instruction",
     "JOB_LLM", "JOB_HTTP", "JOB_MCP", "JOB_CUSTOM",
+    "KIND_TOKEN_CREATE", "KIND_TOKEN_TRANSFER", "KIND_TOKEN_TRANSFER_FROM", "KIND_TOKEN_APPROVE",
+    "KIND_TOKEN_MINT", "KIND_TOKEN_BURN", "TokenCreate", "TokenTransfer", "TokenTransferFrom",
+    "TokenApprove", "TokenMint", "TokenBurn",
 ]
 
 KIND_CALL = 1
@@ -28,6 +31,14 @@ KIND_PUBLISH_LIBRARY = 3
 KIND_REMOVE_LIBRARY = 4
 KIND_VOLUME_FUND = 23
 KIND_SUBMIT_JOB = 43
+# CIP-20 platform tokens (chain/types/instruction_tokens.go), sent to the
+# token module (TOKEN_MODULE) without value.
+KIND_TOKEN_CREATE = 130
+KIND_TOKEN_TRANSFER = 131
+KIND_TOKEN_TRANSFER_FROM = 132
+KIND_TOKEN_APPROVE = 133
+KIND_TOKEN_MINT = 134
+KIND_TOKEN_BURN = 135
 
 
 class Instruction:
@@ -118,6 +129,98 @@ class SubmitJob(Instruction):
 
     def fields(self) -> List[Any]:
         return [bytes(self.spec)]
+
+
+def _amount(v: Optional[int]) -> Optional[int]:
+    if v is None:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise ValueError("an amount is a non-negative int")
+    return int(v)
+
+
+@dataclass(frozen=True)
+class TokenCreate(Instruction):
+    """``[130, name, symbol, decimals, cap, initial]``: create a token; the
+    sender is its admin and receives ``initial``. ``cap`` None (or 0) is
+    uncapped; None encodes as null, as the Go CLI sends an unset flag."""
+
+    name: str
+    symbol: str
+    decimals: int = 18
+    cap: Optional[int] = None
+    initial: Optional[int] = None
+    kind = KIND_TOKEN_CREATE
+
+    def fields(self) -> List[Any]:
+        if not 0 <= self.decimals <= 255:
+            raise ValueError("decimals must be 0..255")
+        return [self.name, self.symbol, int(self.decimals), _amount(self.cap), _amount(self.initial)]
+
+
+@dataclass(frozen=True)
+class TokenTransfer(Instruction):
+    """``[131, token, to, amount]``: move ``amount`` of the sender's balance."""
+
+    token: bytes
+    to: bytes
+    amount: int
+    kind = KIND_TOKEN_TRANSFER
+
+    def fields(self) -> List[Any]:
+        return [bytes(Hash(self.token)), bytes(Address(self.to)), _amount(self.amount)]
+
+
+@dataclass(frozen=True)
+class TokenTransferFrom(Instruction):
+    """``[132, token, owner, to, amount]``: against the sender's allowance from ``owner``."""
+
+    token: bytes
+    owner: bytes
+    to: bytes
+    amount: int
+    kind = KIND_TOKEN_TRANSFER_FROM
+
+    def fields(self) -> List[Any]:
+        return [bytes(Hash(self.token)), bytes(Address(self.owner)), bytes(Address(self.to)), _amount(self.amount)]
+
+
+@dataclass(frozen=True)
+class TokenApprove(Instruction):
+    """``[133, token, spender, amount]``: set ``spender``'s allowance (0 revokes)."""
+
+    token: bytes
+    spender: bytes
+    amount: int
+    kind = KIND_TOKEN_APPROVE
+
+    def fields(self) -> List[Any]:
+        return [bytes(Hash(self.token)), bytes(Address(self.spender)), _amount(self.amount)]
+
+
+@dataclass(frozen=True)
+class TokenMint(Instruction):
+    """``[134, token, to, amount]``: the admin or a TokenMint holder, within the cap."""
+
+    token: bytes
+    to: bytes
+    amount: int
+    kind = KIND_TOKEN_MINT
+
+    def fields(self) -> List[Any]:
+        return [bytes(Hash(self.token)), bytes(Address(self.to)), _amount(self.amount)]
+
+
+@dataclass(frozen=True)
+class TokenBurn(Instruction):
+    """``[135, token, amount]``: burn the sender's balance (the admin or a TokenBurn holder)."""
+
+    token: bytes
+    amount: int
+    kind = KIND_TOKEN_BURN
+
+    def fields(self) -> List[Any]:
+        return [bytes(Hash(self.token)), _amount(self.amount)]
 
 
 # Job types and verification modes (chain/offchain/job).
@@ -269,6 +372,12 @@ _DECODERS: Dict[int, Tuple[int, Callable[[List[Any]], Instruction]]] = {
     KIND_REMOVE_LIBRARY: (2, lambda f: RemoveLibrary(f[1])),
     KIND_SUBMIT_JOB: (2, lambda f: SubmitJob(f[1])),
     KIND_VOLUME_FUND: (2, lambda f: VolumeFund(f[1])),
+    KIND_TOKEN_CREATE: (6, lambda f: TokenCreate(f[1], f[2], f[3], f[4], f[5])),
+    KIND_TOKEN_TRANSFER: (4, lambda f: TokenTransfer(f[1], f[2], f[3])),
+    KIND_TOKEN_TRANSFER_FROM: (5, lambda f: TokenTransferFrom(f[1], f[2], f[3], f[4])),
+    KIND_TOKEN_APPROVE: (4, lambda f: TokenApprove(f[1], f[2], f[3])),
+    KIND_TOKEN_MINT: (4, lambda f: TokenMint(f[1], f[2], f[3])),
+    KIND_TOKEN_BURN: (3, lambda f: TokenBurn(f[1], f[2])),
 }
 
 

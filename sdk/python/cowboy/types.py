@@ -87,6 +87,7 @@ TREASURY = system_address(0x08)
 GOVERNANCE = system_address(0x09)
 STORAGE_MANAGER = system_address(0x0A)
 RELAY_REGISTRY = system_address(0x0B)
+TOKEN_MODULE = system_address(0x0E)
 TIMER_ESCROW = system_address(0x10)
 
 

@@ -8,12 +8,13 @@ import dataclasses
 import json
 import random
 import subprocess
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import pytest
 
 from cowboy import cbor
 from cowboy.instructions import (Call, Check, Deploy, JobSpec, PublishLibrary, RemoveLibrary, SubmitJob,
+                                 TokenApprove, TokenBurn, TokenCreate, TokenMint, TokenTransfer, TokenTransferFrom,
                                  VolumeFund, decode_instruction, encode_args, encode_manifest)
 from cowboy.keccak import keccak256
 from cowboy.keys import PrivateKey
@@ -82,10 +83,23 @@ def test_instructions_match_go(vectors: Dict[str, List[Any]]) -> None:
             "remove_library": lambda: RemoveLibrary(d["name"]),
             "submit_job": lambda: SubmitJob(H(d["spec"])),
             "volume_fund": lambda: VolumeFund(H(d["volume"][2:])),
+            "token_create": lambda: TokenCreate(d["name"], d["symbol"], d["decimals"], amt(d["cap"]), amt(d["initial"])),
+            "token_transfer": lambda: TokenTransfer(H(d["token"]), H(d["to"]), int(d["amount"])),
+            "token_transfer_from": lambda: TokenTransferFrom(H(d["token"]), H(d["owner"]), H(d["to"]), int(d["amount"])),
+            "token_approve": lambda: TokenApprove(H(d["token"]), H(d["spender"]), int(d["amount"])),
+            "token_mint": lambda: TokenMint(H(d["token"]), H(d["to"]), int(d["amount"])),
+            "token_burn": lambda: TokenBurn(H(d["token"]), int(d["amount"])),
         }[d["type"]]()
         assert ins.encode().hex() == v["hex"], d["type"]
         assert decode_instruction(H(v["hex"])) == ins
-    assert kinds == {"call", "deploy", "publish_library", "remove_library", "submit_job", "volume_fund"}
+    assert kinds == {"call", "deploy", "publish_library", "remove_library", "submit_job", "volume_fund",
+                     "token_create", "token_transfer", "token_transfer_from", "token_approve", "token_mint",
+                     "token_burn"}
+
+
+def amt(s: str) -> Optional[int]:
+    """An optional amount in the vectors ("": nil, which Go encodes as null)."""
+    return None if s == "" else int(s)
 
 
 def test_job_specs_match_go(vectors: Dict[str, List[Any]]) -> None:

@@ -163,7 +163,7 @@ func vectors(r *rand.Rand, n int) map[string]any {
 	for i := 0; i < n; i++ {
 		var in types.Instruction
 		var desc map[string]any
-		switch i % 6 {
+		switch i % 12 {
 		case 0:
 			c := &types.Call{Handler: randName(r), Args: bytesN(r, randLen(r)%300)}
 			in, desc = c, map[string]any{"type": "call", "handler": c.Handler, "args": h(c.Args)}
@@ -185,6 +185,30 @@ func vectors(r *rand.Rand, n int) map[string]any {
 		case 5:
 			v := types.Hash(bytesN(r, 32))
 			in, desc = &types.VolumeFund{Volume: v}, map[string]any{"type": "volume_fund", "volume": v.String()}
+		case 6:
+			c := &types.TokenCreate{Name: randName(r), Symbol: randName(r), Decimals: uint8(r.Intn(256))}
+			if r.Intn(2) == 0 {
+				c.Cap = randAmount(r)
+			}
+			if r.Intn(2) == 0 {
+				c.Initial = randAmount(r)
+			}
+			in, desc = c, map[string]any{"type": "token_create", "name": c.Name, "symbol": c.Symbol, "decimals": c.Decimals, "cap": amountStr(c.Cap), "initial": amountStr(c.Initial)}
+		case 7:
+			t := &types.TokenTransfer{ID: types.Hash(bytesN(r, 32)), To: types.Address(bytesN(r, 20)), Amount: randAmount(r)}
+			in, desc = t, map[string]any{"type": "token_transfer", "token": h(t.ID[:]), "to": h(t.To[:]), "amount": t.Amount.String()}
+		case 8:
+			t := &types.TokenTransferFrom{ID: types.Hash(bytesN(r, 32)), From: types.Address(bytesN(r, 20)), To: types.Address(bytesN(r, 20)), Amount: randAmount(r)}
+			in, desc = t, map[string]any{"type": "token_transfer_from", "token": h(t.ID[:]), "owner": h(t.From[:]), "to": h(t.To[:]), "amount": t.Amount.String()}
+		case 9:
+			t := &types.TokenApprove{ID: types.Hash(bytesN(r, 32)), Spender: types.Address(bytesN(r, 20)), Amount: randAmount(r)}
+			in, desc = t, map[string]any{"type": "token_approve", "token": h(t.ID[:]), "spender": h(t.Spender[:]), "amount": t.Amount.String()}
+		case 10:
+			t := &types.TokenMint{ID: types.Hash(bytesN(r, 32)), To: types.Address(bytesN(r, 20)), Amount: randAmount(r)}
+			in, desc = t, map[string]any{"type": "token_mint", "token": h(t.ID[:]), "to": h(t.To[:]), "amount": t.Amount.String()}
+		case 11:
+			t := &types.TokenBurn{ID: types.Hash(bytesN(r, 32)), Amount: randAmount(r)}
+			in, desc = t, map[string]any{"type": "token_burn", "token": h(t.ID[:]), "amount": t.Amount.String()}
 		}
 		b, err := types.EncodeInstruction(in)
 		if err != nil {
@@ -389,4 +413,23 @@ func decode() error {
 		}
 	}
 	return sc.Err()
+}
+
+// randAmount is a token amount: small, 64-bit or 256-bit.
+func randAmount(r *rand.Rand) *big.Int {
+	switch r.Intn(3) {
+	case 0:
+		return big.NewInt(int64(r.Intn(1000)))
+	case 1:
+		return new(big.Int).SetUint64(r.Uint64())
+	}
+	return new(big.Int).SetBytes(bytesN(r, 32))
+}
+
+// amountStr is an optional amount as a decimal string ("" for nil).
+func amountStr(v *big.Int) string {
+	if v == nil {
+		return ""
+	}
+	return v.String()
 }
