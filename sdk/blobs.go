@@ -16,11 +16,19 @@ type BlobCommit struct {
 	Actor types.Address `json:"actor"`
 }
 
-// BlobCommits returns the blobs transaction h committed to, in receipt
+// BlobsService is the client's service for content-addressed blobs
+// (spec 002 §7, docs/BLOBS.md): the commitments transactions made. The
+// content lives in CBFS; VerifyBlob checks it against a commitment.
+type BlobsService struct{ c *Client }
+
+// Blobs returns the service for blob commitments.
+func (c *Client) Blobs() *BlobsService { return &BlobsService{c: c} }
+
+// Commits returns the blobs transaction h committed to, in receipt
 // order (spec 002 §7; cowboy_sdk.blobs.commit). The content is off chain:
 // fetch it from CBFS and verify it (cbfs.Volume.GetBlob, `cowboy blob get`).
-func (c *Client) BlobCommits(ctx context.Context, h types.Hash) ([]BlobCommit, error) {
-	r, err := c.Tx(ctx, h)
+func (s *BlobsService) Commits(ctx context.Context, h types.Hash) ([]BlobCommit, error) {
+	r, err := s.c.Chain().Tx(ctx, h)
 	if err != nil {
 		return nil, err
 	}

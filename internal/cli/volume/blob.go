@@ -91,7 +91,7 @@ the code BlobMismatch, and OUT is not written.`,
 				if err != nil {
 					return fmt.Errorf("--tx: %w", err)
 				}
-				commits, err := f.Client().BlobCommits(ctx, h)
+				commits, err := f.Client().Blobs().Commits(ctx, h)
 				if err != nil {
 					return err
 				}
