@@ -52,13 +52,8 @@ func (d *Daemon) step(ctx context.Context, rec *JobRecord) error {
 	case StateCommitting:
 		return d.awaitCommit(ctx, rec)
 	case StateCommitted:
-		if d.needsResultEvidence(rec) {
-			return d.attestResult(ctx, rec)
-		}
-		if rec.Aggregator == d.self {
-			return d.aggregate(ctx, rec)
-		}
-		return d.push(ctx, rec)
+		_, err := d.advance(ctx, rec, jobmachine.Resume{}, nil)
+		return err
 	case StatePushed, StateRevealed:
 		return d.watch(ctx, rec)
 	case StateRevealing:
@@ -97,7 +92,7 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 			return err
 		}
 	}
-	next, acts := jobmachine.Step(machineJob(rec), ev)
+	next, acts := jobmachine.Step(d.machineJob(rec), ev)
 	if len(acts) == 0 {
 		return fmt.Errorf("job machine: nothing to do in state %s", rec.State)
 	}
@@ -202,9 +197,12 @@ func commitmentOf(cj *apitypes.Job, a types.Address) (types.Hash, bool) {
 }
 
 // machineJob is rec as the job machine sees it.
-func machineJob(rec *JobRecord) jobmachine.Job {
+func (d *Daemon) machineJob(rec *JobRecord) jobmachine.Job {
 	j := jobmachine.Job{State: rec.State, Deadline: rec.Deadline, Commitment: rec.Commitment, TxKind: rec.TxKind,
-		SelfRevealed: rec.SelfRevealed, ResultAttested: rec.ResultAttested}
+		SelfRevealed: rec.SelfRevealed, ResultAttested: rec.ResultAttested, Aggregator: rec.Aggregator == d.self}
+	if rec.State == StateCommitted {
+		j.NeedsEvidence = d.needsResultEvidence(rec)
+	}
 	if rec.State == StateAttesting {
 		spec, err := rec.DecodedSpec()
 		j.Deterministic = err == nil && spec.Verification.Mode == job.ModeDeterministic
@@ -225,17 +223,31 @@ func (d *Daemon) observeChain(ctx context.Context, rec *JobRecord) (jobmachine.C
 	return ev, cj, nil
 }
 
+// effects is what an action may need beyond the record: the chain's view
+// of the job that the stepped event came from and, for the aggregator,
+// the spec, the reveals collected and the aggregate a submission carries.
+type effects struct {
+	cj      *apitypes.Job
+	spec    *job.JobSpec
+	reveals []verify.Reveal
+	sub     *verify.Submission
+}
+
 // advance steps the job machine with ev and performs its actions: the
 // record is persisted before any external effect. It reports whether the
 // step is over (the caller returns) rather than waiting for more events.
 func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Event, cj *apitypes.Job) (bool, error) {
-	next, acts := jobmachine.Step(machineJob(rec), ev)
+	return d.perform(ctx, rec, ev, effects{cj: cj})
+}
+
+func (d *Daemon) perform(ctx context.Context, rec *JobRecord, ev jobmachine.Event, fx effects) (bool, error) {
+	next, acts := jobmachine.Step(d.machineJob(rec), ev)
 	for _, a := range acts {
 		switch a := a.(type) {
 		case jobmachine.Finish:
 			return true, d.finish(rec, a.State, a.Outcome, a.Why)
 		case jobmachine.Settle:
-			return true, d.settled(rec, cj)
+			return true, d.settled(rec, fx.cj)
 		case jobmachine.CommitSeen:
 			return true, d.committed(ctx, rec)
 		case jobmachine.ClearTx:
@@ -244,8 +256,17 @@ func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Even
 				rec.Error = a.Error
 			}
 			return true, d.put(rec)
+		case jobmachine.Persist:
+			rec.State = next.State
+			return true, d.put(rec)
 		case jobmachine.Send:
-			return true, d.sendEffect(ctx, rec, a)
+			return true, d.sendEffect(ctx, rec, a, fx)
+		case jobmachine.Collect:
+			return true, d.aggregate(ctx, rec)
+		case jobmachine.Push:
+			return true, d.push(ctx, rec)
+		case jobmachine.VerifyResults:
+			return true, d.submitAggregate(ctx, rec, fx, a.All)
 		case jobmachine.Release:
 			d.release(rec.ID)
 		case jobmachine.Wait:
@@ -258,8 +279,19 @@ func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Even
 }
 
 // sendEffect builds, persists and sends the transaction a Send action asks for.
-func (d *Daemon) sendEffect(ctx context.Context, rec *JobRecord, a jobmachine.Send) error {
+func (d *Daemon) sendEffect(ctx context.Context, rec *JobRecord, a jobmachine.Send, fx effects) error {
 	switch a.Kind {
+	case "attest_result":
+		return d.attestResult(ctx, rec)
+	case "submit":
+		if fx.sub == nil {
+			return fmt.Errorf("job machine: submit without a verified aggregate")
+		}
+		b, err := fx.sub.Encode()
+		if err != nil {
+			return err
+		}
+		return d.sendPersisted(ctx, rec, "submit", a.Next, types.ResultVerifierAddress, &types.SubmitResult{JobID: rec.ID, Submission: b})
 	case "commit":
 		return d.sendPersisted(ctx, rec, "commit", a.Next, types.JobDispatcherAddress,
 			&types.CommitResult{JobID: rec.ID, Commitment: rec.Commitment})
@@ -322,44 +354,51 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 	}
 }
 
-// push delivers the result to the aggregator's API. The endpoint is looked
-// up on every attempt: a restarted aggregator may have re-registered a new
-// one.
+// push delivers the result to the aggregator's API, an attempt a block,
+// until the job machine says the push phase is over.
 func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
 	rev := rec.Reveal(d.self)
 	for attempt := 0; ; attempt++ {
-		r, err := d.client.Runners().Get(ctx, rec.Aggregator)
+		ev, err := d.tryPush(ctx, rec, &rev, attempt)
 		if err != nil {
 			return err
 		}
-		endpoint := r.Endpoint
-		if endpoint == "" {
-			d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
-			break
-		}
-		err = pushResult(ctx, endpoint, rec.ID, &rev, d.o.PushTimeout)
-		if err == nil {
-			d.log.Info("pushed result to aggregator", "job", rec.ID, "aggregator", rec.Aggregator)
-			break
-		}
-		var perm *permanentError
-		if errors.As(err, &perm) {
-			d.log.Warn("aggregator refused our result; will reveal after its timeout", "job", rec.ID, "err", err)
-			break
-		}
-		cj, _, jerr := d.chainJob(ctx, rec)
-		if jerr == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted {
-			break // the aggregator phase is over
-		}
-		if attempt%5 == 0 {
-			d.log.Info("aggregator not reachable yet; retrying", "job", rec.ID, "endpoint", endpoint, "err", err)
-		}
-		if err := d.waitBlock(ctx); err != nil {
+		if done, err := d.advance(ctx, rec, ev, nil); done || err != nil {
 			return err
 		}
 	}
-	rec.State = StatePushed
-	return d.put(rec)
+}
+
+// tryPush makes one push attempt. The endpoint is looked up on every
+// attempt: a restarted aggregator may have re-registered a new one.
+func (d *Daemon) tryPush(ctx context.Context, rec *JobRecord, rev *verify.Reveal, attempt int) (jobmachine.PushOutcome, error) {
+	r, err := d.client.Runners().Get(ctx, rec.Aggregator)
+	if err != nil {
+		return jobmachine.PushOutcome{}, err
+	}
+	endpoint := r.Endpoint
+	if endpoint == "" {
+		d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
+		return jobmachine.PushOutcome{Result: jobmachine.PushNoEndpoint}, nil
+	}
+	err = pushResult(ctx, endpoint, rec.ID, rev, d.o.PushTimeout)
+	if err == nil {
+		d.log.Info("pushed result to aggregator", "job", rec.ID, "aggregator", rec.Aggregator)
+		return jobmachine.PushOutcome{Result: jobmachine.PushDelivered}, nil
+	}
+	var perm *permanentError
+	if errors.As(err, &perm) {
+		d.log.Warn("aggregator refused our result; will reveal after its timeout", "job", rec.ID, "err", err)
+		return jobmachine.PushOutcome{Result: jobmachine.PushRefused}, nil
+	}
+	ev := jobmachine.PushOutcome{Result: jobmachine.PushRetry}
+	if cj, _, jerr := d.chainJob(ctx, rec); jerr == nil {
+		ev.Status, ev.StatusKnown = cj.Status, true
+	}
+	if attempt%5 == 0 && (!ev.StatusKnown || ev.Status == job.StateAssigned || ev.Status == job.StateCommitted) {
+		d.log.Info("aggregator not reachable yet; retrying", "job", rec.ID, "endpoint", endpoint, "err", err)
+	}
+	return ev, nil
 }
 
 // watch follows the job after our part: it reveals individually if the

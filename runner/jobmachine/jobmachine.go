@@ -53,6 +53,12 @@ type Job struct {
 	// Deterministic: the job's mode counts our result only with our
 	// per-job TEE evidence on chain.
 	Deterministic bool
+	// Aggregator: this runner aggregates the job's committee.
+	Aggregator bool
+	// NeedsEvidence: our result may not leave the runner before our
+	// per-job TEE evidence is on chain (a tee_required job on a runner
+	// with an attester, not yet attested).
+	NeedsEvidence bool
 }
 
 // TxState is what the node knows of a persisted transaction.
@@ -88,8 +94,12 @@ type TxOutcome struct {
 	Why   string // the failure's text, for TxFailed
 }
 
-func (ChainJob) isEvent()  {}
-func (TxOutcome) isEvent() {}
+func (ChainJob) isEvent()    {}
+func (TxOutcome) isEvent()   {}
+func (Resume) isEvent()      {}
+func (Collected) isEvent()   {}
+func (Verified) isEvent()    {}
+func (PushOutcome) isEvent() {}
 
 // Action is an effect the daemon performs after persisting the job.
 type Action interface{ isAction() }
@@ -127,14 +137,18 @@ type ClearTx struct{ Error string }
 // forgets the commit transaction and records the commit latency.
 type CommitSeen struct{}
 
-func (Execute) isAction()    {}
-func (Send) isAction()       {}
-func (Finish) isAction()     {}
-func (Wait) isAction()       {}
-func (Release) isAction()    {}
-func (Settle) isAction()     {}
-func (ClearTx) isAction()    {}
-func (CommitSeen) isAction() {}
+func (Execute) isAction()       {}
+func (Collect) isAction()       {}
+func (Push) isAction()          {}
+func (VerifyResults) isAction() {}
+func (Persist) isAction()       {}
+func (Send) isAction()          {}
+func (Finish) isAction()        {}
+func (Wait) isAction()          {}
+func (Release) isAction()       {}
+func (Settle) isAction()        {}
+func (ClearTx) isAction()       {}
+func (CommitSeen) isAction()    {}
 
 // Step returns the job after ev and the actions to perform, in order. An
 // event the state does not use leaves the job unchanged with no action.
@@ -144,6 +158,14 @@ func Step(j Job, ev Event) (Job, []Action) {
 		return stepChain(j, e)
 	case TxOutcome:
 		return stepTx(j, e)
+	case Resume:
+		return stepResume(j)
+	case Collected:
+		return stepCollected(j, e)
+	case Verified:
+		return stepVerified(j, e)
+	case PushOutcome:
+		return stepPush(j, e)
 	}
 	panic(fmt.Sprintf("jobmachine: unknown event %T", ev))
 }
