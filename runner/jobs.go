@@ -216,7 +216,8 @@ func (d *Daemon) observeChain(ctx context.Context, rec *JobRecord) (jobmachine.C
 	if err != nil {
 		return jobmachine.ChainJob{}, nil, err
 	}
-	ev := jobmachine.ChainJob{Height: cj.Height, Status: cj.Status, Ours: ours, CommitMargin: d.o.CommitMarginBlocks}
+	ev := jobmachine.ChainJob{Height: cj.Height, Status: cj.Status, Ours: ours, CommitMargin: d.o.CommitMarginBlocks,
+		Agreed: slices.Contains(cj.Agreed, d.self), Dissented: slices.Contains(cj.Dissented, d.self), FailReason: cj.FailReason}
 	if h, ok := commitmentOf(cj, d.self); ok {
 		ev.Commitment = &h
 	}
@@ -247,7 +248,7 @@ func (d *Daemon) perform(ctx context.Context, rec *JobRecord, ev jobmachine.Even
 		case jobmachine.Finish:
 			return true, d.finish(rec, a.State, a.Outcome, a.Why)
 		case jobmachine.Settle:
-			return true, d.settled(rec, fx.cj)
+			return true, d.settled(rec, fx.cj, a)
 		case jobmachine.CommitSeen:
 			return true, d.committed(ctx, rec)
 		case jobmachine.ClearTx:
@@ -437,17 +438,10 @@ func (d *Daemon) awaitReveal(ctx context.Context, rec *JobRecord) error {
 	}
 }
 
-// settled records the final outcome and what this runner earned.
-func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
-	outcome := cj.Status.String()
-	switch {
-	case cj.Status != job.StateFinalized || slices.Contains(cj.Agreed, d.self):
-	case slices.Contains(cj.Dissented, d.self):
-		outcome = "outvoted"
-	default:
-		outcome = "missing" // our result never reached the verifier
-	}
-	if cj.Payments != nil {
+// settled records what this runner earned and finishes the job with the
+// outcome the job machine named.
+func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job, s jobmachine.Settle) error {
+	if cj != nil && cj.Payments != nil {
 		for _, t := range cj.Payments.Transfers {
 			if t.To == d.self && t.Kind == "runner" {
 				if v, err := sdk.ParseAmount(t.Amount); err == nil {
@@ -456,8 +450,7 @@ func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
 			}
 		}
 	}
-	why := cj.FailReason
-	return d.finish(rec, StateDone, outcome, why)
+	return d.finish(rec, StateDone, s.Outcome, s.Why)
 }
 
 // keys returns the committee's registered result keys.

@@ -86,6 +86,11 @@ type ChainJob struct {
 	// CommitMargin is how many blocks before the deadline a commit must
 	// be sent to land in time.
 	CommitMargin uint64
+	// Agreed, Dissented: we are among the runners the verified claim
+	// agreed with, or among those it outvoted (a settled job).
+	Agreed, Dissented bool
+	// FailReason is the chain's reason for a failed job.
+	FailReason string
 }
 
 // TxOutcome is the fate of the persisted transaction (Job.TxKind).
@@ -126,8 +131,9 @@ type Wait struct{}
 // Release drops the job's result from memory (the job is verified).
 type Release struct{}
 
-// Settle records the chain's final outcome and our earnings.
-type Settle struct{}
+// Settle records the chain's final outcome (Outcome, Why) and what we
+// earned, and marks the job Done.
+type Settle struct{ Outcome, Why string }
 
 // ClearTx forgets the persisted transaction (it landed, failed or was
 // lost), recording Error if set.
@@ -211,7 +217,7 @@ func stepChain(j Job, c ChainJob) (Job, []Action) {
 		switch {
 		case c.Status == job.StateFinalized || c.Status == job.StateFailed:
 			j.State = Done
-			return j, []Action{Settle{}}
+			return j, []Action{settle(c)}
 		case !c.Ours:
 			return finish(j, Done, "dropped", "no longer in the committee")
 		case c.Status == job.StateVerified:
@@ -231,6 +237,21 @@ func stepChain(j Job, c ChainJob) (Job, []Action) {
 		return j, []Action{Wait{}}
 	}
 	return j, nil
+}
+
+// settle names a settled job's outcome for this runner: the chain's
+// status, or for a finalized job we were not counted in, whether we were
+// outvoted or our result never reached the verifier.
+func settle(c ChainJob) Settle {
+	outcome := c.Status.String()
+	switch {
+	case c.Status != job.StateFinalized || c.Agreed:
+	case c.Dissented:
+		outcome = "outvoted"
+	default:
+		outcome = "missing"
+	}
+	return Settle{Outcome: outcome, Why: c.FailReason}
 }
 
 func committed(j Job, onChain types.Hash) (Job, []Action) {

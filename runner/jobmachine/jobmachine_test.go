@@ -16,6 +16,9 @@ func TestStep(t *testing.T) {
 	}
 	withCommit := func(c ChainJob, h types.Hash) ChainJob { c.Commitment = &h; return c }
 	notOurs := func(c ChainJob) ChainJob { c.Ours = false; return c }
+	agreed := func(c ChainJob) ChainJob { c.Agreed = true; return c }
+	dissented := func(c ChainJob) ChainJob { c.Dissented = true; return c }
+	failed := func(c ChainJob, why string) ChainJob { c.FailReason = why; return c }
 	base := Job{Deadline: 10, Commitment: mine}
 	in := func(s State) Job { j := base; j.State = s; return j }
 	inTx := func(s State, kind string) Job { j := in(s); j.TxKind = kind; return j }
@@ -74,8 +77,10 @@ func TestStep(t *testing.T) {
 		{"evidence pending, result phase open", inTx(Attesting, "attest_result"), at(6, job.StateCommitted), Attesting, []Action{Wait{}}},
 		{"evidence pending, result phase over", inTx(Attesting, "attest_result"), at(6, job.StateVerified), Pushed, []Action{ClearTx{}}},
 		// done / failed
-		{"finalized settles", in(Revealed), at(12, job.StateFinalized), Done, []Action{Settle{}}},
-		{"failed job settles", in(Pushed), at(12, job.StateFailed), Done, []Action{Settle{}}},
+		{"finalized settles", in(Revealed), agreed(at(12, job.StateFinalized)), Done, []Action{Settle{Outcome: "finalized"}}},
+		{"finalized, outvoted", in(Revealed), dissented(at(12, job.StateFinalized)), Done, []Action{Settle{Outcome: "outvoted"}}},
+		{"finalized without our result", in(Pushed), at(12, job.StateFinalized), Done, []Action{Settle{Outcome: "missing"}}},
+		{"failed job settles", in(Pushed), failed(at(12, job.StateFailed), "no quorum"), Done, []Action{Settle{Outcome: "failed", Why: "no quorum"}}},
 		{"dropped from the committee", in(Pushed), notOurs(at(8, job.StateCommitted)), Done,
 			[]Action{Finish{Done, "dropped", "no longer in the committee"}}},
 		{"terminal ignores events", in(Done), at(13, job.StateFinalized), Done, nil},
