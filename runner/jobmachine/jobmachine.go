@@ -4,6 +4,8 @@
 // no IO and reads no clock: the chain's view of the job, the fate of a
 // persisted transaction and the block height arrive in events. The daemon
 // (package runner) persists the returned job, then performs the actions.
+// The member's and the aggregator's result phase (evidence, push, collect,
+// verify, submit) is in result.go.
 package jobmachine
 
 import (
