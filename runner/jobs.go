@@ -106,45 +106,54 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 	start := time.Now()
 	res, err := d.run(ctx, rec, spec)
 	elapsed := time.Since(start)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err() // shutting down: executing resumes on restart
-		}
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // shutting down: executing resumes on restart
+	}
+	var ran jobmachine.Ran
+	var fault uint8
+	switch {
+	case err != nil:
 		d.m.executorErrors.WithLabelValues(rec.Type, errorKind(err)).Inc()
-		// Every mode, None included, refuses a fault report as a result
-		// (chain/offchain/verify), so a committee agreeing on a fault is
-		// paid its row.
-		fault := faultOf(err)
-		if fault == verify.FaultNone {
-			return d.finish(rec, StateFailed, "failed", "execute: "+err.Error())
+		fault = faultOf(err)
+		ran.Err, ran.Faulted = err.Error(), fault != verify.FaultNone
+	default:
+		d.m.execSeconds.WithLabelValues(rec.Type).Observe(elapsed.Seconds())
+		if d.o.Check != nil {
+			if cerr := d.o.Check(spec, &res); cerr != nil {
+				d.m.executorErrors.WithLabelValues(rec.Type, "result_check").Inc()
+				ran.CheckErr = cerr.Error()
+			}
 		}
-		// The job itself cannot be done (bad input, bounds too tight, the
-		// service down): commit an empty result with a signed fault report,
-		// so a committee agreeing on the fault is paid its row (spec 002
-		// Payment and Failure Handling) instead of timing out.
-		rep := &verify.Report{Usage: job.Usage{WallTimeMs: uint64(elapsed.Milliseconds())}, Fault: fault}
-		sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, []byte{}, nil, rep)
-		rec.Result, rec.Embedding, rec.Signature, rec.Report = []byte{}, nil, sig, rep
-		rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(nil, sig), rep.Usage, elapsed.Milliseconds()
-		rec.ExecError, rec.State = "execute: "+err.Error(), StateExecuted
-		d.log.Warn("execution failed; committing a fault report", "job", rec.ID, "fault", fault, "err", err)
+	}
+	next, acts = jobmachine.Step(d.machineJob(rec), ran)
+	if len(acts) != 1 {
+		return fmt.Errorf("job machine: %d actions after execution in state %s", len(acts), rec.State)
+	}
+	switch a := acts[0].(type) {
+	case jobmachine.Finish:
+		return d.finish(rec, a.State, a.Outcome, a.Why)
+	case jobmachine.StoreResult:
+		if a.Fault {
+			// The job itself cannot be done: an empty result with a
+			// signed fault report.
+			rep := &verify.Report{Usage: job.Usage{WallTimeMs: uint64(elapsed.Milliseconds())}, Fault: fault}
+			sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, []byte{}, nil, rep)
+			rec.Result, rec.Embedding, rec.Signature, rec.Report = []byte{}, nil, sig, rep
+			rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(nil, sig), rep.Usage, elapsed.Milliseconds()
+			rec.ExecError, rec.State = "execute: "+err.Error(), next.State
+			d.log.Warn("execution failed; committing a fault report", "job", rec.ID, "fault", fault, "err", err)
+			return d.put(rec)
+		}
+		// The usage report makes payment price what the job used, not its bounds.
+		rep := &verify.Report{Usage: res.Usage}
+		sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding, rep)
+		rec.Result, rec.Embedding, rec.Signature, rec.Report = res.Output, res.Embedding, sig, rep
+		rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(res.Output, sig), res.Usage, elapsed.Milliseconds()
+		rec.State = next.State
+		d.log.Info("executed", "job", rec.ID, "type", rec.Type, "bytes", len(res.Output), "ms", rec.ExecMs)
 		return d.put(rec)
 	}
-	d.m.execSeconds.WithLabelValues(rec.Type).Observe(elapsed.Seconds())
-	if d.o.Check != nil {
-		if err := d.o.Check(spec, &res); err != nil {
-			d.m.executorErrors.WithLabelValues(rec.Type, "result_check").Inc()
-			return d.finish(rec, StateFailed, "rejected_locally", "result check: "+err.Error())
-		}
-	}
-	// The usage report makes payment price what the job used, not its bounds.
-	rep := &verify.Report{Usage: res.Usage}
-	sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding, rep)
-	rec.Result, rec.Embedding, rec.Signature, rec.Report = res.Output, res.Embedding, sig, rep
-	rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(res.Output, sig), res.Usage, elapsed.Milliseconds()
-	rec.State = StateExecuted
-	d.log.Info("executed", "job", rec.ID, "type", rec.Type, "bytes", len(res.Output), "ms", rec.ExecMs)
-	return d.put(rec)
+	return fmt.Errorf("job machine: unexpected action %T after execution", acts[0])
 }
 
 // faultOf maps an executor failure to the fault a runner may report: the

@@ -101,6 +101,7 @@ type TxOutcome struct {
 	Why   string // the failure's text, for TxFailed
 }
 
+func (Ran) isEvent()         {}
 func (ChainJob) isEvent()    {}
 func (TxOutcome) isEvent()   {}
 func (Resume) isEvent()      {}
@@ -111,7 +112,7 @@ func (PushOutcome) isEvent() {}
 // Action is an effect the daemon performs after persisting the job.
 type Action interface{ isAction() }
 
-// Execute runs the executor and stores the result (state Executed).
+// Execute runs the executor and reports Ran.
 type Execute struct{}
 
 // Send builds, persists (with the job in Next) and submits a transaction.
@@ -145,6 +146,7 @@ type ClearTx struct{ Error string }
 // forgets the commit transaction and records the commit latency.
 type CommitSeen struct{}
 
+func (StoreResult) isAction()   {}
 func (Execute) isAction()       {}
 func (Collect) isAction()       {}
 func (Push) isAction()          {}
@@ -166,6 +168,8 @@ func Step(j Job, ev Event) (Job, []Action) {
 		return stepChain(j, e)
 	case TxOutcome:
 		return stepTx(j, e)
+	case Ran:
+		return stepRan(j, e)
 	case Resume:
 		return stepResume(j)
 	case Collected:
@@ -254,6 +258,40 @@ func settle(c ChainJob) Settle {
 		outcome = "missing"
 	}
 	return Settle{Outcome: outcome, Why: c.FailReason}
+}
+
+// Ran is the executor's outcome (Execute).
+type Ran struct {
+	Err string // the executor's failure, "" if it produced a result
+	// Faulted: Err is the job's fault (bad input, bounds too tight, the
+	// service down), which a runner reports instead of a result.
+	Faulted bool
+	// CheckErr: the local result check refused the output.
+	CheckErr string
+}
+
+// StoreResult signs and stores the result, or for Fault an empty result
+// with a signed fault report, with its commitment (state Executed).
+type StoreResult struct{ Fault bool }
+
+func stepRan(j Job, r Ran) (Job, []Action) {
+	if j.State != Executing {
+		return j, nil
+	}
+	switch {
+	case r.Err != "" && !r.Faulted:
+		return finish(j, Failed, "failed", "execute: "+r.Err)
+	case r.Err != "":
+		// Commit the fault report, so a committee agreeing on the fault
+		// is paid its row (spec 002 Payment and Failure Handling) instead
+		// of timing out. Every mode refuses a fault report as a result.
+		j.State = Executed
+		return j, []Action{StoreResult{Fault: true}}
+	case r.CheckErr != "":
+		return finish(j, Failed, "rejected_locally", "result check: "+r.CheckErr)
+	}
+	j.State = Executed
+	return j, []Action{StoreResult{}}
 }
 
 func committed(j Job, onChain types.Hash) (Job, []Action) {

@@ -40,6 +40,13 @@ func TestStep(t *testing.T) {
 			[]Action{Finish{Done, "missed", "assignment ended while the runner was down (job failed)"}}},
 		{"restart finds us replaced", in(Executing), notOurs(at(5, job.StateAssigned)), Done,
 			[]Action{Finish{Done, "missed", "assignment ended while the runner was down (job assigned)"}}},
+		// the executor's outcome
+		{"ran: result stored", in(Executing), Ran{}, Executed, []Action{StoreResult{}}},
+		{"ran: job fault reported", in(Executing), Ran{Err: "bad input", Faulted: true}, Executed, []Action{StoreResult{Fault: true}}},
+		{"ran: own failure", in(Executing), Ran{Err: "refused"}, Failed, []Action{Finish{Failed, "failed", "execute: refused"}}},
+		{"ran: result check refused", in(Executing), Ran{CheckErr: "not json"}, Failed,
+			[]Action{Finish{Failed, "rejected_locally", "result check: not json"}}},
+		{"ran ignored outside executing", in(Executed), Ran{}, Executed, nil},
 		// executed → commit
 		{"executed commits", in(Executed), at(5, job.StateAssigned), Committing, []Action{Send{"commit", Committing}}},
 		{"executed too close to the deadline", in(Executed), at(9, job.StateAssigned), Done,
