@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/verify"
 	"github.com/cowboy-foundation/cowboy/chain/types"
+	"github.com/cowboy-foundation/cowboy/runner/jobmachine"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -267,10 +268,9 @@ func pushResult(ctx context.Context, endpoint string, id types.Hash, rev *verify
 
 // aggregate is the aggregator's step after its own commitment: collect the
 // committee's results, verify them exactly as the Result Verifier will,
-// and submit. It submits once every committer's result is in, or, when
-// some are missing, two blocks before the aggregator deadline with what it
-// has, if that reaches the quorum (otherwise the committee reveals
-// individually after the aggregator window).
+// and submit. When to verify, submit or leave the job to individual
+// reveals is the job machine's decision (Collected, Verified); this loop
+// observes the chain and the pushes and performs what it decides.
 func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 	own := rec.Reveal(d.self)
 	if err := d.store.PutPush(rec.ID, &own); err != nil {
@@ -281,61 +281,67 @@ func (d *Daemon) aggregate(ctx context.Context, rec *JobRecord) error {
 		return err
 	}
 	for {
-		cj, ours, err := d.chainJob(ctx, rec)
+		ev, fx, err := d.collected(ctx, rec, spec)
 		if err != nil {
 			return err
 		}
-		if !ours || (cj.Status != job.StateAssigned && cj.Status != job.StateCommitted) {
-			// Timed out as aggregator (or the job ended): the member path
-			// reveals individually if the chain asks for reveals.
-			rec.State = StatePushed
-			return d.put(rec)
-		}
-		if cj.Status == job.StateCommitted {
-			pushes, err := d.store.Pushes(rec.ID)
-			if err != nil {
-				return err
-			}
-			var reveals []verify.Reveal
-			for _, p := range pushes {
-				if _, ok := commitmentOf(cj, p.Runner); ok {
-					reveals = append(reveals, p)
-				}
-			}
-			if spec.Verification.Mode == job.ModeDeterministic {
-				if reveals, err = d.withResultEvidence(ctx, rec.ID, reveals); err != nil {
-					return err
-				}
-			}
-			all := len(reveals) == len(cj.Commitments)
-			late := cj.Height+2 >= cj.Deadline
-			if all || late {
-				sub, out, err := d.submission(ctx, spec, cj.Commitments, reveals)
-				if err != nil {
-					return err
-				}
-				if !out.Accepted && !all {
-					// Missing results, not disagreement: a rejection now
-					// would refund a job the individual reveals after the
-					// aggregator window can still settle.
-					d.log.Warn("no quorum among the results received; leaving the job to individual reveals", "job", rec.ID,
-						"reveals", len(reveals), "of", len(cj.Commitments))
-					rec.State = StatePushed
-					return d.put(rec)
-				}
-				d.log.Info("submitting verified result", "job", rec.ID, "reveals", len(reveals), "of", len(cj.Commitments),
-					"accepted", out.Accepted, "agreed", len(out.Agreed), "dissented", len(out.Dissented))
-				b, err := sub.Encode()
-				if err != nil {
-					return err
-				}
-				return d.sendPersisted(ctx, rec, "submit", StateRevealing, types.ResultVerifierAddress, &types.SubmitResult{JobID: rec.ID, Submission: b})
-			}
-		}
-		if err := d.waitBlock(ctx); err != nil {
+		if done, err := d.perform(ctx, rec, ev, fx); done || err != nil {
 			return err
 		}
 	}
+}
+
+// collected observes the job for the aggregator: the chain's view and,
+// while commitments are in, the pushed results the Result Verifier will
+// count.
+func (d *Daemon) collected(ctx context.Context, rec *JobRecord, spec *job.JobSpec) (jobmachine.Collected, effects, error) {
+	cj, ours, err := d.chainJob(ctx, rec)
+	if err != nil {
+		return jobmachine.Collected{}, effects{}, err
+	}
+	ev := jobmachine.Collected{Height: cj.Height, Status: cj.Status, Ours: ours, Deadline: cj.Deadline, Commitments: len(cj.Commitments)}
+	fx := effects{cj: cj, spec: spec}
+	if !ours || cj.Status != job.StateCommitted {
+		return ev, fx, nil
+	}
+	pushes, err := d.store.Pushes(rec.ID)
+	if err != nil {
+		return ev, fx, err
+	}
+	var reveals []verify.Reveal
+	for _, p := range pushes {
+		if _, ok := commitmentOf(cj, p.Runner); ok {
+			reveals = append(reveals, p)
+		}
+	}
+	if spec.Verification.Mode == job.ModeDeterministic {
+		if reveals, err = d.withResultEvidence(ctx, rec.ID, reveals); err != nil {
+			return ev, fx, err
+		}
+	}
+	ev.Reveals, fx.reveals = len(reveals), reveals
+	return ev, fx, nil
+}
+
+// submitAggregate verifies the collected reveals and steps the machine
+// with the outcome: it submits the aggregate, or leaves the job to the
+// members' individual reveals.
+func (d *Daemon) submitAggregate(ctx context.Context, rec *JobRecord, fx effects, all bool) error {
+	cj, reveals := fx.cj, fx.reveals
+	sub, out, err := d.submission(ctx, fx.spec, cj.Commitments, reveals)
+	if err != nil {
+		return err
+	}
+	if !out.Accepted && !all {
+		d.log.Warn("no quorum among the results received; leaving the job to individual reveals", "job", rec.ID,
+			"reveals", len(reveals), "of", len(cj.Commitments))
+	} else {
+		d.log.Info("submitting verified result", "job", rec.ID, "reveals", len(reveals), "of", len(cj.Commitments),
+			"accepted", out.Accepted, "agreed", len(out.Agreed), "dissented", len(out.Dissented))
+	}
+	fx.sub = sub
+	_, err = d.perform(ctx, rec, jobmachine.Verified{All: all, Accepted: out.Accepted}, fx)
+	return err
 }
 
 // withResultEvidence keeps the reveals whose runner has per-job TEE

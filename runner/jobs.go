@@ -52,13 +52,8 @@ func (d *Daemon) step(ctx context.Context, rec *JobRecord) error {
 	case StateCommitting:
 		return d.awaitCommit(ctx, rec)
 	case StateCommitted:
-		if d.needsResultEvidence(rec) {
-			return d.attestResult(ctx, rec)
-		}
-		if rec.Aggregator == d.self {
-			return d.aggregate(ctx, rec)
-		}
-		return d.push(ctx, rec)
+		_, err := d.advance(ctx, rec, jobmachine.Resume{}, nil)
+		return err
 	case StatePushed, StateRevealed:
 		return d.watch(ctx, rec)
 	case StateRevealing:
@@ -97,7 +92,7 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 			return err
 		}
 	}
-	next, acts := jobmachine.Step(machineJob(rec), ev)
+	next, acts := jobmachine.Step(d.machineJob(rec), ev)
 	if len(acts) == 0 {
 		return fmt.Errorf("job machine: nothing to do in state %s", rec.State)
 	}
@@ -111,45 +106,54 @@ func (d *Daemon) execute(ctx context.Context, rec *JobRecord) error {
 	start := time.Now()
 	res, err := d.run(ctx, rec, spec)
 	elapsed := time.Since(start)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err() // shutting down: executing resumes on restart
-		}
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // shutting down: executing resumes on restart
+	}
+	var ran jobmachine.Ran
+	var fault uint8
+	switch {
+	case err != nil:
 		d.m.executorErrors.WithLabelValues(rec.Type, errorKind(err)).Inc()
-		// Every mode, None included, refuses a fault report as a result
-		// (chain/offchain/verify), so a committee agreeing on a fault is
-		// paid its row.
-		fault := faultOf(err)
-		if fault == verify.FaultNone {
-			return d.finish(rec, StateFailed, "failed", "execute: "+err.Error())
+		fault = faultOf(err)
+		ran.Err, ran.Faulted = err.Error(), fault != verify.FaultNone
+	default:
+		d.m.execSeconds.WithLabelValues(rec.Type).Observe(elapsed.Seconds())
+		if d.o.Check != nil {
+			if cerr := d.o.Check(spec, &res); cerr != nil {
+				d.m.executorErrors.WithLabelValues(rec.Type, "result_check").Inc()
+				ran.CheckErr = cerr.Error()
+			}
 		}
-		// The job itself cannot be done (bad input, bounds too tight, the
-		// service down): commit an empty result with a signed fault report,
-		// so a committee agreeing on the fault is paid its row (spec 002
-		// Payment and Failure Handling) instead of timing out.
-		rep := &verify.Report{Usage: job.Usage{WallTimeMs: uint64(elapsed.Milliseconds())}, Fault: fault}
-		sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, []byte{}, nil, rep)
-		rec.Result, rec.Embedding, rec.Signature, rec.Report = []byte{}, nil, sig, rep
-		rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(nil, sig), rep.Usage, elapsed.Milliseconds()
-		rec.ExecError, rec.State = "execute: "+err.Error(), StateExecuted
-		d.log.Warn("execution failed; committing a fault report", "job", rec.ID, "fault", fault, "err", err)
+	}
+	next, acts = jobmachine.Step(d.machineJob(rec), ran)
+	if len(acts) != 1 {
+		return fmt.Errorf("job machine: %d actions after execution in state %s", len(acts), rec.State)
+	}
+	switch a := acts[0].(type) {
+	case jobmachine.Finish:
+		return d.finish(rec, a.State, a.Outcome, a.Why)
+	case jobmachine.StoreResult:
+		if a.Fault {
+			// The job itself cannot be done: an empty result with a
+			// signed fault report.
+			rep := &verify.Report{Usage: job.Usage{WallTimeMs: uint64(elapsed.Milliseconds())}, Fault: fault}
+			sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, []byte{}, nil, rep)
+			rec.Result, rec.Embedding, rec.Signature, rec.Report = []byte{}, nil, sig, rep
+			rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(nil, sig), rep.Usage, elapsed.Milliseconds()
+			rec.ExecError, rec.State = "execute: "+err.Error(), next.State
+			d.log.Warn("execution failed; committing a fault report", "job", rec.ID, "fault", fault, "err", err)
+			return d.put(rec)
+		}
+		// The usage report makes payment price what the job used, not its bounds.
+		rep := &verify.Report{Usage: res.Usage}
+		sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding, rep)
+		rec.Result, rec.Embedding, rec.Signature, rec.Report = res.Output, res.Embedding, sig, rep
+		rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(res.Output, sig), res.Usage, elapsed.Milliseconds()
+		rec.State = next.State
+		d.log.Info("executed", "job", rec.ID, "type", rec.Type, "bytes", len(res.Output), "ms", rec.ExecMs)
 		return d.put(rec)
 	}
-	d.m.execSeconds.WithLabelValues(rec.Type).Observe(elapsed.Seconds())
-	if d.o.Check != nil {
-		if err := d.o.Check(spec, &res); err != nil {
-			d.m.executorErrors.WithLabelValues(rec.Type, "result_check").Inc()
-			return d.finish(rec, StateFailed, "rejected_locally", "result check: "+err.Error())
-		}
-	}
-	// The usage report makes payment price what the job used, not its bounds.
-	rep := &verify.Report{Usage: res.Usage}
-	sig := verify.SignReport(d.o.ResultKey, rec.ID, d.self, res.Output, res.Embedding, rep)
-	rec.Result, rec.Embedding, rec.Signature, rec.Report = res.Output, res.Embedding, sig, rep
-	rec.Commitment, rec.Usage, rec.ExecMs = verify.Commitment(res.Output, sig), res.Usage, elapsed.Milliseconds()
-	rec.State = StateExecuted
-	d.log.Info("executed", "job", rec.ID, "type", rec.Type, "bytes", len(res.Output), "ms", rec.ExecMs)
-	return d.put(rec)
+	return fmt.Errorf("job machine: unexpected action %T after execution", acts[0])
 }
 
 // faultOf maps an executor failure to the fault a runner may report: the
@@ -202,9 +206,12 @@ func commitmentOf(cj *apitypes.Job, a types.Address) (types.Hash, bool) {
 }
 
 // machineJob is rec as the job machine sees it.
-func machineJob(rec *JobRecord) jobmachine.Job {
+func (d *Daemon) machineJob(rec *JobRecord) jobmachine.Job {
 	j := jobmachine.Job{State: rec.State, Deadline: rec.Deadline, Commitment: rec.Commitment, TxKind: rec.TxKind,
-		SelfRevealed: rec.SelfRevealed, ResultAttested: rec.ResultAttested}
+		SelfRevealed: rec.SelfRevealed, ResultAttested: rec.ResultAttested, Aggregator: rec.Aggregator == d.self}
+	if rec.State == StateCommitted {
+		j.NeedsEvidence = d.needsResultEvidence(rec)
+	}
 	if rec.State == StateAttesting {
 		spec, err := rec.DecodedSpec()
 		j.Deterministic = err == nil && spec.Verification.Mode == job.ModeDeterministic
@@ -218,24 +225,39 @@ func (d *Daemon) observeChain(ctx context.Context, rec *JobRecord) (jobmachine.C
 	if err != nil {
 		return jobmachine.ChainJob{}, nil, err
 	}
-	ev := jobmachine.ChainJob{Height: cj.Height, Status: cj.Status, Ours: ours, CommitMargin: d.o.CommitMarginBlocks}
+	ev := jobmachine.ChainJob{Height: cj.Height, Status: cj.Status, Ours: ours, CommitMargin: d.o.CommitMarginBlocks,
+		Agreed: slices.Contains(cj.Agreed, d.self), Dissented: slices.Contains(cj.Dissented, d.self), FailReason: cj.FailReason}
 	if h, ok := commitmentOf(cj, d.self); ok {
 		ev.Commitment = &h
 	}
 	return ev, cj, nil
 }
 
+// effects is what an action may need beyond the record: the chain's view
+// of the job that the stepped event came from and, for the aggregator,
+// the spec, the reveals collected and the aggregate a submission carries.
+type effects struct {
+	cj      *apitypes.Job
+	spec    *job.JobSpec
+	reveals []verify.Reveal
+	sub     *verify.Submission
+}
+
 // advance steps the job machine with ev and performs its actions: the
 // record is persisted before any external effect. It reports whether the
 // step is over (the caller returns) rather than waiting for more events.
 func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Event, cj *apitypes.Job) (bool, error) {
-	next, acts := jobmachine.Step(machineJob(rec), ev)
+	return d.perform(ctx, rec, ev, effects{cj: cj})
+}
+
+func (d *Daemon) perform(ctx context.Context, rec *JobRecord, ev jobmachine.Event, fx effects) (bool, error) {
+	next, acts := jobmachine.Step(d.machineJob(rec), ev)
 	for _, a := range acts {
 		switch a := a.(type) {
 		case jobmachine.Finish:
 			return true, d.finish(rec, a.State, a.Outcome, a.Why)
 		case jobmachine.Settle:
-			return true, d.settled(rec, cj)
+			return true, d.settled(rec, fx.cj, a)
 		case jobmachine.CommitSeen:
 			return true, d.committed(ctx, rec)
 		case jobmachine.ClearTx:
@@ -244,8 +266,17 @@ func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Even
 				rec.Error = a.Error
 			}
 			return true, d.put(rec)
+		case jobmachine.Persist:
+			rec.State = next.State
+			return true, d.put(rec)
 		case jobmachine.Send:
-			return true, d.sendEffect(ctx, rec, a)
+			return true, d.sendEffect(ctx, rec, a, fx)
+		case jobmachine.Collect:
+			return true, d.aggregate(ctx, rec)
+		case jobmachine.Push:
+			return true, d.push(ctx, rec)
+		case jobmachine.VerifyResults:
+			return true, d.submitAggregate(ctx, rec, fx, a.All)
 		case jobmachine.Release:
 			d.release(rec.ID)
 		case jobmachine.Wait:
@@ -258,8 +289,19 @@ func (d *Daemon) advance(ctx context.Context, rec *JobRecord, ev jobmachine.Even
 }
 
 // sendEffect builds, persists and sends the transaction a Send action asks for.
-func (d *Daemon) sendEffect(ctx context.Context, rec *JobRecord, a jobmachine.Send) error {
+func (d *Daemon) sendEffect(ctx context.Context, rec *JobRecord, a jobmachine.Send, fx effects) error {
 	switch a.Kind {
+	case "attest_result":
+		return d.attestResult(ctx, rec)
+	case "submit":
+		if fx.sub == nil {
+			return fmt.Errorf("job machine: submit without a verified aggregate")
+		}
+		b, err := fx.sub.Encode()
+		if err != nil {
+			return err
+		}
+		return d.sendPersisted(ctx, rec, "submit", a.Next, types.ResultVerifierAddress, &types.SubmitResult{JobID: rec.ID, Submission: b})
 	case "commit":
 		return d.sendPersisted(ctx, rec, "commit", a.Next, types.JobDispatcherAddress,
 			&types.CommitResult{JobID: rec.ID, Commitment: rec.Commitment})
@@ -322,44 +364,51 @@ func (d *Daemon) awaitCommit(ctx context.Context, rec *JobRecord) error {
 	}
 }
 
-// push delivers the result to the aggregator's API. The endpoint is looked
-// up on every attempt: a restarted aggregator may have re-registered a new
-// one.
+// push delivers the result to the aggregator's API, an attempt a block,
+// until the job machine says the push phase is over.
 func (d *Daemon) push(ctx context.Context, rec *JobRecord) error {
 	rev := rec.Reveal(d.self)
 	for attempt := 0; ; attempt++ {
-		r, err := d.client.Runners().Get(ctx, rec.Aggregator)
+		ev, err := d.tryPush(ctx, rec, &rev, attempt)
 		if err != nil {
 			return err
 		}
-		endpoint := r.Endpoint
-		if endpoint == "" {
-			d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
-			break
-		}
-		err = pushResult(ctx, endpoint, rec.ID, &rev, d.o.PushTimeout)
-		if err == nil {
-			d.log.Info("pushed result to aggregator", "job", rec.ID, "aggregator", rec.Aggregator)
-			break
-		}
-		var perm *permanentError
-		if errors.As(err, &perm) {
-			d.log.Warn("aggregator refused our result; will reveal after its timeout", "job", rec.ID, "err", err)
-			break
-		}
-		cj, _, jerr := d.chainJob(ctx, rec)
-		if jerr == nil && cj.Status != job.StateAssigned && cj.Status != job.StateCommitted {
-			break // the aggregator phase is over
-		}
-		if attempt%5 == 0 {
-			d.log.Info("aggregator not reachable yet; retrying", "job", rec.ID, "endpoint", endpoint, "err", err)
-		}
-		if err := d.waitBlock(ctx); err != nil {
+		if done, err := d.advance(ctx, rec, ev, nil); done || err != nil {
 			return err
 		}
 	}
-	rec.State = StatePushed
-	return d.put(rec)
+}
+
+// tryPush makes one push attempt. The endpoint is looked up on every
+// attempt: a restarted aggregator may have re-registered a new one.
+func (d *Daemon) tryPush(ctx context.Context, rec *JobRecord, rev *verify.Reveal, attempt int) (jobmachine.PushOutcome, error) {
+	r, err := d.client.Runners().Get(ctx, rec.Aggregator)
+	if err != nil {
+		return jobmachine.PushOutcome{}, err
+	}
+	endpoint := r.Endpoint
+	if endpoint == "" {
+		d.log.Warn("aggregator registered no endpoint; will reveal after its timeout", "job", rec.ID, "aggregator", rec.Aggregator)
+		return jobmachine.PushOutcome{Result: jobmachine.PushNoEndpoint}, nil
+	}
+	err = pushResult(ctx, endpoint, rec.ID, rev, d.o.PushTimeout)
+	if err == nil {
+		d.log.Info("pushed result to aggregator", "job", rec.ID, "aggregator", rec.Aggregator)
+		return jobmachine.PushOutcome{Result: jobmachine.PushDelivered}, nil
+	}
+	var perm *permanentError
+	if errors.As(err, &perm) {
+		d.log.Warn("aggregator refused our result; will reveal after its timeout", "job", rec.ID, "err", err)
+		return jobmachine.PushOutcome{Result: jobmachine.PushRefused}, nil
+	}
+	ev := jobmachine.PushOutcome{Result: jobmachine.PushRetry}
+	if cj, _, jerr := d.chainJob(ctx, rec); jerr == nil {
+		ev.Status, ev.StatusKnown = cj.Status, true
+	}
+	if attempt%5 == 0 && (!ev.StatusKnown || ev.Status == job.StateAssigned || ev.Status == job.StateCommitted) {
+		d.log.Info("aggregator not reachable yet; retrying", "job", rec.ID, "endpoint", endpoint, "err", err)
+	}
+	return ev, nil
 }
 
 // watch follows the job after our part: it reveals individually if the
@@ -398,17 +447,10 @@ func (d *Daemon) awaitReveal(ctx context.Context, rec *JobRecord) error {
 	}
 }
 
-// settled records the final outcome and what this runner earned.
-func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
-	outcome := cj.Status.String()
-	switch {
-	case cj.Status != job.StateFinalized || slices.Contains(cj.Agreed, d.self):
-	case slices.Contains(cj.Dissented, d.self):
-		outcome = "outvoted"
-	default:
-		outcome = "missing" // our result never reached the verifier
-	}
-	if cj.Payments != nil {
+// settled records what this runner earned and finishes the job with the
+// outcome the job machine named.
+func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job, s jobmachine.Settle) error {
+	if cj != nil && cj.Payments != nil {
 		for _, t := range cj.Payments.Transfers {
 			if t.To == d.self && t.Kind == "runner" {
 				if v, err := sdk.ParseAmount(t.Amount); err == nil {
@@ -417,8 +459,7 @@ func (d *Daemon) settled(rec *JobRecord, cj *apitypes.Job) error {
 			}
 		}
 	}
-	why := cj.FailReason
-	return d.finish(rec, StateDone, outcome, why)
+	return d.finish(rec, StateDone, s.Outcome, s.Why)
 }
 
 // keys returns the committee's registered result keys.

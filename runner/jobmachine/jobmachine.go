@@ -4,6 +4,8 @@
 // no IO and reads no clock: the chain's view of the job, the fate of a
 // persisted transaction and the block height arrive in events. The daemon
 // (package runner) persists the returned job, then performs the actions.
+// The member's and the aggregator's result phase (evidence, push, collect,
+// verify, submit) is in result.go.
 package jobmachine
 
 import (
@@ -53,6 +55,12 @@ type Job struct {
 	// Deterministic: the job's mode counts our result only with our
 	// per-job TEE evidence on chain.
 	Deterministic bool
+	// Aggregator: this runner aggregates the job's committee.
+	Aggregator bool
+	// NeedsEvidence: our result may not leave the runner before our
+	// per-job TEE evidence is on chain (a tee_required job on a runner
+	// with an attester, not yet attested).
+	NeedsEvidence bool
 }
 
 // TxState is what the node knows of a persisted transaction.
@@ -80,6 +88,11 @@ type ChainJob struct {
 	// CommitMargin is how many blocks before the deadline a commit must
 	// be sent to land in time.
 	CommitMargin uint64
+	// Agreed, Dissented: we are among the runners the verified claim
+	// agreed with, or among those it outvoted (a settled job).
+	Agreed, Dissented bool
+	// FailReason is the chain's reason for a failed job.
+	FailReason string
 }
 
 // TxOutcome is the fate of the persisted transaction (Job.TxKind).
@@ -88,13 +101,18 @@ type TxOutcome struct {
 	Why   string // the failure's text, for TxFailed
 }
 
-func (ChainJob) isEvent()  {}
-func (TxOutcome) isEvent() {}
+func (Ran) isEvent()         {}
+func (ChainJob) isEvent()    {}
+func (TxOutcome) isEvent()   {}
+func (Resume) isEvent()      {}
+func (Collected) isEvent()   {}
+func (Verified) isEvent()    {}
+func (PushOutcome) isEvent() {}
 
 // Action is an effect the daemon performs after persisting the job.
 type Action interface{ isAction() }
 
-// Execute runs the executor and stores the result (state Executed).
+// Execute runs the executor and reports Ran.
 type Execute struct{}
 
 // Send builds, persists (with the job in Next) and submits a transaction.
@@ -116,8 +134,9 @@ type Wait struct{}
 // Release drops the job's result from memory (the job is verified).
 type Release struct{}
 
-// Settle records the chain's final outcome and our earnings.
-type Settle struct{}
+// Settle records the chain's final outcome (Outcome, Why) and what we
+// earned, and marks the job Done.
+type Settle struct{ Outcome, Why string }
 
 // ClearTx forgets the persisted transaction (it landed, failed or was
 // lost), recording Error if set.
@@ -127,14 +146,19 @@ type ClearTx struct{ Error string }
 // forgets the commit transaction and records the commit latency.
 type CommitSeen struct{}
 
-func (Execute) isAction()    {}
-func (Send) isAction()       {}
-func (Finish) isAction()     {}
-func (Wait) isAction()       {}
-func (Release) isAction()    {}
-func (Settle) isAction()     {}
-func (ClearTx) isAction()    {}
-func (CommitSeen) isAction() {}
+func (StoreResult) isAction()   {}
+func (Execute) isAction()       {}
+func (Collect) isAction()       {}
+func (Push) isAction()          {}
+func (VerifyResults) isAction() {}
+func (Persist) isAction()       {}
+func (Send) isAction()          {}
+func (Finish) isAction()        {}
+func (Wait) isAction()          {}
+func (Release) isAction()       {}
+func (Settle) isAction()        {}
+func (ClearTx) isAction()       {}
+func (CommitSeen) isAction()    {}
 
 // Step returns the job after ev and the actions to perform, in order. An
 // event the state does not use leaves the job unchanged with no action.
@@ -144,6 +168,16 @@ func Step(j Job, ev Event) (Job, []Action) {
 		return stepChain(j, e)
 	case TxOutcome:
 		return stepTx(j, e)
+	case Ran:
+		return stepRan(j, e)
+	case Resume:
+		return stepResume(j)
+	case Collected:
+		return stepCollected(j, e)
+	case Verified:
+		return stepVerified(j, e)
+	case PushOutcome:
+		return stepPush(j, e)
 	}
 	panic(fmt.Sprintf("jobmachine: unknown event %T", ev))
 }
@@ -189,7 +223,7 @@ func stepChain(j Job, c ChainJob) (Job, []Action) {
 		switch {
 		case c.Status == job.StateFinalized || c.Status == job.StateFailed:
 			j.State = Done
-			return j, []Action{Settle{}}
+			return j, []Action{settle(c)}
 		case !c.Ours:
 			return finish(j, Done, "dropped", "no longer in the committee")
 		case c.Status == job.StateVerified:
@@ -209,6 +243,55 @@ func stepChain(j Job, c ChainJob) (Job, []Action) {
 		return j, []Action{Wait{}}
 	}
 	return j, nil
+}
+
+// settle names a settled job's outcome for this runner: the chain's
+// status, or for a finalized job we were not counted in, whether we were
+// outvoted or our result never reached the verifier.
+func settle(c ChainJob) Settle {
+	outcome := c.Status.String()
+	switch {
+	case c.Status != job.StateFinalized || c.Agreed:
+	case c.Dissented:
+		outcome = "outvoted"
+	default:
+		outcome = "missing"
+	}
+	return Settle{Outcome: outcome, Why: c.FailReason}
+}
+
+// Ran is the executor's outcome (Execute).
+type Ran struct {
+	Err string // the executor's failure, "" if it produced a result
+	// Faulted: Err is the job's fault (bad input, bounds too tight, the
+	// service down), which a runner reports instead of a result.
+	Faulted bool
+	// CheckErr: the local result check refused the output.
+	CheckErr string
+}
+
+// StoreResult signs and stores the result, or for Fault an empty result
+// with a signed fault report, with its commitment (state Executed).
+type StoreResult struct{ Fault bool }
+
+func stepRan(j Job, r Ran) (Job, []Action) {
+	if j.State != Executing {
+		return j, nil
+	}
+	switch {
+	case r.Err != "" && !r.Faulted:
+		return finish(j, Failed, "failed", "execute: "+r.Err)
+	case r.Err != "":
+		// Commit the fault report, so a committee agreeing on the fault
+		// is paid its row (spec 002 Payment and Failure Handling) instead
+		// of timing out. Every mode refuses a fault report as a result.
+		j.State = Executed
+		return j, []Action{StoreResult{Fault: true}}
+	case r.CheckErr != "":
+		return finish(j, Failed, "rejected_locally", "result check: "+r.CheckErr)
+	}
+	j.State = Executed
+	return j, []Action{StoreResult{}}
 }
 
 func committed(j Job, onChain types.Hash) (Job, []Action) {

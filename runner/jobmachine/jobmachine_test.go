@@ -16,6 +16,9 @@ func TestStep(t *testing.T) {
 	}
 	withCommit := func(c ChainJob, h types.Hash) ChainJob { c.Commitment = &h; return c }
 	notOurs := func(c ChainJob) ChainJob { c.Ours = false; return c }
+	agreed := func(c ChainJob) ChainJob { c.Agreed = true; return c }
+	dissented := func(c ChainJob) ChainJob { c.Dissented = true; return c }
+	failed := func(c ChainJob, why string) ChainJob { c.FailReason = why; return c }
 	base := Job{Deadline: 10, Commitment: mine}
 	in := func(s State) Job { j := base; j.State = s; return j }
 	inTx := func(s State, kind string) Job { j := in(s); j.TxKind = kind; return j }
@@ -37,6 +40,13 @@ func TestStep(t *testing.T) {
 			[]Action{Finish{Done, "missed", "assignment ended while the runner was down (job failed)"}}},
 		{"restart finds us replaced", in(Executing), notOurs(at(5, job.StateAssigned)), Done,
 			[]Action{Finish{Done, "missed", "assignment ended while the runner was down (job assigned)"}}},
+		// the executor's outcome
+		{"ran: result stored", in(Executing), Ran{}, Executed, []Action{StoreResult{}}},
+		{"ran: job fault reported", in(Executing), Ran{Err: "bad input", Faulted: true}, Executed, []Action{StoreResult{Fault: true}}},
+		{"ran: own failure", in(Executing), Ran{Err: "refused"}, Failed, []Action{Finish{Failed, "failed", "execute: refused"}}},
+		{"ran: result check refused", in(Executing), Ran{CheckErr: "not json"}, Failed,
+			[]Action{Finish{Failed, "rejected_locally", "result check: not json"}}},
+		{"ran ignored outside executing", in(Executed), Ran{}, Executed, nil},
 		// executed → commit
 		{"executed commits", in(Executed), at(5, job.StateAssigned), Committing, []Action{Send{"commit", Committing}}},
 		{"executed too close to the deadline", in(Executed), at(9, job.StateAssigned), Done,
@@ -74,8 +84,10 @@ func TestStep(t *testing.T) {
 		{"evidence pending, result phase open", inTx(Attesting, "attest_result"), at(6, job.StateCommitted), Attesting, []Action{Wait{}}},
 		{"evidence pending, result phase over", inTx(Attesting, "attest_result"), at(6, job.StateVerified), Pushed, []Action{ClearTx{}}},
 		// done / failed
-		{"finalized settles", in(Revealed), at(12, job.StateFinalized), Done, []Action{Settle{}}},
-		{"failed job settles", in(Pushed), at(12, job.StateFailed), Done, []Action{Settle{}}},
+		{"finalized settles", in(Revealed), agreed(at(12, job.StateFinalized)), Done, []Action{Settle{Outcome: "finalized"}}},
+		{"finalized, outvoted", in(Revealed), dissented(at(12, job.StateFinalized)), Done, []Action{Settle{Outcome: "outvoted"}}},
+		{"finalized without our result", in(Pushed), at(12, job.StateFinalized), Done, []Action{Settle{Outcome: "missing"}}},
+		{"failed job settles", in(Pushed), failed(at(12, job.StateFailed), "no quorum"), Done, []Action{Settle{Outcome: "failed", Why: "no quorum"}}},
 		{"dropped from the committee", in(Pushed), notOurs(at(8, job.StateCommitted)), Done,
 			[]Action{Finish{Done, "dropped", "no longer in the committee"}}},
 		{"terminal ignores events", in(Done), at(13, job.StateFinalized), Done, nil},
