@@ -192,6 +192,11 @@ const (
 	CodeRentOff         Code = 1320 // the chain runs without state rent (no "rent" in genesis)
 )
 
+// Codes of governance's second round (issue #17 items 2, 4, 5, 6).
+const (
+	CodeHeartbeatTooSoon Code = 1351 // Runner Registry v2: a second heartbeat by a runner in one block
+)
+
 // Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
 // refused a job's CBFS volume before reading or writing anything.
 const (
@@ -359,6 +364,7 @@ var codeNames = map[Code]string{
 	CodeRentBondBalance:          "RentBondBalance",
 	CodeRentNoRentDue:            "RentNoRentDue",
 	CodeRentOff:                  "RentOff",
+	CodeHeartbeatTooSoon:         "HeartbeatTooSoon",
 	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
 	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
 	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",
