@@ -43,7 +43,9 @@ func TestUpgradeRunnerRegistryV2(t *testing.T) {
 		t.Fatalf("register: %v %v", err, r.Err)
 	}
 	// twice is the codes of two heartbeats in the current block.
-	twice := func() [2]system.Code { return [2]system.Code{run(&types.RunnerHeartbeat{}), run(&types.RunnerHeartbeat{})} }
+	twice := func() [2]system.Code {
+		return [2]system.Code{run(&types.RunnerHeartbeat{}), run(&types.RunnerHeartbeat{})}
+	}
 	v1, v2 := [2]system.Code{system.CodeOK, system.CodeOK}, [2]system.Code{system.CodeOK, system.CodeHeartbeatTooSoon}
 	active := func() string {
 		t.Helper()
