@@ -77,6 +77,10 @@ func TestUpgradeRunnerRegistryV2(t *testing.T) {
 	if got := twice(); active() != runners.VersionV2 || got != v2 || !schema() {
 		t.Fatalf("after activation: %s %v schema %v", active(), got, schema())
 	}
+	if us, err := governance.ReadUpgrades(f.c.State); err != nil || len(us) != 1 || us[0].Version != runners.VersionV2 ||
+		us[0].Pending != nil || us[0].Rollback == nil || *us[0].Rollback != (governance.Rollback{Version: runners.VersionV1, Deadline: 25}) {
+		t.Fatalf("upgrade records %+v: %v", us, err)
+	}
 	// Rollback within the deadline (25): v1's rule is back.
 	act := newActor(f, keys).act
 	f.c.Env.Height = 25

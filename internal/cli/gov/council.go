@@ -1,6 +1,7 @@
 package gov
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -105,6 +106,16 @@ func newCouncilShowCmd(f *Factory) *cobra.Command {
 			}
 			for _, p := range c.Paused {
 				fmt.Fprintf(f.Out, "  paused  %s since %d (ratified %v, lapses %d)\n", p.Actor, p.Since, p.Ratified, p.Lapses)
+			}
+			for _, u := range c.Upgrades {
+				fmt.Fprintf(f.Out, "  version %s %s", u.Actor, cmp.Or(u.Version, "genesis"))
+				if u.Pending != "" {
+					fmt.Fprintf(f.Out, ", %s pending at block %d", u.Pending, u.Activation)
+				}
+				if u.Rollback != "" {
+					fmt.Fprintf(f.Out, ", rollback to %s until block %d", u.Rollback, u.RollbackDeadline)
+				}
+				fmt.Fprintln(f.Out)
 			}
 			return nil
 		},
