@@ -184,6 +184,7 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	dispatcher.UseParams(gov.Store())
+	registry.UseParams(gov.Store())
 	vals.UseParams(gov.Store())
 	rentMod.UseParams(gov.Store())
 	modelRegistry := models.New(models.Params{})
