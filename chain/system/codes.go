@@ -194,7 +194,8 @@ const (
 
 // Codes of governance's second round (issue #17 items 2, 4, 5, 6).
 const (
-	CodeHeartbeatTooSoon Code = 1351 // Runner Registry v2: a second heartbeat by a runner in one block
+	CodeHeartbeatTooSoon    Code = 1351 // Runner Registry v2: a second heartbeat by a runner in one block
+	CodeFastTrackThresholds Code = 1352 // a Council fast-track of an upgrade whose vote is below the fast-track thresholds
 )
 
 // Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
@@ -365,6 +366,7 @@ var codeNames = map[Code]string{
 	CodeRentNoRentDue:            "RentNoRentDue",
 	CodeRentOff:                  "RentOff",
 	CodeHeartbeatTooSoon:         "HeartbeatTooSoon",
+	CodeFastTrackThresholds:      "FastTrackThresholds",
 	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
 	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
 	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",
