@@ -207,3 +207,39 @@ func TestRunnerStakeParamsConsumer(t *testing.T) {
 	}
 	f.want(f.run(alice, nil, paramChange(0, runners.KeyMaxDelegators, 0)), system.CodeParamOutOfRange)
 }
+
+// Runner-delegated CBY has zero weight in the stake chamber (spec 002
+// §11.1): a runner and its delegator, however much they bonded in the
+// Runner Registry, are not in the snapshot; their votes are refused with
+// NoVotingPower and the tally is the validators' alone.
+func TestRunnerDelegationHasNoVotingWeight(t *testing.T) {
+	f := newFixture(t, alice)
+	reg := runners.New(runners.Params{MinRunnerStake: cby(10)})
+	runner, delegator := types.Address{0x01}, types.Address{0x02}
+	for _, a := range []types.Address{runner, delegator} {
+		if err := f.c.Fund(a, cby(5000)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ed := ed25519.NewKeyFromSeed(make([]byte, 32))
+	for _, s := range []struct {
+		from  types.Address
+		value *big.Int
+		in    types.Instruction
+	}{
+		{runner, cby(1000), &types.RunnerRegister{ResultKey: types.Bytes(ed.Public().(ed25519.PublicKey)), JobTypes: []uint64{2}, MaxConcurrentJobs: 1}},
+		{delegator, cby(4000), &types.RunnerDelegateStake{Runner: runner}},
+	} {
+		if r, err := f.c.Run(reg, s.from, types.RunnerRegistryAddress, s.value, s.in); err != nil || r.Err != nil {
+			t.Fatalf("%T: %v %v", s.in, err, r.Err)
+		}
+	}
+	f.want(f.run(alice, cby(5), paramChange(4, governance.KeyVotingPeriod, 20)), system.CodeOK)
+	for _, a := range []types.Address{runner, delegator} {
+		f.want(f.run(a, nil, &types.GovVote{Proposal: 1, Choice: types.VoteNo}), system.CodeNoVotingPower)
+	}
+	f.want(f.run(alice, nil, &types.GovVote{Proposal: 1, Choice: types.VoteYes}), system.CodeOK)
+	if c := governance.Count(f.proposal(1)); c.No.Sign() != 0 || c.Total.Cmp(c.Yes) != 0 || !c.Passed() {
+		t.Fatalf("tally %+v", c)
+	}
+}
