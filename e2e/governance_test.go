@@ -191,6 +191,37 @@ func TestGovernanceDevnet(t *testing.T) {
 	if len(list.Proposals) != 2 {
 		t.Fatalf("list %+v", list)
 	}
+
+	// A Tier 3 upgrade of the Runner Registry to its shipped v2, activating
+	// at a block after the vote; its rollback slot is kept until the deadline.
+	reg := types.RunnerRegistryAddress.String()
+	cliJSON(t, d, cliHome, &list, "gov", "list")
+	out = cliFails(t, d, cliHome, "gov", "propose", "--tier", "3", "--upgrade", fmt.Sprintf("%s:v9@%d", reg, list.Height+10), "--title", "no such version", "--from", "val")
+	if !strings.Contains(out, "UnknownVersion") {
+		t.Fatalf("unregistered version: %s", out)
+	}
+	at, deadline := list.Height+30, list.Height+100000
+	out = cli(t, d, cliHome, "gov", "propose", "--tier", "3", "--upgrade", fmt.Sprintf("%s:v2@%d:%d", reg, at, deadline), "--title", "runners v2", "--from", "val")
+	if m = proposalID.FindStringSubmatch(out); m == nil {
+		t.Fatalf("propose: %s", out)
+	}
+	cli(t, d, cliHome, "gov", "vote", m[1], "yes", "--from", "val")
+	waitProposal(ctx, t, d, cliHome, m[1], "executed")
+	for {
+		var c apitypes.GovCouncil
+		cliJSON(t, d, cliHome, &c, "council", "show")
+		if len(c.Upgrades) == 1 && c.Upgrades[0].Version == "v2" {
+			if c.Upgrades[0].Actor != types.RunnerRegistryAddress || c.Upgrades[0].Rollback != "v1" || c.Upgrades[0].RollbackDeadline != deadline || c.Height < at {
+				t.Fatalf("upgrade record %+v at %d", c.Upgrades[0], c.Height)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("runners not upgraded: %+v", c)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // A Security Council cancel from the CLI: nine members in genesis, seven

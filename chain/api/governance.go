@@ -24,7 +24,7 @@ func (s *Server) registerGovRoutes(v1 *gin.RouterGroup) {
 // council is GET /v1/gov/council: members, threshold, the next action's
 // nonce and the circuit-breaks in force.
 func (s *Server) council(c *gin.Context) {
-	out := apitypes.GovCouncil{Members: append([]types.Address{}, s.b.Council()...), Threshold: governance.CouncilThreshold, Paused: []apitypes.GovPause{}}
+	out := apitypes.GovCouncil{Members: append([]types.Address{}, s.b.Council()...), Threshold: governance.CouncilThreshold, Paused: []apitypes.GovPause{}, Upgrades: []apitypes.GovVersion{}}
 	err := s.b.View(func(v *store.View) error {
 		out.Height = v.Head().Height
 		n, err := governance.ReadCouncilNonce(v)
@@ -38,8 +38,22 @@ func (s *Server) council(c *gin.Context) {
 		}
 		out.Nonce = n
 		ps, err := governance.ReadPauses(v)
+		if err != nil {
+			return err
+		}
 		for _, p := range ps {
 			out.Paused = append(out.Paused, apitypes.GovPause{Actor: p.Actor, Since: p.Since, Lapses: p.Lapses, Ratified: p.Lapses == 0})
+		}
+		us, err := governance.ReadUpgrades(v)
+		for _, u := range us {
+			gv := apitypes.GovVersion{Actor: u.Actor, Version: u.Version}
+			if u.Pending != nil {
+				gv.Pending, gv.Activation = u.Pending.Version, u.Pending.Activation
+			}
+			if u.Rollback != nil {
+				gv.Rollback, gv.RollbackDeadline = u.Rollback.Version, u.Rollback.Deadline
+			}
+			out.Upgrades = append(out.Upgrades, gv)
 		}
 		return err
 	})

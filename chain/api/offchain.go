@@ -37,8 +37,25 @@ func (s *Server) heartbeatTimeout(v *store.View) (uint64, error) {
 func (s *Server) offchainParams(c *gin.Context) {
 	p := s.b.OffchainParams()
 	if err := s.b.View(func(v *store.View) (err error) {
-		p.HeartbeatTimeout, err = s.heartbeatTimeout(v)
-		return err
+		if p.HeartbeatTimeout, err = s.heartbeatTimeout(v); err != nil {
+			return err
+		}
+		gov := map[string]*uint64{runners.KeyUnbondingBlocks: &p.UnbondingBlocks, runners.KeyMinSelfBondBps: &p.MinSelfBondBps}
+		for k, dst := range gov {
+			if *dst, err = s.b.Params().Get(v, k); err != nil {
+				return err
+			}
+		}
+		var n uint64
+		if n, err = s.b.Params().Get(v, runners.KeyMaxDelegators); err != nil {
+			return err
+		}
+		p.MaxDelegators = uint32(n)
+		if n, err = s.b.Params().Get(v, runners.KeyMaxTranches); err != nil {
+			return err
+		}
+		p.MaxTranches = int(n)
+		return nil
 	}); err != nil {
 		failErr(c, err)
 		return

@@ -91,7 +91,19 @@ type GovCouncil struct {
 	Threshold int             `json:"threshold"`
 	Nonce     uint64          `json:"nonce"` // the nonce the next Council action must sign
 	Paused    []GovPause      `json:"paused"`
+	Upgrades  []GovVersion    `json:"upgrades"` // system actors with an upgrade record (others run their genesis version)
 	Height    uint64          `json:"height"`
+}
+
+// GovVersion is a system actor's upgrade record: the version in force, a
+// pending upgrade and the rollback slot the Council's fast-track restores.
+type GovVersion struct {
+	Actor            types.Address `json:"actor"`
+	Version          string        `json:"version,omitempty"` // empty: the genesis version
+	Pending          string        `json:"pending,omitempty"`
+	Activation       uint64        `json:"activation,omitempty"`
+	Rollback         string        `json:"rollback,omitempty"`
+	RollbackDeadline uint64        `json:"rollback_deadline,omitempty"`
 }
 
 // GovPause is a Security Council circuit-break in force.

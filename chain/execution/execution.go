@@ -185,12 +185,21 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	dispatcher.UseParams(gov.Store())
+	registry.UseParams(gov.Store())
 	vals.UseParams(gov.Store())
 	rentMod.UseParams(gov.Store())
 	modelRegistry := models.New(models.Params{})
 	gov.UseModels(modelRegistry)
+	// The Runner Registry's registered versions (spec 002 §11.4): a Tier 3
+	// proposal switches the pointer; absent one, v1 serves.
+	registryMod, err := gov.Versioned(types.RunnerRegistryAddress,
+		governance.Version{Name: runners.VersionV1, Module: registry},
+		governance.Version{Name: runners.VersionV2, Module: runners.NewV2(registry), Migrate: runners.MigrateV2})
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(append(governance.Guard(registry, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New(), rentMod), gov, treasury.New())...)
+	r, err := newRouter(append(governance.Guard(registryMod, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New(), rentMod), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}

@@ -200,6 +200,12 @@ const (
 	CodeBlobTooLarge  Code = 1344 // an inline output above 64 KiB: store it as a blob
 )
 
+// Codes of governance's second round (issue #17 items 2, 4, 5, 6).
+const (
+	CodeHeartbeatTooSoon    Code = 1351 // Runner Registry v2: a second heartbeat by a runner in one block
+	CodeFastTrackThresholds Code = 1352 // a Council fast-track of an upgrade whose vote is below the fast-track thresholds
+)
+
 // Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
 // refused a job's CBFS volume before reading or writing anything.
 const (
@@ -371,6 +377,8 @@ var codeNames = map[Code]string{
 	CodeBlobBadRef:               "BlobBadRef",
 	CodeBlobMismatch:             "BlobMismatch",
 	CodeBlobTooLarge:             "BlobTooLarge",
+	CodeHeartbeatTooSoon:         "HeartbeatTooSoon",
+	CodeFastTrackThresholds:      "FastTrackThresholds",
 	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
 	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
 	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",

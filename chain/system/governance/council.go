@@ -204,7 +204,13 @@ func (m *Module) council(x system.Tx, in *types.GovCouncil) error {
 		}
 		o.Set(pauseKey(in.Actor), codec.MustMarshal(&Pause{Actor: in.Actor, Since: h, Lapses: h + window}))
 	case types.CouncilFastTrack:
-		if err := m.rollback(x, in.Actor); err != nil {
+		// With a proposal: lower a queued upgrade's timelock; with an
+		// actor: roll an activated upgrade back.
+		if in.Proposal != 0 {
+			if err := m.fastTrack(x, in.Proposal); err != nil {
+				return err
+			}
+		} else if err := m.rollback(x, in.Actor); err != nil {
 			return err
 		}
 	case types.CouncilUnpause:

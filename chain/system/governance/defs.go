@@ -40,6 +40,7 @@ func Defs() []params.Def {
 		{Key: KeyMinDeposit, Tier: MaxTier, Min: 0, Max: 1_000_000_000, Default: 1000, Doc: "minimum proposal deposit, whole CBY"},
 		{Key: KeyCouncilRatify, Tier: MaxTier, Min: 1, Max: 10_000_000, Default: 7 * 86400, Doc: "blocks within which a Council circuit-break must be ratified, or it lapses"},
 	}
+	ds = append(ds, fastTrackDefs()...)
 	for t := uint8(0); t <= MaxTier; t++ {
 		d := tierDefaults()[t]
 		ds = append(ds,

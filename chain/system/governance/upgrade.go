@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -270,4 +271,53 @@ func (v *versioned) Kinds() []system.Kind {
 		}
 	}
 	return ks
+}
+
+// UpgradeState is one actor's upgrade records: the version its pointer
+// names ("" if it never switched: its genesis version), a pending
+// upgrade and its rollback slot.
+type UpgradeState struct {
+	Actor    types.Address
+	Version  string
+	Pending  *Pending
+	Rollback *Rollback
+}
+
+// ReadUpgrades lists, in address order, every actor with an upgrade
+// record in r (a switched pointer, a pending upgrade or a rollback slot).
+func ReadUpgrades(r state.Reader) ([]UpgradeState, error) {
+	by := map[types.Address]*UpgradeState{}
+	get := func(k []byte) *UpgradeState {
+		a := types.Address(k[len(k)-len(types.Address{}):])
+		if by[a] == nil {
+			by[a] = &UpgradeState{Actor: a}
+		}
+		return by[a]
+	}
+	err := r.Scan(system.Key(types.GovernanceAddress, []byte("ver")), func(k, v []byte) error {
+		return codec.Unmarshal(v, &get(k).Version)
+	})
+	if err == nil {
+		err = r.Scan(pendingPrefix(), func(k, v []byte) error {
+			p := new(Pending)
+			get(k).Pending = p
+			return codec.Unmarshal(v, p)
+		})
+	}
+	if err == nil {
+		err = r.Scan(system.Key(types.GovernanceAddress, []byte("rb")), func(k, v []byte) error {
+			rb := new(Rollback)
+			get(k).Rollback = rb
+			return codec.Unmarshal(v, rb)
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("governance: read upgrades: %w", err)
+	}
+	out := make([]UpgradeState, 0, len(by))
+	for _, u := range by {
+		out = append(out, *u)
+	}
+	slices.SortFunc(out, func(a, b UpgradeState) int { return bytes.Compare(a.Actor[:], b.Actor[:]) })
+	return out, nil
 }

@@ -194,7 +194,11 @@ func (x *Tx) SubmitJob(submitter types.Address, spec *job.JobSpec) (types.Hash, 
 	if err := x.MoveValue(submitter, types.JobDispatcherAddress, escrow); err != nil {
 		return types.Hash{}, system.Failf(system.CodeInsufficientBalance, "InsufficientBalance: escrow %s: %v", escrow, err)
 	}
-	all, err := jobCandidates(x.State(), &x.m.p, escrow, spec.ModelID)
+	rp, err := x.m.runners.Governed(x.State())
+	if err != nil {
+		return types.Hash{}, err
+	}
+	all, err := jobCandidates(x.State(), rp, escrow, spec.ModelID)
 	if err != nil {
 		return types.Hash{}, err
 	}

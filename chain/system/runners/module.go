@@ -4,11 +4,15 @@ import (
 	"fmt"
 
 	"github.com/cowboy-foundation/cowboy/chain/system"
+	"github.com/cowboy-foundation/cowboy/chain/system/params"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
 
 // Module is the Runner Registry plugged into the executor.
-type Module struct{ p Params }
+type Module struct {
+	p   Params
+	src params.Source // governed values; nil = the genesis parameters
+}
 
 // New returns the registry with p (zero fields take the defaults).
 func New(p Params) *Module {

@@ -281,7 +281,10 @@ func (p *Params) MinRunnerStakeFor(maxJobValue *big.Int) *big.Int {
 }
 
 func (x *Tx) runnerRegister(from types.Address, in *types.RunnerRegister) error {
-	p := &x.m.p
+	p, err := x.m.Governed(x.State())
+	if err != nil {
+		return err
+	}
 	if len(in.ResultKey) != ed25519.PublicKeySize {
 		return system.Failf(system.CodeInvalidResultKey, "InvalidResultKey: an Ed25519 public key is %d bytes", ed25519.PublicKeySize)
 	}

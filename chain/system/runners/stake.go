@@ -94,7 +94,10 @@ func (x *Tx) SaveRunner(rn *Runner) { x.State().Set(RunnerKey(rn.Address), codec
 // release). force skips the per-owner tranche limit (ejection by slashing
 // must not be blockable). It returns the release height.
 func (x *Tx) AddTranche(owner, runner types.Address, amount *big.Int, force bool) (uint64, error) {
-	p := &x.m.p
+	p, err := x.m.Governed(x.State())
+	if err != nil {
+		return 0, err
+	}
 	release := x.Env().Height + p.UnbondingBlocks
 	if amount.Sign() <= 0 {
 		return release, nil
@@ -125,7 +128,10 @@ func (x *Tx) AddTranche(owner, runner types.Address, amount *big.Int, force bool
 }
 
 func (x *Tx) runnerDelegate(from types.Address, in *types.RunnerDelegateStake) error {
-	p := &x.m.p
+	p, err := x.m.Governed(x.State())
+	if err != nil {
+		return err
+	}
 	amount := x.Transaction().Value()
 	if amount.Sign() <= 0 {
 		return system.Failf(system.CodeInvalidAmount, "InvalidAmount: delegate a positive value")
@@ -227,7 +233,10 @@ func (x *Tx) runnerStake(from types.Address) error {
 }
 
 func (x *Tx) runnerUnstake(from types.Address, in *types.RunnerUnstake) error {
-	p := &x.m.p
+	p, err := x.m.Governed(x.State())
+	if err != nil {
+		return err
+	}
 	if in.Amount == nil || in.Amount.Sign() <= 0 {
 		return system.Failf(system.CodeInvalidAmount, "InvalidAmount: unstake a positive amount")
 	}
@@ -302,7 +311,10 @@ func (x *Tx) runnerWithdraw(from types.Address) error {
 // ejected (status exited, remaining self-bond to unbonding) after
 // MaxConsecutiveSlashes.
 func (x *Tx) SlashRunner(a types.Address) (*big.Int, error) {
-	p := &x.m.p
+	p, err := x.m.Governed(x.State())
+	if err != nil {
+		return nil, err
+	}
 	rn, err := ReadRunner(x.State(), a)
 	if err != nil || rn == nil {
 		return new(big.Int), err

@@ -1,6 +1,7 @@
 package gov
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -36,13 +37,22 @@ func (cf *councilFlags) action(ctx context.Context, f *Factory, name, target str
 		return nil, 0, fmt.Errorf("council action %q: want cancel, fast-track, pause or unpause", name)
 	}
 	in := &types.GovCouncil{Action: a}
-	if a != types.CouncilCancel {
-		addr, err := types.ParseAddress(target)
+	addr, addrErr := types.ParseAddress(target)
+	switch {
+	case a == types.CouncilFastTrack && addrErr != nil:
+		// fast-track ID lowers a queued upgrade's timelock; fast-track
+		// ACTOR rolls an upgraded actor back.
+		id, err := parseProposalID(target)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: actor address: %w", name, err)
+			return nil, 0, fmt.Errorf("%s: want a proposal id or an actor address: %w", name, err)
+		}
+		in.Proposal = id
+	case a != types.CouncilCancel:
+		if addrErr != nil {
+			return nil, 0, fmt.Errorf("%s: actor address: %w", name, addrErr)
 		}
 		in.Actor = addr
-	} else {
+	default:
 		id, err := parseProposalID(target)
 		if err != nil {
 			return nil, 0, err
@@ -75,7 +85,8 @@ func NewCmdCouncil(f *Factory) *cobra.Command {
 		Short: "Security Council (7-of-9): cancel, fast-track, pause, unpause; offline signing",
 		Long: "Each member signs the action offline (`council sign ACTION TARGET --nonce N --chain-id ID --from KEY`,\n" +
 			"which prints a signature); anyone then submits it with 7 signatures\n" +
-			"(`council ACTION TARGET --sig S1 … --sig S7 --nonce N`). ACTION TARGET is `cancel ID`, `fast-track ACTOR`\n" +
+			"(`council ACTION TARGET --sig S1 … --sig S7 --nonce N`). ACTION TARGET is `cancel ID`, `fast-track ID`\n" +
+			"(lower a queued Tier 3 upgrade's timelock, if its vote met the fast-track thresholds), `fast-track ACTOR`\n" +
 			"(roll an upgraded system actor back to its rollback slot), `pause ACTOR` or `unpause ACTOR`.",
 	}
 	cmd.AddCommand(newCouncilShowCmd(f), newCouncilSignCmd(f))
@@ -105,6 +116,16 @@ func newCouncilShowCmd(f *Factory) *cobra.Command {
 			}
 			for _, p := range c.Paused {
 				fmt.Fprintf(f.Out, "  paused  %s since %d (ratified %v, lapses %d)\n", p.Actor, p.Since, p.Ratified, p.Lapses)
+			}
+			for _, u := range c.Upgrades {
+				fmt.Fprintf(f.Out, "  version %s %s", u.Actor, cmp.Or(u.Version, "genesis"))
+				if u.Pending != "" {
+					fmt.Fprintf(f.Out, ", %s pending at block %d", u.Pending, u.Activation)
+				}
+				if u.Rollback != "" {
+					fmt.Fprintf(f.Out, ", rollback to %s until block %d", u.Rollback, u.RollbackDeadline)
+				}
+				fmt.Fprintln(f.Out)
 			}
 			return nil
 		},
