@@ -492,7 +492,8 @@ def base_modules():
     sdk_coll = _proxy("cowboy_sdk.collections", _oc, ["ordered_set", "OrderedSet", "FrozenOrderedSet",
                                                       "frozen_ordered_set"])
     sdk = _proxy("cowboy_sdk", cowboy_sdk, ["actor", "public", "view", "runtime", "runner", "storage", "HostError",
-                                            "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set"])
+                                            "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set", "eth_event",
+                                            "ETH_BRIDGE"])
     sdk_tokens = _proxy("cowboy_sdk.tokens", _tk, ["create", "transfer", "transfer_from", "approve", "balance_of",
                                                   "mint", "burn", "info"])
     sdk.collections = sdk_coll
