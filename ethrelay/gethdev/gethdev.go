@@ -85,6 +85,17 @@ func Start(ctx context.Context, geth, dir string) (*Chain, error) {
 	return c, nil
 }
 
+// Dial connects to a running geth --dev at url (no process to stop).
+func Dial(ctx context.Context, url string) (*Chain, error) {
+	c := &Chain{URL: url, done: make(chan error, 1)}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.wait(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 func (c *Chain) wait(ctx context.Context) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -153,7 +164,7 @@ func (c *Chain) stop() {
 	if c.RPC != nil {
 		c.RPC.Close()
 	}
-	if c.cmd.Process == nil {
+	if c.cmd == nil || c.cmd.Process == nil {
 		return
 	}
 	_ = c.cmd.Process.Signal(os.Interrupt)
