@@ -102,8 +102,8 @@ func newRunCmd(io cmdutil.IO) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.NodeURL, "node", "http://127.0.0.1:8545", "Cowboy node API")
-	fl.StringVar(&f.Home, "home", cmdutil.DefaultHome(), "cowboy home (its keys/ keystore)")
+	fl.StringVar(&f.NodeURL, "node", cmdutil.EnvOr("COWBOY_NODE", "http://127.0.0.1:8545"), "Cowboy node API (env COWBOY_NODE)")
+	fl.StringVar(&f.Home, "home", cmdutil.EnvOr("COWBOY_HOME", cmdutil.DefaultHome()), "cowboy home holding the keys/ keystore (env COWBOY_HOME)")
 	fl.StringVar(&f.PasswordFile, "password-file", "", "file holding the key's password (else $COWBOY_PASSWORD or a prompt)")
 	fl.StringVar(&from, "from", "", "the bridge member's key")
 	fl.StringVar(&ethURL, "eth", "http://127.0.0.1:8545", "Ethereum JSON-RPC URL")
