@@ -167,12 +167,19 @@ func (r *Relayer) relay(ctx context.Context, w Watch, l ethtypes.Log) error {
 	}
 	for _, in := range ins {
 		code, err := r.submit(ctx, in)
-		if err != nil {
+		var rej *RejectedError
+		switch {
+		case errors.As(err, &rej):
+			// The chain refused the log for good (not subscribed, unpaid,
+			// not entitled…): skip it rather than stall every later log.
+			r.log.Warn("ethrelay: refused", "kind", in.InstructionKind(), "eth_block", l.BlockNumber, "tx", l.TxHash, "index", l.Index, "err", err)
+		case err != nil:
 			return err
+		default:
+			r.log.Info("ethrelay: relayed", "kind", in.InstructionKind(), "eth_block", l.BlockNumber, "tx", l.TxHash, "index", l.Index, "code", code)
 		}
-		r.log.Info("ethrelay: relayed", "kind", in.InstructionKind(), "eth_block", l.BlockNumber, "tx", l.TxHash, "index", l.Index, "code", code)
 		if r.cfg.Delivered != nil {
-			r.cfg.Delivered(l, code)
+			r.cfg.Delivered(l, code) // code: why the chain refused it, or OK/EventDelivered/AlreadyAttested
 		}
 	}
 	return nil
@@ -194,7 +201,19 @@ func (r *Relayer) submit(ctx context.Context, in types.Instruction) (system.Code
 	case system.CodeOK, system.CodeEventDelivered, system.CodeAlreadyAttested:
 		return code, nil
 	}
-	return code, fmt.Errorf("ethrelay: %s %s failed: %s", in.InstructionKind(), tx.Hash(), res.Receipt.Error)
+	return code, &RejectedError{Kind: in.InstructionKind(), Tx: tx.Hash(), Code: code, Msg: res.Receipt.Error}
+}
+
+// RejectedError is a relayed log the chain refused with a failure code.
+type RejectedError struct {
+	Kind types.InstructionKind
+	Tx   types.Hash
+	Code system.Code
+	Msg  string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("ethrelay: %s %s failed: %s", e.Kind, e.Tx, e.Msg)
 }
 
 func receiptCode(res *apitypes.TxResult) system.Code {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/big"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/genesis"
 	"github.com/cowboy-foundation/cowboy/chain/node/nodetest"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/entitlement"
+	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/ethbridge"
 	"github.com/cowboy-foundation/cowboy/chain/types"
 	"github.com/cowboy-foundation/cowboy/ethrelay"
@@ -20,6 +22,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/pvm"
 	"github.com/cowboy-foundation/cowboy/sdk"
 	"github.com/ethereum/go-ethereum/common"
+	ethtypes "github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 )
 
@@ -133,8 +136,18 @@ func TestRelayGethEvent(t *testing.T) {
 	}
 	wrapped := types.Hash(idb)
 
+	// A watch for an actor that is not subscribed comes first: the chain
+	// refuses its logs (NoSubscription), and the relayer must skip them
+	// rather than stall the subscribed actor's.
+	unsubscribed := types.Address{0xDE, 0xAD}
+	var refused atomic.Int32
 	r, err := ethrelay.New(ethrelay.Config{Eth: eth.Client, Node: node, Key: member, Confirmations: 2, Poll: 200 * time.Millisecond,
-		Watches: []ethrelay.Watch{{Contract: vault, Topic: topic, Actor: actor, MintAsset: &contract}}})
+		Watches: []ethrelay.Watch{{Contract: vault, Topic: topic, Actor: &unsubscribed}, {Contract: vault, Topic: topic, Actor: actor, MintAsset: &contract}},
+		Delivered: func(_ ethtypes.Log, code system.Code) {
+			if code == system.CodeBridgeNotEntitled {
+				refused.Add(1)
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +202,9 @@ func TestRelayGethEvent(t *testing.T) {
 		common.BytesToHash(ev["tx_hash"].([]byte)) != rcpt.TxHash || common.BytesToAddress(ev["contract"].([]byte)) != vault ||
 		len(topics) != 3 || common.BytesToHash(topics[0].([]byte)) != common.Hash(topic) || new(big.Int).SetBytes(data).Int64() != 12345 {
 		t.Fatalf("delivered %v, log %+v", ev, rcpt.Logs[0])
+	}
+	if refused.Load() < 1 { // more than once only if a step was retried
+		t.Fatalf("the unsubscribed actor's log was refused %d times, want at least once", refused.Load())
 	}
 	// The mint follows the event in the same relay step.
 	for {
