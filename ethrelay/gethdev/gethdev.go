@@ -48,18 +48,38 @@ func Find(dir string) (string, error) {
 
 // Chain is a running geth --dev.
 type Chain struct {
-	URL    string
-	Client *ethclient.Client
-	RPC    *rpc.Client
-	Dev    common.Address // the funded, unlocked developer account
-	cmd    *exec.Cmd
-	done   chan error
-	close  sync.Once
+	URL     string
+	Client  *ethclient.Client
+	RPC     *rpc.Client
+	Dev     common.Address // the funded, unlocked developer account
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when geth has exited
+	waitErr error         // geth's exit, once done is closed
+	close   sync.Once
 }
 
 // Start runs geth --dev in dir (its data directory and log) and waits,
-// until ctx ends, for its HTTP JSON-RPC to answer.
+// until ctx ends, for its HTTP JSON-RPC to answer. If geth exits while
+// starting (another process took the free port it was given), it is
+// started again on a new port, up to three times.
 func Start(ctx context.Context, geth, dir string) (*Chain, error) {
+	var err error
+	for attempt := range 3 {
+		var c *Chain
+		c, err = start(ctx, geth, filepath.Join(dir, strconv.Itoa(attempt)))
+		if err == nil || !errors.Is(err, errExited) {
+			return c, err
+		}
+	}
+	return nil, err
+}
+
+var errExited = errors.New("gethdev: geth exited")
+
+func start(ctx context.Context, geth, dir string) (*Chain, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -76,8 +96,8 @@ func Start(ctx context.Context, geth, dir string) (*Chain, error) {
 		logf.Close()
 		return nil, fmt.Errorf("gethdev: start %s: %w", geth, err)
 	}
-	c := &Chain{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: make(chan error, 1)}
-	go func() { c.done <- cmd.Wait(); logf.Close() }()
+	c := &Chain{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: make(chan struct{})}
+	go func() { c.waitErr = cmd.Wait(); logf.Close(); close(c.done) }()
 	if err := c.wait(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%w (log: %s)", err, logf.Name())
@@ -87,7 +107,7 @@ func Start(ctx context.Context, geth, dir string) (*Chain, error) {
 
 // Dial connects to a running geth --dev at url (no process to stop).
 func Dial(ctx context.Context, url string) (*Chain, error) {
-	c := &Chain{URL: url, done: make(chan error, 1)}
+	c := &Chain{URL: url, done: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := c.wait(ctx); err != nil {
@@ -109,8 +129,8 @@ func (c *Chain) wait(ctx context.Context) error {
 			r.Close()
 		}
 		select {
-		case err := <-c.done:
-			return fmt.Errorf("gethdev: geth exited: %v", err)
+		case <-c.done:
+			return fmt.Errorf("%w: %v", errExited, c.waitErr)
 		case <-ctx.Done():
 			return fmt.Errorf("gethdev: geth did not answer at %s: %w", c.URL, ctx.Err())
 		case <-tick.C:
