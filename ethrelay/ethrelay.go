@@ -57,6 +57,9 @@ type Config struct {
 	Delivered func(l ethtypes.Log, code system.Code)
 }
 
+// MaxRange is the most blocks one FilterLogs call covers.
+const MaxRange = 2000
+
 // Relayer relays confirmed logs; Run drives it.
 type Relayer struct {
 	cfg  Config
@@ -127,6 +130,8 @@ func (r *Relayer) Step(ctx context.Context) error {
 	if safe < r.next {
 		return nil
 	}
+	// Nodes bound eth_getLogs ranges: scan at most MaxRange blocks a step.
+	safe = min(safe, r.next+MaxRange-1)
 	for _, w := range r.cfg.Watches {
 		logs, err := r.cfg.Eth.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(r.next), ToBlock: new(big.Int).SetUint64(safe),
 			Addresses: []common.Address{w.Contract}, Topics: [][]common.Hash{{w.Topic}}})
