@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"math/big"
+	"net/http"
+
+	"github.com/cowboy-foundation/cowboy/chain/apitypes"
 
 	"github.com/cowboy-foundation/cowboy/chain/types"
 )
@@ -28,4 +31,11 @@ func (c *Client) SendBridge(ctx context.Context, key *ecdsa.PrivateKey, in types
 // handler ("" for on_eth_event).
 func (c *Client) BridgeSubscribe(ctx context.Context, key *ecdsa.PrivateKey, actor types.Address, chainID uint64, contract types.Address, topic types.Hash, handler string, value *big.Int, o TxOptions) (*types.Tx, error) {
 	return c.SendBridge(ctx, key, &types.BridgeSubscribe{Actor: actor, ChainID: chainID, Contract: contract, Topic: topic, Handler: handler}, value, o)
+}
+
+// BridgeSubscriptions lists actor's Ethereum event subscriptions (GET
+// /v1/bridge/subscriptions/{actor}).
+func (c *Client) BridgeSubscriptions(ctx context.Context, actor types.Address) ([]apitypes.BridgeSubscription, error) {
+	var out []apitypes.BridgeSubscription
+	return out, c.do(ctx, http.MethodGet, "/v1/bridge/subscriptions/"+actor.String(), nil, &out)
 }

@@ -71,6 +71,14 @@ class Listener:
 	if out := h.must("bridge", "subscribe", actor, "--from", "alice", "--contract", contract, "--event", event, "--value", "0.01"); !strings.Contains(out, "result     success") {
 		t.Fatalf("subscribe: %s", out)
 	}
+	var subs []apitypes.BridgeSubscription
+	if err := json.Unmarshal([]byte(h.must("bridge", "subscriptions", actor, "--json")), &subs); err != nil || len(subs) != 1 ||
+		subs[0].Topic != topic || subs[0].Balance != "10000000000000000" || subs[0].Handler != "on_eth_event" || subs[0].ChainID != 1 {
+		t.Fatalf("subscriptions %+v: %v", subs, err)
+	}
+	if out := h.must("bridge", "subscriptions", actor); !strings.Contains(out, "balance 0.01 CBY  delivered 0") {
+		t.Fatalf("subscriptions: %s", out)
+	}
 	h.must("bridge", "wrap", "--from", "member", "--asset", contract, "--name", "Wrapped AB", "--symbol", "wAB", "--decimals", "6")
 	var listed []apitypes.Token
 	if err := json.Unmarshal([]byte(h.must("token", "list", "--json")), &listed); err != nil || len(listed) != 1 ||

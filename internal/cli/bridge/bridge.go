@@ -27,7 +27,7 @@ func NewCmdBridge(f *Factory) *cobra.Command {
 			"authorised bridge set (genesis \"bridge\") relays confirmed logs to its handler\n" +
 			"(cowboy-ethrelay). Wrapped assets are CIP-20 tokens only the bridge mints and burns.",
 	}
-	cmd.AddCommand(newSubscribeCmd(f), newWrapCmd(f), newBurnCmd(f))
+	cmd.AddCommand(newSubscribeCmd(f), newSubscriptionsCmd(f), newWrapCmd(f), newBurnCmd(f))
 	return cmd
 }
 
@@ -141,5 +141,37 @@ func newBurnCmd(f *Factory) *cobra.Command {
 			return f.Client().SendBridge(cmd.Context(), key, &types.BridgeBurn{ID: id, Amount: v, Recipient: r}, nil, sdk.TxOptions{})
 		})
 	cmd.Flags().StringVar(&recipient, "recipient", "", "the Ethereum address the bridge unlocks to")
+	return cmd
+}
+
+func newSubscriptionsCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "subscriptions ACTOR [--json]",
+		Short: "An actor's Ethereum event subscriptions: contract, event, handler, balance, events delivered",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			actor, err := f.ResolveAddress(a[0])
+			if err != nil {
+				return err
+			}
+			subs, err := f.Client().BridgeSubscriptions(cmd.Context(), actor)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return cmdutil.PrintJSON(f.Out, subs)
+			}
+			if len(subs) == 0 {
+				fmt.Fprintf(f.Out, "%s has no Ethereum event subscriptions\n", actor)
+			}
+			for _, s := range subs {
+				fmt.Fprintf(f.Out, "chain %d  contract %s  event %s\n  handler %s  balance %s  delivered %d\n",
+					s.ChainID, s.Contract, s.Topic, s.Handler, cmdutil.Amount(s.Balance), s.Delivered)
+			}
+			return nil
+		},
+	}
+	cmdutil.JSONFlag(cmd, &asJSON)
 	return cmd
 }
