@@ -80,7 +80,6 @@ bc bridge subscriptions "$L"
 bc bridge burn --from bob "$WTOKEN" 500000000000000000 --recipient 0x00000000000000000000000000000000000000b0 | grep -E "^(Transaction|  *(status|result|error))" | head -3
 echo "bob burned 0.5 to unlock on Ethereum (BridgeBurned event for the bridge):"
 bc token balance "$WTOKEN" bob
-bc bridge subscriptions "$L"
 kill -TERM "$RELAYER_PID" "$BRIDGE_NODE_PID" "$GETH_PID" 2>/dev/null || true
 wait "$RELAYER_PID" "$BRIDGE_NODE_PID" "$GETH_PID" 2>/dev/null || true
 fi
