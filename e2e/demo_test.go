@@ -75,6 +75,8 @@ func TestDemoScript(t *testing.T) {
 		"TimerFired",
 		"ActorDormant: actor 0x", // state rent (scripts/demo_rent.sh)
 		"Restored 0x",
+		`"amount":"1500000000000000000"`, // Ethereum events (scripts/demo_ethbridge.sh)
+		"1.5 wVETH",
 		"LOCAL STAND-IN",
 		"state       executed",
 		`verified {"price":97000.5}`,

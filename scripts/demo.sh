@@ -176,6 +176,9 @@ source scripts/demo_governance.sh
 # State rent: eviction and restore on a second devnet with rent on.
 source scripts/demo_rent.sh
 
+# Ethereum events: a geth --dev log relayed to an actor, and a wrapped-token mint.
+source scripts/demo_ethbridge.sh
+
 step "Chain status"
 "$BIN/cowboy" status
 echo "Explorer: $COWBOY_NODE/explorer/ (blocks, jobs, volumes, relays, runners; live while the devnet runs)"

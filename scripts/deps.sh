@@ -81,3 +81,12 @@ if [ ! -x bin/tools/gotestsum ]; then
   echo "deps: go install gotest.tools/gotestsum@v1.13.0"
   GOBIN="$PWD/bin/tools" go install gotest.tools/gotestsum@v1.13.0
 fi
+
+# geth (go-ethereum at the version go.mod pins) runs a `--dev` Ethereum chain
+# for the bridge tests and the demo (ethrelay/, docs/ETHEREUM.md). Installed
+# into bin/tools, rebuilt when go.mod's go-ethereum version changes.
+GETH_VERSION=$(go list -m -f '{{.Version}}' github.com/ethereum/go-ethereum)
+if [ ! -x bin/tools/geth ] || ! bin/tools/geth version 2>/dev/null | grep -q "^Version: ${GETH_VERSION#v}"; then
+  echo "deps: go install github.com/ethereum/go-ethereum/cmd/geth@${GETH_VERSION}"
+  GOBIN="$PWD/bin/tools" go install "github.com/ethereum/go-ethereum/cmd/geth@${GETH_VERSION}"
+fi

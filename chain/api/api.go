@@ -81,6 +81,7 @@ func NewWithBackend(b Backend, log *slog.Logger) *Server {
 	s.registerLightRoutes(v1)
 	s.registerModelRoutes(v1)
 	s.registerTokenRoutes(v1)
+	s.registerBridgeRoutes(v1)
 	s.registerGovRoutes(v1)
 	v1.GET("/validators", s.validatorSet)
 	e.GET(explorer.Prefix, func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, explorer.Prefix+"/") })

@@ -20,6 +20,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/state"
 	"github.com/cowboy-foundation/cowboy/chain/system"
 	"github.com/cowboy-foundation/cowboy/chain/system/entitlements"
+	"github.com/cowboy-foundation/cowboy/chain/system/ethbridge"
 	"github.com/cowboy-foundation/cowboy/chain/system/governance"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs"
 	"github.com/cowboy-foundation/cowboy/chain/system/jobs/joblane"
@@ -67,6 +68,9 @@ type Config struct {
 	// Rent configures state rent and storage bonds (chain/system/rent);
 	// nil: rent off.
 	Rent *rent.Params
+	// Bridge is the authorised Ethereum bridge set
+	// (chain/system/ethbridge); nil: no bridge.
+	Bridge *ethbridge.Params
 }
 
 // BlockEnv is what a block contributes besides its transactions.
@@ -180,7 +184,11 @@ func New(cfg Config) (*Executor, error) {
 		cfg.Rent = &p
 	}
 	rentMod := rent.New(cfg.Rent)
-	gov, err := governance.New(cfg.Governance, append(append(runners.ParamDefs(cfg.Offchain), validators.ParamDefs(cfg.Validators)...), rent.ParamDefs(cfg.Rent)...)...)
+	bridge, err := ethbridge.New(cfg.Bridge)
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	gov, err := governance.New(cfg.Governance, append(append(append(runners.ParamDefs(cfg.Offchain), validators.ParamDefs(cfg.Validators)...), rent.ParamDefs(cfg.Rent)...), ethbridge.ParamDefs(cfg.Bridge)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
@@ -188,6 +196,7 @@ func New(cfg Config) (*Executor, error) {
 	registry.UseParams(gov.Store())
 	vals.UseParams(gov.Store())
 	rentMod.UseParams(gov.Store())
+	bridge.UseParams(gov.Store())
 	modelRegistry := models.New(models.Params{})
 	gov.UseModels(modelRegistry)
 	// The Runner Registry's registered versions (spec 002 §11.4): a Tier 3
@@ -199,7 +208,7 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	// The modules' end-of-block steps run in this order.
-	r, err := newRouter(append(governance.Guard(registryMod, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New(), rentMod), gov, treasury.New())...)
+	r, err := newRouter(append(governance.Guard(registryMod, dispatcher, entitlements.New(), verifier, secrets.New(cfg.TEE, runnerRegistry{}), store, vals, modelRegistry, tokens.New(), rentMod, bridge), gov, treasury.New())...)
 	if err != nil {
 		return nil, err
 	}

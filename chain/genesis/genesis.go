@@ -17,6 +17,7 @@ import (
 	"github.com/cowboy-foundation/cowboy/chain/fees"
 	"github.com/cowboy-foundation/cowboy/chain/offchain/job"
 	"github.com/cowboy-foundation/cowboy/chain/state"
+	"github.com/cowboy-foundation/cowboy/chain/system/ethbridge"
 	"github.com/cowboy-foundation/cowboy/chain/system/governance"
 	"github.com/cowboy-foundation/cowboy/chain/system/rent"
 	"github.com/cowboy-foundation/cowboy/chain/system/runners"
@@ -127,6 +128,9 @@ type Genesis struct {
 	// Rent turns on state rent and storage bonds (chain/system/rent,
 	// docs/RENT.md); zero fields keep the defaults, absent = rent off.
 	Rent *rent.Params `json:"rent,omitempty"`
+	// Bridge is the authorised Ethereum bridge set and its threshold
+	// (chain/system/ethbridge, docs/ETHEREUM.md); absent: no bridge.
+	Bridge *ethbridge.Params `json:"bridge,omitempty"`
 	// Council are the Security Council's 9 members (spec 002 §11.2);
 	// absent: no Council.
 	Council []types.Address `json:"council,omitempty"`
@@ -232,12 +236,17 @@ func (g *Genesis) Validate() error {
 	if err := g.validateValidators(); err != nil {
 		return err
 	}
+	if g.Bridge != nil {
+		if err := g.Bridge.Validate(); err != nil {
+			return fmt.Errorf("genesis: %w", err)
+		}
+	}
 	if g.Rent != nil {
 		if err := g.Rent.Validate(); err != nil {
 			return err
 		}
 	}
-	if _, err := governance.New(g.GovernanceParams(), append(append(runners.ParamDefs(g.OffchainParams()), validators.ParamDefs(g.ValidatorParams())...), rent.ParamDefs(g.Rent)...)...); err != nil {
+	if _, err := governance.New(g.GovernanceParams(), append(append(append(runners.ParamDefs(g.OffchainParams()), validators.ParamDefs(g.ValidatorParams())...), rent.ParamDefs(g.Rent)...), ethbridge.ParamDefs(g.Bridge)...)...); err != nil {
 		return err
 	}
 	seen := map[types.Address]bool{}

@@ -146,7 +146,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w (run `cowboyd init --dev --home %s` first)", err, cfg.Home)
 	}
-	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM, Offchain: gen.OffchainParams(), Storage: gen.StorageParams(), Validators: gen.ValidatorParams(), Governance: gen.GovernanceParams(), Rent: gen.Rent})
+	exec, err := execution.New(execution.Config{ChainID: gen.ChainID, Fees: gen.Fees, VM: cfg.VM, Offchain: gen.OffchainParams(), Storage: gen.StorageParams(), Validators: gen.ValidatorParams(), Governance: gen.GovernanceParams(), Rent: gen.Rent, Bridge: gen.Bridge})
 	if err != nil {
 		return nil, err
 	}

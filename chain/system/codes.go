@@ -206,6 +206,20 @@ const (
 	CodeFastTrackThresholds Code = 1352 // a Council fast-track of an upgrade whose vote is below the fast-track thresholds
 )
 
+// Codes of the Ethereum bridge hooks module (chain/system/ethbridge).
+const (
+	CodeNotBridgeMember    Code = 1326 // the sender is not in the authorised bridge set
+	CodeBridgeNotEntitled  Code = 1327 // the actor's manifest does not declare this Ethereum contract and event
+	CodeSubscriptionUnpaid Code = 1328 // a subscribe without value, or a subscription whose balance no longer covers an event
+	CodeNoSubscription     Code = 1329 // the actor has no subscription to this contract and event
+	CodeEventDelivered     Code = 1330 // the event (chain, tx hash, log index) was already delivered to this actor
+	CodeAlreadyAttested    Code = 1331 // this bridge member already attested this event
+	CodeBadBridgeEvent     Code = 1332 // a malformed event: no topics or more than 4, data too large, a bad handler or actor
+	CodeWrappedExists      Code = 1333 // the asset already has a wrapped token
+	CodeNoWrappedToken     Code = 1334 // no wrapped token for this asset or id
+	CodeBridgeOff          Code = 1335 // the chain has no bridge set (no "bridge" in genesis)
+)
+
 // Codes of job volumes (runner/volumes, issue #19 item 2): why a runner
 // refused a job's CBFS volume before reading or writing anything.
 const (
@@ -379,6 +393,16 @@ var codeNames = map[Code]string{
 	CodeBlobTooLarge:             "BlobTooLarge",
 	CodeHeartbeatTooSoon:         "HeartbeatTooSoon",
 	CodeFastTrackThresholds:      "FastTrackThresholds",
+	CodeNotBridgeMember:          "NotBridgeMember",
+	CodeBridgeNotEntitled:        "BridgeNotEntitled",
+	CodeSubscriptionUnpaid:       "SubscriptionUnpaid",
+	CodeNoSubscription:           "NoSubscription",
+	CodeEventDelivered:           "EventDelivered",
+	CodeAlreadyAttested:          "AlreadyAttested",
+	CodeBadBridgeEvent:           "BadBridgeEvent",
+	CodeWrappedExists:            "WrappedExists",
+	CodeNoWrappedToken:           "NoWrappedToken",
+	CodeBridgeOff:                "BridgeOff",
 	CodeVolumeTokenMalformed:     "VolumeTokenMalformed",
 	CodeVolumeTokenWrongVol:      "VolumeTokenWrongVolume",
 	CodeVolumeTokenNotHolder:     "VolumeTokenNotHolder",

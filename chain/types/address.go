@@ -58,6 +58,10 @@ var (
 	// TimerEscrowAddress holds the deposits of pending timers (chain/timers)
 	// and is the caller of timer messages.
 	TimerEscrowAddress = SystemAddress(0x10)
+	// EthBridgeAddress is the Ethereum bridge hooks module (spec 002
+	// §16.2–§16.4, chain/system/ethbridge): bridge_* instructions go to
+	// it, it holds subscription balances and administers wrapped tokens.
+	EthBridgeAddress = SystemAddress(0x11)
 )
 
 // SystemAddress returns the reserved address whose last two bytes are n.

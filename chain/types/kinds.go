@@ -38,7 +38,7 @@ type kindEntry struct {
 // kindTable maps every instruction kind to its declaration. It is built
 // once from the literal tables of the instruction files and only read
 // afterwards.
-var kindTable = buildKindTable(baseKinds, offchainKinds, teeKinds, validatorKinds, modelKinds, govKinds, tokenKinds, rentKinds)
+var kindTable = buildKindTable(baseKinds, offchainKinds, teeKinds, validatorKinds, modelKinds, govKinds, tokenKinds, rentKinds, bridgeKinds)
 
 // buildKindTable joins the per-file tables. A duplicate kind or name, or a
 // type that does not report its own kind or has no Kind field, is a

@@ -76,6 +76,11 @@ const kindsPinned = `1 call user
 137 rent_sponsor user
 138 storage_bond user
 139 rent_restore user
+140 bridge_subscribe user
+141 bridge_event user
+142 bridge_wrap user
+143 bridge_mint user
+144 bridge_burn user
 `
 
 func TestKindTable(t *testing.T) {

@@ -6,6 +6,7 @@ package cli
 import (
 	"github.com/cowboy-foundation/cowboy/internal/cli/account"
 	"github.com/cowboy-foundation/cowboy/internal/cli/actor"
+	"github.com/cowboy-foundation/cowboy/internal/cli/bridge"
 	"github.com/cowboy-foundation/cowboy/internal/cli/cmdutil"
 	"github.com/cowboy-foundation/cowboy/internal/cli/entitlement"
 	"github.com/cowboy-foundation/cowboy/internal/cli/gov"
@@ -59,6 +60,7 @@ func NewRoot(f *Factory) *cobra.Command {
 		validator.NewCmdValidator(f),
 		model.NewCmdModel(f),
 		token.NewCmdToken(f),
+		bridge.NewCmdBridge(f),
 		gov.NewCmdGov(f), gov.NewCmdParams(f), gov.NewCmdTreasury(f), gov.NewCmdCouncil(f),
 	)
 	return root

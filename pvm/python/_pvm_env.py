@@ -494,7 +494,7 @@ def base_modules():
                                                       "frozen_ordered_set"])
     sdk = _proxy("cowboy_sdk", cowboy_sdk, ["actor", "public", "view", "runtime", "runner", "storage", "HostError",
                                             "Storage", "OrderedSet", "FrozenOrderedSet", "ordered_set",
-                                            "nonreentrant", "ReentrancyError"])
+                                            "nonreentrant", "ReentrancyError", "eth_event", "ETH_BRIDGE"])
     sdk_tokens = _proxy("cowboy_sdk.tokens", _tk, ["create", "transfer", "transfer_from", "approve", "balance_of",
                                                   "mint", "burn", "info"])
     sdk.collections = sdk_coll

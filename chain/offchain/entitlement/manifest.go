@@ -31,6 +31,7 @@ const (
 	NameTimers = "timers"
 	NameJobs   = "jobs"
 	NameHTTP   = "http"
+	NameEth    = "eth"
 )
 
 // Manifest limits.
@@ -50,6 +51,12 @@ func JobsAction() Action { return Action{Kind: ActionRunnerSubmitJob} }
 // HTTPAction is Action::Custom("http").
 func HTTPAction() Action { return Action{Kind: ActionCustom, Data: []byte(NameHTTP)} }
 
+// EthAction is Action::Custom("eth"): Ethereum event subscriptions
+// (spec 002 §16.4; chain/system/ethbridge). Its parameters are
+// "CHAINID:0xCONTRACT:0xTOPIC0" (lower-case hex; TOPIC0 may be "*" for
+// every event of the contract).
+func EthAction() Action { return Action{Kind: ActionCustom, Data: []byte(NameEth)} }
+
 // entitlementName maps an Action to its manifest name ("" if it is not an
 // actor entitlement).
 func entitlementName(a Action) string {
@@ -60,6 +67,8 @@ func entitlementName(a Action) string {
 		return NameJobs
 	case a.Equal(HTTPAction()):
 		return NameHTTP
+	case a.Equal(EthAction()):
+		return NameEth
 	}
 	return ""
 }
@@ -72,6 +81,8 @@ func actionByName(name string) (Action, bool) {
 		return JobsAction(), true
 	case NameHTTP:
 		return HTTPAction(), true
+	case NameEth:
+		return EthAction(), true
 	}
 	return Action{}, false
 }
@@ -91,7 +102,7 @@ func (r Requirement) Name() string { return entitlementName(r.Action) }
 func (r Requirement) Validate() error {
 	name := r.Name()
 	if name == "" {
-		return fmt.Errorf("action %s is not an actor entitlement (want %s, %s or %s)", r.Action, NameTimers, NameJobs, NameHTTP)
+		return fmt.Errorf("action %s is not an actor entitlement (want %s, %s, %s or %s)", r.Action, NameTimers, NameJobs, NameHTTP, NameEth)
 	}
 	if len(r.Params) > MaxRequirementArg {
 		return fmt.Errorf("%s: %d parameters, limit %d", name, len(r.Params), MaxRequirementArg)
@@ -122,6 +133,15 @@ func (r Requirement) Validate() error {
 		for _, p := range r.Params {
 			if err := validDomain(p); err != nil {
 				return fmt.Errorf("http: %w", err)
+			}
+		}
+	case NameEth:
+		if len(r.Params) == 0 {
+			return errors.New("eth needs the Ethereum events it may subscribe to (CHAINID:0xCONTRACT:0xTOPIC0 or CHAINID:0xCONTRACT:*)")
+		}
+		for _, p := range r.Params {
+			if err := validEthEvent(p); err != nil {
+				return fmt.Errorf("eth: %w", err)
 			}
 		}
 	}
@@ -378,7 +398,7 @@ func ParseRequirement(text string) (Requirement, error) {
 	name, args, has := strings.Cut(body, ":")
 	a, ok := actionByName(name)
 	if !ok {
-		return Requirement{}, fmt.Errorf("requirement %q: unknown entitlement %q (want timers, jobs:TYPES or http:DOMAINS)", text, name)
+		return Requirement{}, fmt.Errorf("requirement %q: unknown entitlement %q (want timers, jobs:TYPES, http:DOMAINS or eth:EVENTS)", text, name)
 	}
 	r := Requirement{Action: a, Inheritable: inh}
 	if has {

@@ -296,6 +296,34 @@ class _Runner:
 runner = _Runner()
 
 
+# Ethereum events (spec 002 §16.3; chain/system/ethbridge,
+# docs/ETHEREUM.md). A subscribed, confirmed Ethereum log arrives as a
+# message from the bridge module (0x…11) to the handler named by the
+# subscription (on_eth_event by default), with one dict: chain_id,
+# contract (20 bytes), block_number, tx_hash (32 bytes), log_index, topics
+# (a list of 32-byte values, topics[0] the event signature hash) and data
+# (bytes). Each log is delivered once.
+
+ETH_BRIDGE = bytes(19) + b"\x11"
+
+
+def eth_event(fn):
+    """Decorate the method that receives Ethereum events: fn(self, event).
+    Messages not from the bridge module are refused, so nobody can forge
+    an event by calling the handler directly."""
+
+    def handler(actor_self, event):
+        if runtime.caller() != ETH_BRIDGE:
+            raise PermissionError("Ethereum events come only from the bridge module")
+        return fn(actor_self, event)
+
+    handler.__name__ = fn.__name__
+    handler.__doc__ = fn.__doc__
+    handler._eth_event = True
+    handler._pvm_public = getattr(fn, "_pvm_public", False)
+    return handler
+
+
 def actor(cls):
     """Mark a class as a CIP-6 actor: instances get `self.storage`."""
     cls._pvm_actor = True
