@@ -142,6 +142,7 @@ func BenchmarkCommitGrowth(b *testing.B) {
 		var sum commitStats
 		var k int
 		var first, last time.Duration
+		cpu0 := processCPU()
 		commitLoad(b, s, l, blocks, txs, func(st commitStats) {
 			sum.Took += st.Took
 			sum.Written += st.Written
@@ -149,8 +150,11 @@ func BenchmarkCommitGrowth(b *testing.B) {
 			sum.Split += st.Split
 			if k++; k == window {
 				per := sum.Took / window
-				b.Logf("height %5d: commit %6.1f ms/block %5.0f µs/tx  pages written %6d/block  spill %5d split %5d  free pages %6d  file %5d MiB",
-					st.Height, float64(per)/1e6, float64(per)/1e3/txs, sum.Written/window, sum.Spilled/window, sum.Split/window, st.FreePages, st.FileBytes>>20)
+				cpu := processCPU()
+				cpuPer := (cpu - cpu0) / (window * txs)
+				cpu0 = cpu
+				b.Logf("height %5d: commit %6.1f ms/block %5.0f µs/tx (cpu %4.0f µs/tx, block building included)  pages written %6d/block  spill %5d split %5d  free pages %6d  file %5d MiB",
+					st.Height, float64(per)/1e6, float64(per)/1e3/txs, float64(cpuPer)/1e3, sum.Written/window, sum.Spilled/window, sum.Split/window, st.FreePages, st.FileBytes>>20)
 				if first == 0 {
 					first = per
 				}
