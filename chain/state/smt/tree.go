@@ -155,6 +155,12 @@ func (t *Tree) recordOrphans() error {
 		return nil
 	}
 	at := t.vs.Version()
+	// In key order (the records share the prefix at): bbolt inserts into
+	// a page in memory and splits it only at commit, so tens of thousands
+	// of records put in the order the tree dropped them (random hashes)
+	// shift the growing last page on every put, quadratic in the block's
+	// changes; in order, each is an append.
+	slices.SortFunc(t.orphans, compareRefs)
 	for _, o := range t.orphans {
 		if o.Version >= at {
 			continue
@@ -165,6 +171,18 @@ func (t *Tree) recordOrphans() error {
 	}
 	t.orphans = t.orphans[:0]
 	return nil
+}
+
+// compareRefs orders node references as their orphan records' keys sort:
+// by version, then hash.
+func compareRefs(a, b NodeRef) int {
+	if a.Version != b.Version {
+		if a.Version < b.Version {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.Hash[:], b.Hash[:])
 }
 
 // Get returns the value stored under key. found is false if key is absent.

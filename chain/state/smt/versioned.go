@@ -148,6 +148,9 @@ func (s *BoltVersionedStore) RecordOrphans(bucket []byte) error {
 	if err != nil {
 		return fmt.Errorf("smt: versioned store: orphans: %w", err)
 	}
+	// Records are appended at the version being written (in key order,
+	// recordOrphans): fill pages up, as for nodes.
+	b.FillPercent = 0.95
 	s.orphans = b
 	return nil
 }
