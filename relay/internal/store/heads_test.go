@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
 )
 
 // followCheck accepts only version = stored version + 1 (benchHead layout).
