@@ -21,7 +21,8 @@ import (
 // Layout: Options.JournalDir holds journal.json (written atomically, last)
 // and one file per dirty regular file: a copy of its encrypted block store.
 
-const journalFormat = 1
+// Format 2: block slots carry their sealed length (store.go).
+const journalFormat = 2
 
 type journalFile struct {
 	Format  int             `json:"format"`

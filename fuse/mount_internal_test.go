@@ -1,6 +1,7 @@
 package fuse
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestBlockStoreEncrypted(t *testing.T) {
 	// A block moved to another slot does not decrypt.
 	other := newBlockStore(dir, s, 8, 2)
 	other.put(0, make([]byte, blockSize))
-	copy(raw[:slotSize], raw[3*slotSize:4*slotSize])
+	copy(raw, raw[3*slotSize:])
 	os.WriteFile(b.path, raw, 0o600)
 	b.present[0] = true
 	if _, err := b.get(0, got); err == nil {
@@ -60,5 +61,34 @@ func TestBlockStoreEncrypted(t *testing.T) {
 	b.close()
 	if _, err := os.Stat(b.path); !os.IsNotExist(err) {
 		t.Fatal("cache file left after close")
+	}
+}
+
+// TestBlockStoreSealsUsedBytes: a block is sealed only up to its last
+// non-zero byte (a 1 KiB file writes ~1 KiB to the cache, not 64 KiB) and
+// reads back zero-padded, whatever the destination held before.
+func TestBlockStoreSealsUsedBytes(t *testing.T) {
+	s, err := newSealer([32]byte{2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBlockStore(t.TempDir(), s, 9, 1)
+	t.Cleanup(b.close)
+	for _, used := range []int{0, 1, 63, 64, 65, 1000, 4095, 4096, 4097, blockSize - 1, blockSize} {
+		blk := make([]byte, blockSize)
+		for i := range used {
+			blk[i] = byte(i%251 + 1)
+		}
+		if err := b.put(0, blk); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(b.path); st.Size() != int64(slotHeader+used+16) {
+			t.Fatalf("used %d: cache file of %d bytes, want %d", used, st.Size(), slotHeader+used+16)
+		}
+		got := bytes.Repeat([]byte{0xee}, blockSize)
+		if ok, err := b.get(0, got); !ok || err != nil || !bytes.Equal(got, blk) {
+			t.Fatalf("used %d: get %v %v, equal %v", used, ok, err, bytes.Equal(got, blk))
+		}
+		b.drop(0)
 	}
 }
