@@ -1,12 +1,14 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -95,7 +97,7 @@ func parseHeadLog(b []byte) ([]headRecord, int) {
 // pendingHeads is what one volume has in the log but not yet in bbolt.
 type pendingHeads struct {
 	head []byte
-	log  []headRecord // in version order
+	log  []headRecord // by version, one record per version (the last logged)
 }
 
 type headLog struct {
@@ -161,7 +163,14 @@ func (hl *headLog) add(r headRecord) {
 		hl.pending[r.vol] = p
 	}
 	p.head = r.head
-	p.log = append(p.log, r)
+	// A later record of a version already held replaces it, as a bbolt
+	// Put of its key would.
+	i, found := slices.BinarySearchFunc(p.log, r.version, func(e headRecord, v uint64) int { return cmp.Compare(e.version, v) })
+	if found {
+		p.log[i] = r
+	} else {
+		p.log = slices.Insert(p.log, i, r)
+	}
 	hl.order = append(hl.order, r)
 	hl.records++
 }

@@ -125,7 +125,11 @@ func (s *Store) Log(vol [32]byte, from, to uint64, max int) ([]wire.LogEntry, er
 			pend = p.log
 		}
 	}
-	var out []wire.LogEntry
+	type versioned struct {
+		version uint64
+		entry   []byte
+	}
+	var stored []versioned
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketLog)
 		if b == nil {
@@ -134,32 +138,39 @@ func (s *Store) Log(vol [32]byte, from, to uint64, max int) ([]wire.LogEntry, er
 		c := b.Cursor()
 		end := logKey(vol, to)
 		for k, v := c.Seek(logKey(vol, from)); k != nil && len(k) == 40 && string(k[:32]) == string(vol[:]) && string(k) <= string(end); k, v = c.Next() {
-			if len(out) >= max {
+			if len(stored) >= max {
 				break
 			}
-			var e wire.LogEntry
-			if err := wire.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("store: log entry %x: %w", k, err)
-			}
-			out = append(out, e)
+			stored = append(stored, versioned{binary.BigEndian.Uint64(k[32:]), slices.Clone(v)})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Entries not yet in bbolt are all of later versions than those in it
-	// (versions only grow), so they follow in order.
+	// Merge with the entries not yet in bbolt (usually all newer); on the
+	// same version the newer record wins.
+	merged := make([]versioned, 0, len(stored)+len(pend))
+	i := 0
 	for _, r := range pend {
-		if len(out) >= max {
-			break
-		}
 		if r.version < from || r.version > to {
 			continue
 		}
+		for i < len(stored) && stored[i].version < r.version {
+			merged = append(merged, stored[i])
+			i++
+		}
+		if i < len(stored) && stored[i].version == r.version {
+			i++
+		}
+		merged = append(merged, versioned{r.version, r.entry})
+	}
+	merged = append(merged, stored[i:]...)
+	out := make([]wire.LogEntry, 0, min(len(merged), max))
+	for _, m := range merged[:min(len(merged), max)] {
 		var e wire.LogEntry
-		if err := wire.Unmarshal(r.entry, &e); err != nil {
-			return nil, fmt.Errorf("store: log entry v%d: %w", r.version, err)
+		if err := wire.Unmarshal(m.entry, &e); err != nil {
+			return nil, fmt.Errorf("store: log entry %x v%d: %w", vol[:8], m.version, err)
 		}
 		out = append(out, e)
 	}

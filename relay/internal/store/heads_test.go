@@ -149,3 +149,51 @@ func TestHeadLogFlush(t *testing.T) {
 	defer s.Close()
 	checkHeads(t, s, vol, last)
 }
+
+// TestHeadLogRewriteVersion: committing a version again (no check) replaces
+// its log entry, as a bbolt Put of its key did, whether the first copy is
+// still in memory or already in bbolt; the log never lists a version twice.
+func TestHeadLogRewriteVersion(t *testing.T) {
+	s, err := Open(t.TempDir(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	vol := [32]byte{10}
+	commitN(t, s, vol, 1, 5)
+	rewrite := func(v uint64, body string) {
+		t.Helper()
+		if err := s.CommitHead(vol, v, benchHead(v), []byte(body), func([]byte) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(want map[uint64]string) {
+		t.Helper()
+		ents, err := s.Log(vol, 1, 100, 100)
+		if err != nil || len(ents) != 5 {
+			t.Fatalf("log: %d entries, %v", len(ents), err)
+		}
+		for i, e := range ents {
+			v := uint64(i + 1)
+			body := fmt.Sprint("body", v)
+			if w, ok := want[v]; ok {
+				body = w
+			}
+			if !bytes.Equal(e.Head, benchHead(v)) || string(e.Body) != body {
+				t.Fatalf("entry %d: v%x body %q, want v%d %q", i, e.Head[:8], e.Body, v, body)
+			}
+		}
+	}
+	rewrite(5, "tampered5") // first copy in memory
+	check(map[uint64]string{5: "tampered5"})
+	s.heads.mu.Lock()
+	if err := s.flushHeads(); err != nil {
+		t.Fatal(err)
+	}
+	s.heads.mu.Unlock()
+	rewrite(3, "tampered3") // first copy in bbolt
+	check(map[uint64]string{5: "tampered5", 3: "tampered3"})
+	if h, _ := s.Head(vol); !bytes.Equal(h, benchHead(3)) {
+		t.Fatal("head is not the last one committed")
+	}
+}
