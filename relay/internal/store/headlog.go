@@ -100,10 +100,15 @@ type pendingHeads struct {
 	log  []headRecord // by version, one record per version (the last logged)
 }
 
+// headLog: mu serialises commits, flushes and the file (it is held across
+// a commit's fdatasync); state guards the records held in memory, which
+// change only under mu too, so readers never wait for a disk sync.
 type headLog struct {
-	mu      sync.Mutex
-	f       *os.File
-	size    int64
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+
+	state   sync.RWMutex
 	records int
 	order   []headRecord // every record not yet in bbolt, in log order
 	pending map[[32]byte]*pendingHeads
@@ -155,8 +160,10 @@ func (hl *headLog) append(r headRecord) error {
 	return nil
 }
 
-// add records r as held in the log but not yet in bbolt.
+// add records r as held in the log but not yet in bbolt. Caller holds mu.
 func (hl *headLog) add(r headRecord) {
+	hl.state.Lock()
+	defer hl.state.Unlock()
 	p := hl.pending[r.vol]
 	if p == nil {
 		p = &pendingHeads{}
@@ -180,6 +187,8 @@ func (hl *headLog) due() bool { return hl.records >= flushRecords || hl.size >= 
 func (hl *headLog) pendingRecords() []headRecord { return hl.order }
 
 func (hl *headLog) reset() {
+	hl.state.Lock()
+	defer hl.state.Unlock()
 	hl.order = nil
 	hl.records = 0
 	hl.pending = map[[32]byte]*pendingHeads{}

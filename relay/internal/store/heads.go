@@ -42,11 +42,18 @@ func logKey(vol [32]byte, version uint64) []byte {
 // Head returns the encoding of vol's current head.
 func (s *Store) Head(vol [32]byte) ([]byte, error) {
 	if s.heads != nil {
-		s.heads.mu.Lock()
-		defer s.heads.mu.Unlock()
-		if p := s.heads.pending[vol]; p != nil {
-			return slices.Clone(p.head), nil
+		s.heads.state.RLock()
+		p := s.heads.pending[vol]
+		var head []byte
+		if p != nil {
+			head = slices.Clone(p.head)
 		}
+		s.heads.state.RUnlock()
+		if p != nil {
+			return head, nil
+		}
+		// Not in memory: in bbolt (a flush writes bbolt before it empties
+		// the memory).
 	}
 	return s.boltHead(vol)
 }
@@ -86,9 +93,12 @@ func (s *Store) CommitHead(vol [32]byte, version uint64, head, body []byte, chec
 	if hl.f == nil {
 		return errors.New("store: closed")
 	}
+	hl.state.RLock()
+	p := hl.pending[vol]
+	hl.state.RUnlock()
 	var cur []byte
-	if p := hl.pending[vol]; p != nil {
-		cur = p.head
+	if p != nil {
+		cur = p.head // changes only under hl.mu, which we hold
 	} else if cur, err = s.boltHead(vol); errors.Is(err, ErrNotFound) {
 		cur = nil
 	} else if err != nil {
@@ -117,10 +127,11 @@ func (s *Store) CommitHead(vol [32]byte, version uint64, head, body []byte, chec
 func (s *Store) Log(vol [32]byte, from, to uint64, max int) ([]wire.LogEntry, error) {
 	var pend []headRecord
 	if s.heads != nil {
-		// Under the lock, so a flush cannot move entries between the two
-		// sources while they are read.
-		s.heads.mu.Lock()
-		defer s.heads.mu.Unlock()
+		// Held while both sources are read: the records in memory are not
+		// changed meanwhile, and a flush (which writes bbolt first) cannot
+		// empty them.
+		s.heads.state.RLock()
+		defer s.heads.state.RUnlock()
 		if p := s.heads.pending[vol]; p != nil {
 			pend = p.log
 		}
@@ -178,7 +189,8 @@ func (s *Store) Log(vol [32]byte, from, to uint64, max int) ([]wire.LogEntry, er
 }
 
 // flushHeads writes the heads and log entries held in memory to bbolt in one
-// transaction, then empties the head log. Caller holds s.heads.mu.
+// transaction, then empties the head log. Caller holds s.heads.mu (not
+// state).
 func (s *Store) flushHeads() error {
 	hl := s.heads
 	if len(hl.pending) == 0 && hl.size == 0 {

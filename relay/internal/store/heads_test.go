@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -195,5 +196,61 @@ func TestHeadLogRewriteVersion(t *testing.T) {
 	check(map[uint64]string{5: "tampered5", 3: "tampered3"})
 	if h, _ := s.Head(vol); !bytes.Equal(h, benchHead(3)) {
 		t.Fatal("head is not the last one committed")
+	}
+}
+
+// TestHeadLogConcurrentReaders: readers during commits and an index flush
+// always see a gap-free log (the 32 versions before the head they saw, and
+// on) that reaches that head (run with -race).
+func TestHeadLogConcurrentReaders(t *testing.T) {
+	s, err := Open(t.TempDir(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	vol := [32]byte{11}
+	commitN(t, s, vol, 1, 1)
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				h, err := s.Head(vol)
+				if err != nil {
+					errs <- err
+					return
+				}
+				seen := binary.BigEndian.Uint64(h)
+				from := max(seen, 33) - 32
+				ents, err := s.Log(vol, from, ^uint64(0), 1<<20)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if uint64(len(ents)) < seen-from+1 {
+					errs <- fmt.Errorf("log from v%d: %d entries after head v%d", from, len(ents), seen)
+					return
+				}
+				for i, e := range ents {
+					if !bytes.Equal(e.Head, benchHead(from+uint64(i))) {
+						errs <- fmt.Errorf("log entry %d is not v%d", i, from+uint64(i))
+						return
+					}
+				}
+			}
+		}()
+	}
+	commitN(t, s, vol, 2, flushRecords+20)
+	close(done)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
