@@ -21,7 +21,8 @@ import (
 // Layout: Options.JournalDir holds journal.json (written atomically, last)
 // and one file per dirty regular file: a copy of its encrypted block store.
 
-const journalFormat = 1
+// Format 2: block slots carry their sealed length (store.go).
+const journalFormat = 2
 
 type journalFile struct {
 	Format  int             `json:"format"`
@@ -176,7 +177,7 @@ func (m *mfs) restoreJournal() (bool, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return false, fmt.Errorf("fuse: journal %s is corrupt: %w", m.opts.JournalDir, err)
 	}
-	if j.Format != journalFormat || j.Volume != m.vol.ID().String() {
+	if (j.Format != journalFormat && j.Format != 1) || j.Volume != m.vol.ID().String() {
 		return false, fmt.Errorf("fuse: journal %s is for volume %s (format %d), not %s", m.opts.JournalDir, j.Volume, j.Format, m.vol.ID())
 	}
 	m.mu.Lock()
@@ -205,6 +206,11 @@ func (m *mfs) restoreJournal() (bool, error) {
 		}
 		m.dropStore(n)
 		st := &blockStore{s: m.seal, ino: c.Ino, seq: c.Seq, path: filepath.Join(m.opts.JournalDir, c.Store), present: map[int64]bool{}}
+		if c.Store != "" && j.Format == 1 {
+			if err := upgradeStoreV1(st, c.Blocks); err != nil {
+				return true, fmt.Errorf("fuse: journal content of %s: %w", c.Path, err)
+			}
+		}
 		if c.Store != "" {
 			f, err := os.OpenFile(st.path, os.O_RDWR, 0)
 			if err != nil {
@@ -262,4 +268,40 @@ func writeFileAtomic(path string, b []byte) error {
 		d.Close()
 	}
 	return nil
+}
+
+// upgradeStoreV1 rewrites a block store file of journal format 1 (every
+// slot a whole sealed block: nonce || ciphertext+tag of blockSize bytes)
+// in the current slot layout, in place (written beside, then renamed).
+func upgradeStoreV1(st *blockStore, blocks []int64) error {
+	const oldSlot = 12 + blockSize + 16
+	f, err := os.Open(st.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	next := &blockStore{s: st.s, ino: st.ino, seq: st.seq, path: st.path + ".v2", present: map[int64]bool{}}
+	slot := make([]byte, oldSlot)
+	buf := make([]byte, blockSize)
+	for _, blk := range blocks {
+		if _, err := f.ReadAt(slot, blk*oldSlot); err != nil {
+			return fmt.Errorf("read format-1 block %d: %w", blk, err)
+		}
+		if _, err := st.s.aead.Open(buf[:0], slot[:12], slot[12:], st.aad(blk)); err != nil {
+			return fmt.Errorf("format-1 block %d does not decrypt: %w", blk, err)
+		}
+		if err := next.put(blk, buf); err != nil {
+			return err
+		}
+	}
+	if next.f == nil {
+		if _, err := next.file(); err != nil {
+			return err
+		}
+	}
+	if err := next.f.Sync(); err != nil {
+		return fmt.Errorf("sync upgraded store: %w", err)
+	}
+	next.f.Close()
+	return os.Rename(next.path, st.path)
 }

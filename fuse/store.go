@@ -1,6 +1,7 @@
 package fuse
 
 import (
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
@@ -17,8 +18,10 @@ import (
 const blockSize = 64 << 10
 
 // sealer encrypts cache blocks at rest with AES-256-GCM. Each block slot on
-// disk is nonce || ciphertext+tag; the additional data binds the slot to
-// its inode and block number so blocks cannot be swapped.
+// disk is nonce || u32 length || ciphertext+tag, where only the block's
+// bytes up to its last non-zero one are sealed (the rest are zeros: a 1 KiB
+// file seals 1 KiB, not 64); the additional data binds the slot to its
+// inode and block number so blocks cannot be swapped.
 type sealer struct {
 	aead cipher.AEAD
 }
@@ -39,7 +42,27 @@ func newSealer(key [32]byte) (*sealer, error) {
 	return &sealer{aead: g}, nil
 }
 
-const slotSize = 12 + blockSize + 16
+const (
+	slotHeader = 12 + 4 // nonce, sealed length
+	slotSize   = slotHeader + blockSize + 16
+)
+
+var zeroChunk [4096]byte
+
+// usedLen is the length of b without its trailing zero bytes.
+func usedLen(b []byte) int {
+	n := len(b)
+	for n >= len(zeroChunk) && bytes.Equal(b[n-len(zeroChunk):n], zeroChunk[:]) {
+		n -= len(zeroChunk)
+	}
+	for n >= 64 && bytes.Equal(b[n-64:n], zeroChunk[:64]) {
+		n -= 64
+	}
+	for n > 0 && b[n-1] == 0 {
+		n--
+	}
+	return n
+}
 
 // blockStore is the local, encrypted copy of some blocks of one file: the
 // read cache of its committed content and its unflushed writes. Blocks not
@@ -99,21 +122,32 @@ func (b *blockStore) get(blk int64, dst []byte) (bool, error) {
 	if !b.present[blk] {
 		return false, nil
 	}
-	slot := make([]byte, slotSize)
-	if _, err := b.f.ReadAt(slot, blk*slotSize); err != nil {
+	var hdr [slotHeader]byte
+	if _, err := b.f.ReadAt(hdr[:], blk*slotSize); err != nil {
 		return false, fmt.Errorf("fuse: read cache block %d: %w", blk, err)
 	}
-	if _, err := b.s.aead.Open(dst[:0], slot[:12], slot[12:], b.aad(blk)); err != nil {
+	n := int(binary.BigEndian.Uint32(hdr[12:]))
+	if n > blockSize || n > len(dst) {
+		return false, fmt.Errorf("fuse: cache block %d of inode %d: sealed length %d", blk, b.ino, n)
+	}
+	ct := make([]byte, n+16)
+	if _, err := b.f.ReadAt(ct, blk*slotSize+slotHeader); err != nil {
+		return false, fmt.Errorf("fuse: read cache block %d: %w", blk, err)
+	}
+	if _, err := b.s.aead.Open(dst[:0], hdr[:12], ct, b.aad(blk)); err != nil {
 		return false, fmt.Errorf("fuse: cache block %d of inode %d does not decrypt: %w", blk, b.ino, err)
 	}
+	clear(dst[n:])
 	return true, nil
 }
 
 // put encrypts and stores a full block (len blockSize).
 func (b *blockStore) put(blk int64, data []byte) error {
-	slot := make([]byte, 12, slotSize)
-	rand.Read(slot)
-	slot = b.s.aead.Seal(slot, slot[:12], data, b.aad(blk))
+	n := usedLen(data)
+	slot := make([]byte, slotHeader, slotHeader+n+16)
+	rand.Read(slot[:12])
+	binary.BigEndian.PutUint32(slot[12:], uint32(n))
+	slot = b.s.aead.Seal(slot, slot[:12], data[:n], b.aad(blk))
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

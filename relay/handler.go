@@ -188,7 +188,7 @@ func (n *Node) authorize(ctx context.Context, req *wire.Request) (captoken.Cavea
 	if err := tok.VerifyHolder(req.SigningHash(), req.Sig); err != nil {
 		return captoken.Caveats{}, err
 	}
-	c, err := tok.Check(ctx, now, req.Volume, permFor(req.Op, req.Kind), n.revocations(req.Volume))
+	c, err := n.tokens.Check(ctx, tok, now, req.Volume, permFor(req.Op, req.Kind), n.revocations(req.Volume))
 	if err != nil {
 		return captoken.Caveats{}, err
 	}

@@ -31,7 +31,7 @@ func (n *Node) commitHead(ctx context.Context, req *wire.Request, body io.Reader
 	}
 	same := string(h.Token) == string(req.Token)
 	if !same {
-		if _, err := tok.Check(ctx, n.cfg.Now(), req.Volume, captoken.PermWrite, n.revocations(req.Volume)); err != nil {
+		if _, err := n.tokens.Check(ctx, tok, n.cfg.Now(), req.Volume, captoken.PermWrite, n.revocations(req.Volume)); err != nil {
 			return err
 		}
 	}

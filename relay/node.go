@@ -37,6 +37,7 @@ type Node struct {
 	reg      *prometheus.Registry
 	m        *metrics
 	nonces   *nonceCache
+	tokens   *captoken.VerifiedCache // token chains already verified
 
 	hardCtx    context.Context // cancelled by Close: aborts everything
 	hardCancel context.CancelFunc
@@ -75,6 +76,7 @@ func New(cfg Config) (*Node, error) {
 		addr:   crypto.PubkeyToAddress(cfg.Key.PublicKey),
 		reg:    prometheus.NewRegistry(),
 		nonces: newNonceCache(),
+		tokens: captoken.NewVerifiedCache(0),
 		ready:  make(chan struct{}),
 	}
 	if cfg.RevocationFile != "" {

@@ -399,21 +399,27 @@ func (t *Token) Check(ctx context.Context, now time.Time, vol VolumeID, perm Per
 	if err != nil {
 		return Caveats{}, err
 	}
+	return c, grants(ctx, c, t.LinkIDs(), perm, rl)
+}
+
+// grants checks, for a verified chain with effective caveats c and link
+// ids, that no link is revoked and that c grants perm.
+func grants(ctx context.Context, c Caveats, ids [][32]byte, perm Perm, rl RevocationList) error {
 	if rl != nil {
-		for _, id := range t.LinkIDs() {
+		for _, id := range ids {
 			r, err := rl.Revoked(ctx, id)
 			if err != nil {
-				return Caveats{}, fmt.Errorf("captoken: revocation lookup: %w", err)
+				return fmt.Errorf("captoken: revocation lookup: %w", err)
 			}
 			if r {
-				return Caveats{}, fmt.Errorf("link %x: %w", id[:6], ErrRevoked)
+				return fmt.Errorf("link %x: %w", id[:6], ErrRevoked)
 			}
 		}
 	}
 	if c.Perms&perm != perm {
-		return Caveats{}, fmt.Errorf("%w: need %s, have %s", ErrPermission, perm, c.Perms)
+		return fmt.Errorf("%w: need %s, have %s", ErrPermission, perm, c.Perms)
 	}
-	return c, nil
+	return nil
 }
 
 // AllowsPath reports whether c covers the absolute path p (cleaned first, so

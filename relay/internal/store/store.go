@@ -7,7 +7,9 @@
 // bbolt commit, so an acknowledged object survives kill -9. Files without an
 // index entry (a crash between rename and commit) and leftover tmp files are
 // removed at Open. Every read re-hashes the file and refuses to serve data
-// that no longer matches the hash recorded at write time.
+// that no longer matches the hash recorded at write time. Volume heads go to
+// an append-only head log first (one fdatasync each) and reach bbolt in
+// batches (heads.go, headlog.go).
 package store
 
 import (
@@ -60,6 +62,8 @@ type Store struct {
 	reserved uint64
 	objects  uint64
 	writing  map[string]bool
+
+	heads *headLog // nil when opened read-only
 }
 
 // Open opens (creating) a store in dir with a capacity in bytes (0 = no
@@ -79,7 +83,27 @@ func Open(dir string, capacity, maxObject uint64) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.openHeads(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// openHeads opens the head log and moves what it holds into bbolt.
+func (s *Store) openHeads() error {
+	hl, recs, err := openHeadLog(s.dir)
+	if err != nil {
+		return err
+	}
+	s.heads = hl
+	hl.mu.Lock()
+	defer hl.mu.Unlock()
+	if err := s.flushHeads(); err != nil {
+		hl.close()
+		return fmt.Errorf("store: replay %d logged heads: %w", len(recs), err)
+	}
+	return nil
 }
 
 // OpenReadOnly opens the index of a store that is not running, for status.
@@ -191,6 +215,19 @@ func (s *Store) Usage() (used, capacity, objects uint64) {
 
 // Close closes the index.
 func (s *Store) Close() error {
+	if hl := s.heads; hl != nil {
+		hl.mu.Lock()
+		var err error
+		if hl.f != nil {
+			err = s.flushHeads()
+		}
+		err = errors.Join(err, hl.close())
+		hl.mu.Unlock()
+		if err != nil {
+			s.db.Close()
+			return err
+		}
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
