@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/cowboy-foundation/cowboy/chain/codec"
@@ -51,19 +50,10 @@ func historyBelow(tx *bbolt.Tx) uint64 {
 // are due. A crash loses nothing: the watermark moves in the same
 // transaction as the deletions.
 func (s *Store) PruneHistoryStep(keep uint64, batch int) (below uint64, deleted int, more bool, err error) {
-	if keep == 0 {
-		return 0, 0, false, errors.New("store: prune history: keep must be at least 1")
-	}
 	if batch <= 0 {
 		batch = DefaultHistoryBatch
 	}
-	s.pruneMu.Lock()
-	defer s.pruneMu.Unlock()
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		head, err := readHead(tx)
-		if err != nil {
-			return err
-		}
+	err = s.pruneTx("prune history", keep, func(tx *bbolt.Tx, head *types.Header) error {
 		below = historyBelow(tx)
 		if head.Height+1 <= keep {
 			return nil
@@ -83,7 +73,7 @@ func (s *Store) PruneHistoryStep(keep uint64, batch int) (below uint64, deleted 
 		return tx.Bucket(bucketMeta).Put(metaHistoryBelow, heightKey(below))
 	})
 	if err != nil {
-		return 0, 0, false, fmt.Errorf("store: prune history: %w", err)
+		return 0, 0, false, err
 	}
 	return below, deleted, more, nil
 }
