@@ -31,20 +31,26 @@ func (s *Store) SetArchive(on bool) { s.archive.Store(on) }
 
 // PrunedBelow returns the lowest height whose state is kept (0 when nothing
 // was pruned).
-func (s *Store) PrunedBelow() uint64 {
-	var below uint64
+func (s *Store) PrunedBelow() uint64 { return s.metaHeight(metaPruneBelow, 0) }
+
+func pruneBelow(tx *bbolt.Tx) uint64 { return readMetaHeight(tx, metaPruneBelow, 0) }
+
+// metaHeight reads a height kept under key in the meta bucket (def when
+// none is).
+func (s *Store) metaHeight(key []byte, def uint64) uint64 {
+	h := def
 	_ = s.db.View(func(tx *bbolt.Tx) error {
-		below = pruneBelow(tx)
+		h = readMetaHeight(tx, key, def)
 		return nil
 	})
-	return below
+	return h
 }
 
-func pruneBelow(tx *bbolt.Tx) uint64 {
-	if v := tx.Bucket(bucketMeta).Get(metaPruneBelow); len(v) == 8 {
+func readMetaHeight(tx *bbolt.Tx, key []byte, def uint64) uint64 {
+	if v := tx.Bucket(bucketMeta).Get(key); len(v) == 8 {
 		return binary.BigEndian.Uint64(v)
 	}
-	return 0
+	return def
 }
 
 // PruneStats reports one Prune call.

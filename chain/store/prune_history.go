@@ -26,21 +26,9 @@ var metaHistoryBelow = []byte("history_below") // lowest height above 0 whose bl
 
 // HistoryBelow returns the lowest height above genesis whose block history
 // is kept (0 or 1 when none was pruned).
-func (s *Store) HistoryBelow() uint64 {
-	var below uint64
-	_ = s.db.View(func(tx *bbolt.Tx) error {
-		below = historyBelow(tx)
-		return nil
-	})
-	return below
-}
+func (s *Store) HistoryBelow() uint64 { return s.metaHeight(metaHistoryBelow, 1) }
 
-func historyBelow(tx *bbolt.Tx) uint64 {
-	if v := tx.Bucket(bucketMeta).Get(metaHistoryBelow); len(v) == 8 {
-		return binary.BigEndian.Uint64(v)
-	}
-	return 1
-}
+func historyBelow(tx *bbolt.Tx) uint64 { return readMetaHeight(tx, metaHistoryBelow, 1) }
 
 // PruneHistoryStep is one bounded step of history pruning, in one write
 // transaction: it deletes the blocks (with their transactions, receipts
