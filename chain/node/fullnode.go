@@ -94,6 +94,12 @@ type follower struct {
 	gb     *txBatcher
 	out    peerQueues
 	wg     sync.WaitGroup
+
+	// Relay among full nodes (fullrelay.go) and hand-offs still asked for
+	// (fullhandoff.go).
+	fout     peerQueues
+	txIn     chan []byte
+	handoffs []pendingHandoff
 }
 
 // runFull is Run for a full node.
@@ -115,6 +121,7 @@ func (n *Node) newFollower() (*follower, error) {
 		n: n, log: n.log.With("component", "fullnode"), chainID: n.gen.ChainID, epochLen: n.exec.Config().Validators.EpochLength,
 		scores: newPeerScores(), learnt: map[types.Address]string{}, lastSeen: map[int]time.Time{}, faults: make(chan peerFault, 64), gb: newTxBatcher(),
 		fullIdx: map[string]int{}, source: map[int]string{}, serving: make(chan struct{}, guestServing), behind: map[int]time.Time{},
+		txIn: make(chan []byte, relayBacklog),
 	}
 	ok := false
 	defer func() {
@@ -249,6 +256,7 @@ func (f *follower) run(ctx context.Context) error {
 		}
 	})
 	f.restartSenders(ctx)
+	f.goTracked(func() { f.admitRelayed(ctx) })
 	var err error
 	if f.disc, err = f.n.startDiscovery(ctx, f.tr, discovery.RoleFull, f.goTracked); err != nil {
 		return err
@@ -273,7 +281,10 @@ func (f *follower) run(ctx context.Context) error {
 			f.flush()
 		case in := <-f.tr.Inbound():
 			f.lastSeen[in.From] = time.Now()
-			if !f.serveRequest(in) {
+			switch {
+			case in.Kind == p2p.KindTx:
+				f.onRelayedTxs(in)
+			case !f.serveRequest(in):
 				f.onInbound(ctx, in)
 			}
 		case flt := <-f.faults:
@@ -297,10 +308,12 @@ func (f *follower) restartSenders(ctx context.Context) {
 	f.out.restart(ctx, peers, 256, f.tr, f.log, f.goTracked)
 }
 
-// flush gossips the API's transactions to every validator.
+// flush gossips the API's transactions, and those relayed to it, to every
+// validator and every full peer.
 func (f *follower) flush() {
 	if batch := f.gb.take(); batch != nil {
 		f.out.send(consensus.Broadcast, p2p.KindTx, batch)
+		f.sendFull(batch)
 	}
 }
 
@@ -326,7 +339,9 @@ func (f *follower) step(ctx context.Context) error {
 	}
 	if time.Since(f.lastLearn) > time.Second {
 		f.lastLearn = time.Now()
-		f.learnDiscovered()
+		if f.learnDiscovered() {
+			f.restartFullSenders(ctx)
+		}
 	}
 	if !f.waiting {
 		f.request()
@@ -363,6 +378,7 @@ func (f *follower) resend() {
 // reconfigure switches to the set the executed epoch boundary elected.
 func (f *follower) reconfigure(ctx context.Context) error {
 	old := f.ep.Number
+	f.wantHandoff()
 	peers, err := f.configure()
 	if err != nil {
 		return err

@@ -43,6 +43,9 @@ func (f *follower) serveRequest(in p2p.Inbound) bool {
 		rep := syncReply{Finalized: f.root.Height, Validators: f.validatorAddrs()}
 		f.answer(in.From, func() (byte, []byte, error) {
 			var err error
+			if rep.Handoff, err = handoffAsked(f.flog, req); err != nil {
+				return 0, nil, err
+			}
 			rep.Records, err = f.flog.Range(req.From, 256, 4<<20)
 			return p2p.KindSyncReply, codec.MustMarshal(&rep), err
 		})
@@ -97,10 +100,11 @@ func (f *follower) validatorAddrs() []validatorAddr {
 }
 
 // learnDiscovered takes what discovery found: the addresses of the
-// epoch's validators the node has none for, and full nodes to follow.
-func (f *follower) learnDiscovered() {
+// epoch's validators the node has none for, and full nodes to follow. It
+// reports whether it added a full peer.
+func (f *follower) learnDiscovered() (added bool) {
 	if f.disc == nil {
-		return
+		return false
 	}
 	addrs := f.tr.Addrs()
 	for _, p := range f.disc.Peers() {
@@ -130,6 +134,7 @@ func (f *follower) learnDiscovered() {
 				continue
 			}
 			f.fullPeers = append(f.fullPeers, fp)
+			added = true
 			f.fullIdx[string(p.Key)] = fp.Index
 			f.source[fp.Index] = sourceDiscovered
 			if f.disc.IsBootnode(p.ID) {
@@ -138,6 +143,7 @@ func (f *follower) learnDiscovered() {
 			f.log.Info("full node found", "addr", addr, "peer", fp.Index, "source", f.source[fp.Index])
 		}
 	}
+	return added
 }
 
 // Where a peer's address came from (metrics).

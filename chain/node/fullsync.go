@@ -34,7 +34,7 @@ func (f *follower) request() {
 		return
 	}
 	f.asked, f.askedAt, f.waiting = peer, time.Now(), true
-	req := codec.MustMarshal(&syncRequest{From: f.root.Height + 1})
+	req := codec.MustMarshal(&syncRequest{From: f.root.Height + 1, Handoff: f.handoffWanted()})
 	if !isFullPeer(peer) {
 		f.out.send(peer, p2p.KindSync, req)
 		return
@@ -94,6 +94,9 @@ func (f *follower) onSyncReply(ctx context.Context, in p2p.Inbound) (int, error)
 	}
 	if isFullPeer(in.From) && rep.Finalized <= f.root.Height {
 		f.behind[in.From] = time.Now()
+	}
+	if err := f.takeHandoff(rep.Handoff); err != nil {
+		return 0, err
 	}
 	recs, err := verifySynced(syncEpoch{rootHeight: f.root.Height, rootHash: f.rootHash, epochEnd: f.epochEnd, domain: f.domain, set: f.set}, rep.Records)
 	if err != nil {

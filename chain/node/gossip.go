@@ -193,38 +193,48 @@ func (v *validator) admitGossip(ctx context.Context) {
 			return
 		case data = <-v.txIn:
 		}
-		var batch []types.Bytes
-		if err := codec.Unmarshal(data, &batch); err != nil {
+		v.n.admitBatch(v.log, data)
+	}
+}
+
+// admitBatch admits one gossiped batch as relayed transactions and
+// returns those it admitted (full nodes relay them on: fullrelay.go).
+func (n *Node) admitBatch(log *slog.Logger, data []byte) []*types.Tx {
+	var batch []types.Bytes
+	if err := codec.Unmarshal(data, &batch); err != nil {
+		return nil
+	}
+	txs := make([]*types.Tx, 0, len(batch))
+	var fresh []*types.Tx
+	for _, raw := range batch {
+		tx, checked, err := n.decode(raw)
+		if err != nil {
+			break // a peer sending garbage loses the rest of its batch
+		}
+		if _, ok := n.pool.Get(tx.Hash()); ok {
 			continue
 		}
-		txs := make([]*types.Tx, 0, len(batch))
-		var fresh []*types.Tx
-		for _, raw := range batch {
-			tx, checked, err := v.n.decode(raw)
-			if err != nil {
-				break // a peer sending garbage loses the rest of its batch
-			}
-			if _, ok := v.n.pool.Get(tx.Hash()); ok {
-				continue
-			}
-			txs = append(txs, tx)
-			if !checked {
-				fresh = append(fresh, tx)
-			}
-		}
-		bad := map[types.Hash]bool{}
-		for i, err := range v.n.checkAll(fresh) {
-			if err != nil {
-				bad[fresh[i].Hash()] = true
-			}
-		}
-		for _, tx := range txs {
-			if bad[tx.Hash()] {
-				continue
-			}
-			if _, err := v.n.submit(tx, false); err != nil {
-				v.log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
-			}
+		txs = append(txs, tx)
+		if !checked {
+			fresh = append(fresh, tx)
 		}
 	}
+	bad := map[types.Hash]bool{}
+	for i, err := range n.checkAll(fresh) {
+		if err != nil {
+			bad[fresh[i].Hash()] = true
+		}
+	}
+	var admitted []*types.Tx
+	for _, tx := range txs {
+		if bad[tx.Hash()] {
+			continue
+		}
+		if _, err := n.submit(tx, false); err != nil {
+			log.Debug("gossiped transaction refused", "tx", tx.Hash(), "err", err)
+			continue
+		}
+		admitted = append(admitted, tx)
+	}
+	return admitted
 }

@@ -68,6 +68,9 @@ func (v *validator) serveGuest(to int, req syncRequest, rep syncReply) bool {
 	v.goTracked(func() {
 		defer func() { <-v.guestSem }()
 		var err error
+		if rep.Handoff, err = handoffAsked(v.flog, req); err != nil {
+			v.log.Warn("serve a full node's hand-off request", "guest", to, "err", err)
+		}
 		if rep.Records, err = v.flog.Range(req.From, 256, 4<<20); err != nil {
 			v.log.Warn("serve a full node's sync request", "guest", to, "err", err)
 			return

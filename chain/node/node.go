@@ -52,9 +52,15 @@ type Config struct {
 	// PruneKeep is how many recent heights' state (Merkle nodes) the node
 	// keeps for proofs, light clients and snapshots; older state is
 	// deleted while the node runs (default DefaultPruneKeep). Blocks and
-	// receipts are always kept. Archive keeps every height's state.
+	// receipts are kept unless PruneHistory is set. Archive keeps every height's state.
 	PruneKeep uint64
 	Archive   bool
+	// PruneHistory, when not 0, also deletes the block history (headers,
+	// transactions, receipts and their indexes) below the last
+	// PruneHistory heights (chain/store/prune_history.go): the API then
+	// serves blocks, receipts and events of that window only. 0 keeps all
+	// history (the default); an archive node keeps all.
+	PruneHistory uint64
 }
 
 func (c *Config) fill() {

@@ -56,5 +56,28 @@ func (n *Node) runPruner(ctx context.Context) {
 		case st.Deleted > 0:
 			n.log.Debug("pruned state", "kept_from", st.Below, "nodes", st.Deleted, "batches", st.Batches)
 		}
+		if n.cfg.PruneHistory > 0 {
+			n.pruneHistory(ctx)
+		}
+	}
+}
+
+// pruneHistory deletes the block history below the last cfg.PruneHistory
+// heights, in bounded transactions.
+func (n *Node) pruneHistory(ctx context.Context) {
+	for ctx.Err() == nil {
+		below, deleted, more, err := n.store.PruneHistoryStep(n.cfg.PruneHistory, store.DefaultHistoryBatch)
+		switch {
+		case errors.Is(err, store.ErrNotInitialized):
+			return
+		case err != nil:
+			n.log.Error("history pruning failed; retrying next block", "err", err)
+			return
+		case deleted > 0:
+			n.log.Debug("pruned history", "kept_from", below, "blocks", deleted)
+		}
+		if !more {
+			return
+		}
 	}
 }

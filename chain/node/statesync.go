@@ -377,6 +377,9 @@ func (s *stateSyncer) restore(ctx context.Context, o *offered, genesis *types.He
 		return err
 	}
 	err = l.PutBase(o.offer.Records[0])
+	if err == nil {
+		err = recordHandoffs(l, o.offer.Handoffs)
+	}
 	l.Close()
 	if err != nil {
 		return err

@@ -24,6 +24,10 @@ import (
 type syncRequest struct {
 	_    struct{} `cbor:",toarray"`
 	From uint64
+	// Handoff, when not 0, asks also for the hand-off anchor of epoch
+	// Handoff-1 (a full node records the hand-offs it crosses, so that it
+	// can offer snapshots past them: fullhandoff.go).
+	Handoff uint64
 }
 
 type syncReply struct {
@@ -36,6 +40,9 @@ type syncReply struct {
 	// knows (answers to full nodes only): a full node dials a new epoch's
 	// validators without being told their addresses.
 	Validators []validatorAddr
+	// Handoff is the hand-off anchor the request asked for, if the sender
+	// has it (answers to full nodes only).
+	Handoff *consensus.Anchor
 }
 
 // validatorAddr is a validator's account address and the host:port its

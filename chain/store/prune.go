@@ -3,10 +3,10 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/cowboy-foundation/cowboy/chain/state/smt"
+	"github.com/cowboy-foundation/cowboy/chain/types"
 	"go.etcd.io/bbolt"
 )
 
@@ -31,20 +31,26 @@ func (s *Store) SetArchive(on bool) { s.archive.Store(on) }
 
 // PrunedBelow returns the lowest height whose state is kept (0 when nothing
 // was pruned).
-func (s *Store) PrunedBelow() uint64 {
-	var below uint64
+func (s *Store) PrunedBelow() uint64 { return s.metaHeight(metaPruneBelow, 0) }
+
+func pruneBelow(tx *bbolt.Tx) uint64 { return readMetaHeight(tx, metaPruneBelow, 0) }
+
+// metaHeight reads a height kept under key in the meta bucket (def when
+// none is).
+func (s *Store) metaHeight(key []byte, def uint64) uint64 {
+	h := def
 	_ = s.db.View(func(tx *bbolt.Tx) error {
-		below = pruneBelow(tx)
+		h = readMetaHeight(tx, key, def)
 		return nil
 	})
-	return below
+	return h
 }
 
-func pruneBelow(tx *bbolt.Tx) uint64 {
-	if v := tx.Bucket(bucketMeta).Get(metaPruneBelow); len(v) == 8 {
+func readMetaHeight(tx *bbolt.Tx, key []byte, def uint64) uint64 {
+	if v := tx.Bucket(bucketMeta).Get(key); len(v) == 8 {
 		return binary.BigEndian.Uint64(v)
 	}
-	return 0
+	return def
 }
 
 // PruneStats reports one Prune call.
@@ -87,19 +93,10 @@ func (s *Store) Prune(ctx context.Context, keep uint64, batch int) (PruneStats, 
 // batch nodes that only heights below the watermark reference. It returns
 // the watermark, the number deleted and whether more are due.
 func (s *Store) PruneStep(keep uint64, batch int) (below uint64, deleted int, more bool, err error) {
-	if keep == 0 {
-		return 0, 0, false, errors.New("store: prune: keep must be at least 1")
-	}
 	if batch <= 0 {
 		batch = DefaultPruneBatch
 	}
-	s.pruneMu.Lock()
-	defer s.pruneMu.Unlock()
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		head, err := readHead(tx)
-		if err != nil {
-			return err
-		}
+	err = s.pruneTx("prune", keep, func(tx *bbolt.Tx, head *types.Header) error {
 		below = pruneBelow(tx)
 		if head.Height+1 > keep {
 			if want := head.Height + 1 - keep; want > below {
@@ -112,13 +109,34 @@ func (s *Store) PruneStep(keep uint64, batch int) (below uint64, deleted int, mo
 		if below == 0 {
 			return nil
 		}
+		var err error
 		deleted, more, err = smt.PruneOrphans(tx, bucketSMT, bucketSMTRoots, bucketSMTOrphans, below, batch)
 		return err
 	})
 	if err != nil {
-		return 0, 0, false, fmt.Errorf("store: prune: %w", err)
+		return 0, 0, false, err
 	}
 	return below, deleted, more, nil
+}
+
+// pruneTx runs fn in one write transaction with the head, one pruning
+// step at a time; what names the step in errors.
+func (s *Store) pruneTx(what string, keep uint64, fn func(tx *bbolt.Tx, head *types.Header) error) error {
+	if keep == 0 {
+		return fmt.Errorf("store: %s: keep must be at least 1", what)
+	}
+	s.pruneMu.Lock()
+	defer s.pruneMu.Unlock()
+	if err := s.db.Update(func(tx *bbolt.Tx) error {
+		head, err := readHead(tx)
+		if err != nil {
+			return err
+		}
+		return fn(tx, head)
+	}); err != nil {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	return nil
 }
 
 // DefaultPruneBatch is the number of nodes PruneStep deletes in one

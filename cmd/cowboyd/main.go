@@ -60,6 +60,7 @@ type runOptions struct {
 	snapEvery  int64
 	stateSync  bool
 	pruneKeep  uint64
+	pruneHist  uint64
 	archive    bool
 	bootnodes  []string
 	discovery  bool
@@ -100,6 +101,7 @@ func newRoot() *cobra.Command {
 	root.Flags().Int64Var(&o.snapEvery, "snapshot-interval", 1000, "write a state snapshot for peers' state sync every N heights; 0 disables (default from config.json's snapshot_interval)")
 	root.Flags().BoolVar(&o.stateSync, "state-sync", false, "full node with an empty home: start from a validator's verified state snapshot instead of replaying from genesis (default from config.json's state_sync)")
 	root.Flags().Uint64Var(&o.pruneKeep, "prune-keep", 0, fmt.Sprintf("keep the state of the last N heights for proofs and snapshots, deleting older state while running (default from config.json's prune_keep, else %d); blocks and receipts are always kept", node.DefaultPruneKeep))
+	root.Flags().Uint64Var(&o.pruneHist, "prune-history", 0, "also delete blocks, transactions, receipts and their indexes below the last N heights (0, the default: keep all history); the API then serves only that window")
 	root.Flags().BoolVar(&o.archive, "archive", false, "keep the state of every height (no pruning; default from config.json's archive)")
 	root.Flags().StringSliceVar(&o.bootnodes, "bootnodes", nil, "discovery bootnode records (enr:…, e.g. a node's HOME/node.enr), comma-separated (default from config.json's bootnodes)")
 	root.Flags().BoolVar(&o.discovery, "discovery", true, "find peers through the discovery DHT on the p2p port (default from config.json's no_discovery)")
@@ -146,6 +148,7 @@ func run(parent context.Context, o *runOptions, changed func(string) bool) error
 
 	met := metrics.New(log.With("component", "metrics"))
 	cfg := node.Config{Home: o.home, BlockInterval: o.interval, Logger: log, Network: network, Metrics: met}
+	cfg.PruneHistory = o.pruneHist
 	if cfg.PruneKeep, cfg.Archive, err = pruneConfig(o, changed); err != nil {
 		return err
 	}

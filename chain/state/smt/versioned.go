@@ -148,8 +148,11 @@ func (s *BoltVersionedStore) RecordOrphans(bucket []byte) error {
 	if err != nil {
 		return fmt.Errorf("smt: versioned store: orphans: %w", err)
 	}
-	// Records are appended at the version being written (in key order,
-	// recordOrphans): fill pages up, as for nodes.
+	// Records of a commit sort after every earlier one (they start with
+	// the commit's version; within a commit they are put in key order,
+	// recordOrphans) and the pruner deletes from the front: fill
+	// pages up instead of splitting them in half, which left the bucket's
+	// pages half empty (docs/BENCHMARKS.md, pruning by bucket).
 	b.FillPercent = 0.95
 	s.orphans = b
 	return nil
